@@ -1,0 +1,146 @@
+//! proto3 JSON durations (`"10s"`, `"0.030s"`, `"-1.5s"`), as used in gRPC service config.
+
+use crate::{Nanos, NANOS_PER_SEC};
+
+/// Parses a proto3 JSON duration into signed nanoseconds.
+///
+/// The format is an optional `-`, whole seconds, optionally `.` and 1 to 9 fractional digits, and a
+/// final `s`. Anything else is an error whose text says what a valid value looks like.
+pub fn parse_signed(text: &str) -> Result<i128, String> {
+    let bad = || {
+        format!("`{text}` is not a proto3 duration; write seconds with an `s` suffix, e.g. \"10s\" or \"0.030s\"")
+    };
+    let body = text.strip_suffix('s').ok_or_else(bad)?;
+    let (negative, body) = match body.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, body),
+    };
+    let (whole, frac) = match body.split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (body, ""),
+    };
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    if body.contains('.') && (frac.is_empty() || frac.len() > 9) {
+        return Err(bad());
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    // proto3 limits seconds to +-315,576,000,000 (10,000 years).
+    let secs: i128 = whole.parse().map_err(|_| bad())?;
+    if secs > 315_576_000_000 {
+        return Err(format!(
+            "`{text}` is longer than proto3's maximum of 315576000000s"
+        ));
+    }
+    let mut nanos: i128 = 0;
+    for (i, b) in frac.bytes().enumerate() {
+        nanos += i128::from(b - b'0') * 10i128.pow(8 - i as u32);
+    }
+    let total = secs * i128::from(NANOS_PER_SEC) + nanos;
+    Ok(if negative { -total } else { total })
+}
+
+/// Parses a non-negative duration into nanoseconds (saturating at `u64::MAX`).
+pub fn parse(text: &str) -> Result<Nanos, String> {
+    let v = parse_signed(text)?;
+    if v < 0 {
+        return Err(format!(
+            "`{text}` is negative; durations here must be >= 0s"
+        ));
+    }
+    Ok(u64::try_from(v).unwrap_or(u64::MAX))
+}
+
+/// Formats nanoseconds as the shortest proto3 JSON duration: `"10s"`, `"0.030s"` becomes `"0.03s"`.
+pub fn format(nanos: Nanos) -> String {
+    let secs = nanos / NANOS_PER_SEC;
+    let frac = nanos % NANOS_PER_SEC;
+    if frac == 0 {
+        format!("{secs}s")
+    } else {
+        let digits = format!("{frac:09}");
+        format!("{secs}.{}s", digits.trim_end_matches('0'))
+    }
+}
+
+/// Parses a human duration for command-line flags: a proto3 duration (`"1.5s"`) or a number with
+/// one of the units `ns`, `us`, `ms`, `s`, `m`, `h` (`"250ms"`, `"2m"`).
+pub fn parse_human(text: &str) -> Result<Nanos, String> {
+    let t = text.trim();
+    let units: [(&str, f64); 6] = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("ms", 1e6),
+        ("s", 1e9),
+        ("m", 60e9),
+        ("h", 3600e9),
+    ];
+    for (suffix, scale) in units {
+        if let Some(num) = t.strip_suffix(suffix) {
+            // "ms" also ends in "s": only accept when the rest is a plain number.
+            if let Ok(v) = num.parse::<f64>() {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(format!("`{text}` must be a finite duration >= 0"));
+                }
+                return Ok((v * scale).round().min(u64::MAX as f64) as Nanos);
+            }
+        }
+    }
+    Err(format!(
+        "`{text}` is not a duration; use a number with a unit: ns, us, ms, s, m or h (e.g. \"250ms\", \"20s\")"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proto3_forms() {
+        assert_eq!(parse("10s"), Ok(10 * NANOS_PER_SEC));
+        assert_eq!(parse("0.030s"), Ok(30_000_000));
+        assert_eq!(parse("0.000000001s"), Ok(1));
+        assert_eq!(parse_signed("-1.5s"), Ok(-1_500_000_000));
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        for bad in [
+            "10",
+            "s",
+            ".5s",
+            "1.s",
+            "1.0000000001s",
+            "1e3s",
+            "+1s",
+            "1 s",
+            "ms",
+        ] {
+            assert!(parse(bad).is_err(), "{bad} should be rejected");
+        }
+        assert!(parse("-1s").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn formats_shortest() {
+        assert_eq!(format(30_000_000), "0.03s");
+        assert_eq!(format(10 * NANOS_PER_SEC), "10s");
+        assert_eq!(format(1), "0.000000001s");
+        for n in [0, 1, 999, 30_000_000, 1_500_000_000, 300 * NANOS_PER_SEC] {
+            assert_eq!(parse(&format(n)), Ok(n));
+        }
+    }
+
+    #[test]
+    fn human_units() {
+        assert_eq!(parse_human("250ms"), Ok(250_000_000));
+        assert_eq!(parse_human("20s"), Ok(20 * NANOS_PER_SEC));
+        assert_eq!(parse_human("2m"), Ok(120 * NANOS_PER_SEC));
+        assert_eq!(parse_human("1.5us"), Ok(1500));
+        assert!(parse_human("fast").is_err());
+        assert!(parse_human("-1s").is_err());
+    }
+}

@@ -1,0 +1,96 @@
+//! `least_request_experimental` (gRFC A48): sample `choiceCount` READY endpoints uniformly with
+//! replacement and send the RPC to the one with the fewest outstanding requests. Every RPC counts,
+//! whatever its kind or status.
+
+use rand::RngCore;
+
+use crate::endpoints::{Endpoints, Unready};
+use crate::p2c::{self, Sampling};
+use crate::{
+    Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
+};
+
+/// Configuration of `least_request_experimental`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Endpoints sampled per pick: default 2; below 2 is rejected; above 10 is clamped to 10.
+    pub choice_count: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { choice_count: 2 }
+    }
+}
+
+/// The `least_request_experimental` policy.
+#[derive(Debug)]
+pub struct LeastRequest {
+    config: Config,
+    endpoints: Endpoints<u32>,
+    clock: Clock,
+}
+
+impl LeastRequest {
+    /// A policy with no endpoints.
+    pub fn new(config: Config) -> Self {
+        LeastRequest {
+            config,
+            endpoints: Endpoints::default(),
+            clock: Clock::default(),
+        }
+    }
+}
+
+impl Policy for LeastRequest {
+    fn name(&self) -> &'static str {
+        "least_request_experimental"
+    }
+
+    fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
+        self.clock.advance(now);
+        self.endpoints.set(endpoints, || 0);
+    }
+
+    fn on_connectivity(&mut self, now: Nanos, endpoint: EndpointId, state: Connectivity) {
+        self.clock.advance(now);
+        self.endpoints.set_state(endpoint, state);
+    }
+
+    fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
+        self.clock.advance(now);
+        let ready = self.endpoints.ready();
+        if ready.is_empty() {
+            return match self.endpoints.unready() {
+                Unready::Queue => Pick::Queue,
+                Unready::Fail => Pick::Fail,
+            };
+        }
+        let endpoints = &self.endpoints;
+        let slot = p2c::pick(
+            ready,
+            self.config.choice_count,
+            Sampling::WithReplacement,
+            rng,
+            |s| endpoints.slot(s).data as f64,
+        );
+        self.endpoints.slot_mut(slot).data += 1;
+        Pick::Endpoint(self.endpoints.ticket(slot, kind))
+    }
+
+    fn on_done(&mut self, now: Nanos, ticket: Ticket, _outcome: Outcome) {
+        self.clock.advance(now);
+        if let Some(outstanding) = self.endpoints.redeem(&ticket) {
+            *outstanding = outstanding.saturating_sub(1);
+        }
+    }
+
+    fn endpoint_view(&self, _now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
+        let s = self.endpoints.slot(self.endpoints.lookup(endpoint)?);
+        Some(EndpointView {
+            state: s.state,
+            outstanding: s.data,
+            cost: Some(s.data as f64),
+        })
+    }
+}

@@ -1,0 +1,312 @@
+//! `weighted_round_robin` (gRFC A58): endpoints weighted by the load they report through ORCA
+//! (`qps / (utilization + eps/qps × errorUtilizationPenalty)`), scheduled earliest deadline first.
+//!
+//! Reports arrive per call (the `endpoint-load-metrics-bin` trailer, as [`Outcome::load`]) or, when
+//! `enableOobLoadReport` is set, out of band through [`Policy::on_load_report`]; then per-call
+//! reports are ignored. A weight counts only after `blackoutPeriod` of non-empty reports, expires
+//! after `weightExpirationPeriod` without one, and endpoints without a weight get the mean weight.
+//! With fewer than two weighted endpoints the policy behaves like round robin. The scheduler is
+//! rebuilt every `weightUpdatePeriod` and whenever the READY set changes.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use rand::{Rng, RngCore};
+
+use crate::endpoints::{Endpoints, Unready};
+use crate::{
+    Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick, Policy,
+    RpcKind, Ticket, NANOS_PER_SEC,
+};
+
+/// Configuration of `weighted_round_robin`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// Use out-of-band reports instead of per-call ones (default false).
+    pub enable_oob_load_report: bool,
+    /// Period at which out-of-band reports are requested (default 10 s).
+    pub oob_reporting_period: Nanos,
+    /// Time a weight must have been reported for before it counts (default 10 s).
+    pub blackout_period: Nanos,
+    /// Time without a report after which a weight is forgotten (default 3 min).
+    pub weight_expiration_period: Nanos,
+    /// How often the scheduler is rebuilt (default 1 s; raised to 100 ms if lower).
+    pub weight_update_period: Nanos,
+    /// Multiplier of `eps/qps` added to utilization (default 1.0; must be >= 0).
+    pub error_utilization_penalty: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            enable_oob_load_report: false,
+            oob_reporting_period: 10 * NANOS_PER_SEC,
+            blackout_period: 10 * NANOS_PER_SEC,
+            weight_expiration_period: 180 * NANOS_PER_SEC,
+            weight_update_period: NANOS_PER_SEC,
+            error_utilization_penalty: 1.0,
+        }
+    }
+}
+
+/// Smallest `weightUpdatePeriod` A58 allows.
+pub const MIN_WEIGHT_UPDATE_PERIOD: Nanos = 100_000_000;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Weight {
+    weight: f64,
+    non_empty_since: Option<Nanos>,
+    last_updated: Nanos,
+    outstanding: u32,
+}
+
+impl Weight {
+    fn update(&mut self, now: Nanos, report: &LoadReport, penalty: f64) {
+        let utilization = if report.application_utilization > 0.0 {
+            report.application_utilization
+        } else {
+            report.cpu_utilization
+        };
+        let qps = report.rps_fractional;
+        let weight = if qps > 0.0 && utilization > 0.0 {
+            qps / (utilization + report.eps / qps * penalty)
+        } else {
+            0.0
+        };
+        if !(weight > 0.0 && weight.is_finite()) {
+            return; // a zero never overwrites a stored weight
+        }
+        if self.non_empty_since.is_none() {
+            self.non_empty_since = Some(now);
+        }
+        self.last_updated = now;
+        self.weight = weight;
+    }
+
+    /// The weight in effect at `now` (0 while blacked out or once expired).
+    fn effective(&mut self, now: Nanos, config: &Config) -> f64 {
+        let Some(since) = self.non_empty_since else {
+            return 0.0;
+        };
+        if now.saturating_sub(self.last_updated) >= config.weight_expiration_period {
+            self.non_empty_since = None;
+            return 0.0;
+        }
+        if config.blackout_period > 0 && now.saturating_sub(since) < config.blackout_period {
+            return 0.0;
+        }
+        self.weight
+    }
+}
+
+/// One scheduler entry: the next virtual deadline of a READY endpoint.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    deadline: f64,
+    period: f64,
+    order: u32,
+    slot: u32,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// Reversed so `BinaryHeap` pops the earliest deadline; ties go to list order.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .deadline
+            .total_cmp(&self.deadline)
+            .then(other.order.cmp(&self.order))
+    }
+}
+
+/// The `weighted_round_robin` policy.
+#[derive(Debug)]
+pub struct WeightedRoundRobin {
+    config: Config,
+    endpoints: Endpoints<Weight>,
+    clock: Clock,
+    /// EDF schedule; empty means "round robin over READY".
+    schedule: BinaryHeap<Entry>,
+    rr_next: usize,
+    /// READY-set version the schedule was built for; `None` forces a rebuild.
+    built_for: Option<u64>,
+    next_update: Nanos,
+}
+
+impl WeightedRoundRobin {
+    /// A policy with no endpoints; `now` starts the weight-update timer.
+    pub fn new(mut config: Config, now: Nanos) -> Self {
+        config.weight_update_period = config.weight_update_period.max(MIN_WEIGHT_UPDATE_PERIOD);
+        WeightedRoundRobin {
+            next_update: now.saturating_add(config.weight_update_period),
+            config,
+            endpoints: Endpoints::default(),
+            clock: Clock::default(),
+            schedule: BinaryHeap::new(),
+            rr_next: 0,
+            built_for: None,
+        }
+    }
+
+    fn rebuild(&mut self, now: Nanos, rng: &mut dyn RngCore) {
+        self.schedule.clear();
+        self.built_for = Some(self.endpoints.version);
+        let config = self.config;
+        let (ready, slots) = self.endpoints.ready_and_slots_mut();
+        let n = ready.len();
+        if n == 0 {
+            return;
+        }
+        self.rr_next = rng.random_range(0..n);
+        let mut weights = Vec::with_capacity(n);
+        let (mut sum, mut count) = (0.0, 0usize);
+        for &slot in ready {
+            let w = slots[slot as usize].data.effective(now, &config);
+            if w > 0.0 {
+                sum += w;
+                count += 1;
+            }
+            weights.push(w);
+        }
+        if count < 2 {
+            return; // round robin
+        }
+        let mean = sum / count as f64;
+        for (order, (&slot, w)) in ready.iter().zip(weights).enumerate() {
+            let w = if w > 0.0 { w } else { mean };
+            let period = 1.0 / w;
+            // A random phase, so clients that rebuild together do not move in lockstep.
+            let deadline = rng.random::<f64>() * period;
+            self.schedule.push(Entry {
+                deadline,
+                period,
+                order: order as u32,
+                slot,
+            });
+        }
+    }
+
+    /// The weight an endpoint would get at the next rebuild (for reports and tests).
+    pub fn weight(&self, endpoint: EndpointId) -> Option<f64> {
+        let slot = self.endpoints.lookup(endpoint)?;
+        let mut w = self.endpoints.slot(slot).data;
+        Some(w.effective(self.clock.latest(), &self.config))
+    }
+}
+
+impl Policy for WeightedRoundRobin {
+    fn name(&self) -> &'static str {
+        "weighted_round_robin"
+    }
+
+    fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
+        self.clock.advance(now);
+        self.endpoints.set(endpoints, Weight::default);
+    }
+
+    fn on_connectivity(&mut self, now: Nanos, endpoint: EndpointId, state: Connectivity) {
+        self.clock.advance(now);
+        if let Some((slot, old)) = self.endpoints.set_state(endpoint, state) {
+            if state == Connectivity::Ready && old != Connectivity::Ready {
+                // A reconnected endpoint goes through the blackout period again.
+                self.endpoints.slot_mut(slot).data.non_empty_since = None;
+            }
+        }
+    }
+
+    fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
+        let now = self.clock.advance(now);
+        if self.endpoints.ready().is_empty() {
+            return match self.endpoints.unready() {
+                Unready::Queue => Pick::Queue,
+                Unready::Fail => Pick::Fail,
+            };
+        }
+        if self.built_for != Some(self.endpoints.version) {
+            self.rebuild(now, rng);
+        }
+        let slot = match self.schedule.peek_mut() {
+            Some(mut top) => {
+                let slot = top.slot;
+                top.deadline += top.period;
+                slot
+            }
+            None => {
+                let ready = self.endpoints.ready();
+                let slot = ready[self.rr_next % ready.len()];
+                self.rr_next = (self.rr_next + 1) % ready.len();
+                slot
+            }
+        };
+        let s = self.endpoints.slot_mut(slot);
+        s.data.outstanding = s.data.outstanding.saturating_add(1);
+        Pick::Endpoint(self.endpoints.ticket(slot, kind))
+    }
+
+    fn on_done(&mut self, now: Nanos, ticket: Ticket, outcome: Outcome) {
+        let now = self.clock.advance(now);
+        let (oob, penalty) = (
+            self.config.enable_oob_load_report,
+            self.config.error_utilization_penalty,
+        );
+        if let Some(w) = self.endpoints.redeem(&ticket) {
+            w.outstanding = w.outstanding.saturating_sub(1);
+            if let (false, Some(report)) = (oob, outcome.load.as_ref()) {
+                w.update(now, report, penalty);
+            }
+        }
+    }
+
+    fn on_load_report(&mut self, now: Nanos, endpoint: EndpointId, report: &LoadReport) {
+        let now = self.clock.advance(now);
+        if !self.config.enable_oob_load_report {
+            return;
+        }
+        if let Some(slot) = self.endpoints.lookup(endpoint) {
+            let penalty = self.config.error_utilization_penalty;
+            self.endpoints
+                .slot_mut(slot)
+                .data
+                .update(now, report, penalty);
+        }
+    }
+
+    fn oob_reporting_period(&self) -> Option<Nanos> {
+        self.config
+            .enable_oob_load_report
+            .then_some(self.config.oob_reporting_period)
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        Some(self.next_update)
+    }
+
+    fn on_timer(&mut self, now: Nanos, rng: &mut dyn RngCore) {
+        let now = self.clock.advance(now);
+        if now >= self.next_update {
+            self.rebuild(now, rng);
+            self.next_update = now.saturating_add(self.config.weight_update_period);
+        }
+    }
+
+    fn endpoint_view(&self, _now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
+        let s = self.endpoints.slot(self.endpoints.lookup(endpoint)?);
+        let mut w = s.data;
+        let weight = w.effective(self.clock.latest(), &self.config);
+        Some(EndpointView {
+            state: s.state,
+            outstanding: s.data.outstanding,
+            cost: (weight > 0.0).then(|| 1.0 / weight),
+        })
+    }
+}

@@ -1,0 +1,31 @@
+//! Command-line interface: clap definitions and one function per subcommand.
+
+mod check;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A lab for latency-aware client-side load balancing.
+#[derive(Debug, Parser)]
+#[command(name = "lblab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate a gRPC service config and print the normalized policy tree with every default
+    /// filled in. Exits 1 if the config is invalid.
+    Check(check::Args),
+}
+
+/// Parses the command line and runs the subcommand. Exit codes: 0 success, 1 invalid input
+/// reported by the command, 2 any other error.
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check(args) => check::run(args),
+    }
+}
