@@ -1,0 +1,484 @@
+//! Faults on a timeline, and what they do to one backend over time.
+//!
+//! Every fault that slows a backend is expressed as a *speed*: the rate at which service work
+//! proceeds (1 = nominal, 0.1 = ten times slower, 0 = stopped). Speeds of overlapping faults
+//! multiply. Speed is piecewise constant over time, so the time a request with `w` ns of nominal
+//! work takes to finish is found exactly by walking the pieces ([`Timeline::finish_time`]). The
+//! simulator and the real backend both call it, which is what makes them execute one model.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use crate::units::Dur;
+use lblab_policy::Nanos;
+
+/// A fault as written in a scenario file (`[[faults]]` with a `kind`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FaultSpec {
+    /// Every request is `factor` times slower from `start` to `end` (or the end of the run).
+    Slowdown {
+        /// Backends: group names, or `group/index` for one backend.
+        targets: Vec<String>,
+        /// Slowdown factor (> 1 slows down).
+        factor: f64,
+        /// Start time from the beginning of the run.
+        #[serde(default)]
+        start: Dur,
+        /// End time; none means until the end.
+        end: Option<Dur>,
+    },
+    /// Stop-the-world pauses: every `every`, the backend stops for `pause`.
+    GcPauses {
+        /// Backends.
+        targets: Vec<String>,
+        /// Period between pause starts.
+        every: Dur,
+        /// Pause length.
+        pause: Dur,
+        /// First pause at `start` + a per-backend random phase in `[0, every)`.
+        #[serde(default)]
+        start: Dur,
+        /// No pauses start after `end`.
+        end: Option<Dur>,
+    },
+    /// CPU throttling by a CFS-style quota: in every `period` the backend runs for `quota`, then
+    /// stops until the next period.
+    CpuThrottle {
+        /// Backends.
+        targets: Vec<String>,
+        /// Run time allowed per period.
+        quota: Dur,
+        /// Period.
+        period: Dur,
+        /// Start.
+        #[serde(default)]
+        start: Dur,
+        /// End.
+        end: Option<Dur>,
+    },
+    /// A noisy neighbour: within the window, each `burst` of time is, with probability `duty`,
+    /// `factor` times slower.
+    NoisyNeighbour {
+        /// Backends.
+        targets: Vec<String>,
+        /// Slowdown factor during a noisy burst.
+        factor: f64,
+        /// Window start.
+        start: Dur,
+        /// Window end.
+        end: Dur,
+        /// Length of one burst (default 100ms).
+        #[serde(default = "default_burst")]
+        burst: Dur,
+        /// Share of bursts that are noisy (default 0.5).
+        #[serde(default = "default_duty")]
+        duty: f64,
+    },
+    /// A cold start at `start` (also after every crash-restart of the backend): `factor` times
+    /// slower, fading linearly to nominal over `warmup`.
+    ColdStart {
+        /// Backends.
+        targets: Vec<String>,
+        /// Initial slowdown factor.
+        factor: f64,
+        /// Time to fade to nominal.
+        warmup: Dur,
+        /// Start.
+        #[serde(default)]
+        start: Dur,
+    },
+    /// Fast failures: each request fails at once with probability `error_rate`.
+    FailFast {
+        /// Backends.
+        targets: Vec<String>,
+        /// Probability in [0, 1].
+        error_rate: f64,
+        /// Start.
+        #[serde(default)]
+        start: Dur,
+        /// End.
+        end: Option<Dur>,
+    },
+    /// The process dies at `at` (connections refused, requests in flight fail) and comes back
+    /// `restart_after` later (never, if absent).
+    Crash {
+        /// Backends.
+        targets: Vec<String>,
+        /// Crash time.
+        at: Dur,
+        /// Downtime; absent means it stays down.
+        restart_after: Option<Dur>,
+    },
+    /// The backend accepts requests and never answers them, from `start` to `end`.
+    BlackHole {
+        /// Backends.
+        targets: Vec<String>,
+        /// Start.
+        #[serde(default)]
+        start: Dur,
+        /// End.
+        end: Option<Dur>,
+    },
+}
+
+fn default_burst() -> Dur {
+    Dur(100_000_000)
+}
+
+fn default_duty() -> f64 {
+    0.5
+}
+
+impl FaultSpec {
+    /// The backends this fault applies to, as written.
+    pub fn targets(&self) -> &[String] {
+        match self {
+            FaultSpec::Slowdown { targets, .. }
+            | FaultSpec::GcPauses { targets, .. }
+            | FaultSpec::CpuThrottle { targets, .. }
+            | FaultSpec::NoisyNeighbour { targets, .. }
+            | FaultSpec::ColdStart { targets, .. }
+            | FaultSpec::FailFast { targets, .. }
+            | FaultSpec::Crash { targets, .. }
+            | FaultSpec::BlackHole { targets, .. } => targets,
+        }
+    }
+
+    /// The fault's kind as written in files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FaultSpec::Slowdown { .. } => "slowdown",
+            FaultSpec::GcPauses { .. } => "gc_pauses",
+            FaultSpec::CpuThrottle { .. } => "cpu_throttle",
+            FaultSpec::NoisyNeighbour { .. } => "noisy_neighbour",
+            FaultSpec::ColdStart { .. } => "cold_start",
+            FaultSpec::FailFast { .. } => "fail_fast",
+            FaultSpec::Crash { .. } => "crash",
+            FaultSpec::BlackHole { .. } => "black_hole",
+        }
+    }
+
+    /// The window `[start, end)` in which the fault is active, for slow-share accounting and
+    /// chart shading. `run_end` bounds open-ended faults.
+    pub fn window(&self, run_end: Nanos) -> (Nanos, Nanos) {
+        let end_or = |end: &Option<Dur>| end.map_or(run_end, |d| d.0);
+        match self {
+            FaultSpec::Slowdown { start, end, .. }
+            | FaultSpec::GcPauses { start, end, .. }
+            | FaultSpec::CpuThrottle { start, end, .. }
+            | FaultSpec::FailFast { start, end, .. }
+            | FaultSpec::BlackHole { start, end, .. } => (start.0, end_or(end)),
+            FaultSpec::NoisyNeighbour { start, end, .. } => (start.0, end.0),
+            FaultSpec::ColdStart { start, warmup, .. } => (start.0, start.0 + warmup.0),
+            FaultSpec::Crash { at, restart_after, .. } => (at.0, end_or(&restart_after.map(|r| Dur(at.0 + r.0)))),
+        }
+    }
+}
+
+/// Steps in the piecewise-constant approximation of a cold start's linear fade.
+const COLD_START_STEPS: u64 = 20;
+
+/// One fault applied to one backend, with any randomness (GC phase, noisy bursts) fixed.
+#[derive(Debug, Clone)]
+enum Effect {
+    Speed { speed: f64, start: Nanos, end: Nanos },
+    Periodic { first: Nanos, every: Nanos, off_for: Nanos, end: Nanos },
+    Throttle { start: Nanos, end: Nanos, quota: Nanos, period: Nanos },
+    Noisy { start: Nanos, end: Nanos, burst: Nanos, speed: f64, noisy: Vec<bool> },
+    Cold { start: Nanos, warmup: Nanos, factor: f64 },
+    FailFast { start: Nanos, end: Nanos, rate: f64 },
+    Down { start: Nanos, end: Nanos },
+    BlackHole { start: Nanos, end: Nanos },
+}
+
+/// Everything that happens to one backend over time.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    effects: Vec<Effect>,
+    /// `[start, end)` windows in which any fault is active, for slow-share accounting.
+    windows: Vec<(Nanos, Nanos)>,
+}
+
+impl Timeline {
+    /// Builds the timeline of one backend from the faults that target it. `seed` fixes the random
+    /// parts; `run_end` bounds open-ended faults.
+    pub fn new(faults: &[&FaultSpec], seed: u64, run_end: Nanos) -> Self {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut effects = Vec::new();
+        let mut windows = Vec::new();
+        let end_or = |end: &Option<Dur>| end.map_or(Nanos::MAX, |d| d.0);
+        for fault in faults {
+            windows.push(fault.window(run_end));
+            match fault {
+                FaultSpec::Slowdown { factor, start, end, .. } => effects.push(Effect::Speed {
+                    speed: 1.0 / factor,
+                    start: start.0,
+                    end: end_or(end),
+                }),
+                FaultSpec::GcPauses { every, pause, start, end, .. } => {
+                    let phase = rng.random_range(0..every.0.max(1));
+                    effects.push(Effect::Periodic {
+                        first: start.0 + phase,
+                        every: every.0,
+                        off_for: pause.0,
+                        end: end_or(end),
+                    })
+                }
+                FaultSpec::CpuThrottle { quota, period, start, end, .. } => {
+                    effects.push(Effect::Throttle {
+                        start: start.0,
+                        end: end_or(end),
+                        quota: quota.0,
+                        period: period.0,
+                    })
+                }
+                FaultSpec::NoisyNeighbour { factor, start, end, burst, duty, .. } => {
+                    let n = (end.0.saturating_sub(start.0)).div_ceil(burst.0.max(1));
+                    let noisy = (0..n).map(|_| rng.random_bool(duty.clamp(0.0, 1.0))).collect();
+                    effects.push(Effect::Noisy {
+                        start: start.0,
+                        end: end.0,
+                        burst: burst.0,
+                        speed: 1.0 / factor,
+                        noisy,
+                    })
+                }
+                FaultSpec::ColdStart { factor, warmup, start, .. } => {
+                    effects.push(Effect::Cold { start: start.0, warmup: warmup.0, factor: *factor })
+                }
+                FaultSpec::FailFast { error_rate, start, end, .. } => {
+                    effects.push(Effect::FailFast { start: start.0, end: end_or(end), rate: *error_rate })
+                }
+                FaultSpec::Crash { at, restart_after, .. } => {
+                    let end = restart_after.map_or(Nanos::MAX, |r| at.0.saturating_add(r.0));
+                    effects.push(Effect::Down { start: at.0, end });
+                    // A restarted process starts cold if a cold start is configured: handled by
+                    // the cold-start fault's own `start`; restarts add no slowdown otherwise.
+                }
+                FaultSpec::BlackHole { start, end, .. } => {
+                    effects.push(Effect::BlackHole { start: start.0, end: end_or(end) })
+                }
+            }
+        }
+        Timeline { effects, windows }
+    }
+
+    /// Whether any fault is active on this backend at `t` (a request sent then counts toward
+    /// `slow_share`).
+    pub fn faulty_at(&self, t: Nanos) -> bool {
+        self.windows.iter().any(|&(s, e)| s <= t && t < e)
+    }
+
+    /// The windows in which faults are active.
+    pub fn windows(&self) -> &[(Nanos, Nanos)] {
+        &self.windows
+    }
+
+    /// Speed at `t` and the time of the next possible change after `t` (`Nanos::MAX` if none).
+    fn speed_piece(&self, t: Nanos) -> (f64, Nanos) {
+        let mut speed = 1.0;
+        let mut next = Nanos::MAX;
+        for e in &self.effects {
+            let (s, n) = match *e {
+                Effect::Speed { speed, start, end } => window_piece(t, start, end, speed),
+                Effect::Periodic { first, every, off_for, end } => {
+                    if t < first {
+                        (1.0, first)
+                    } else {
+                        let k = (t - first) / every.max(1);
+                        let begin = first + k * every.max(1);
+                        if begin >= end {
+                            (1.0, Nanos::MAX)
+                        } else if t < begin + off_for {
+                            (0.0, begin + off_for)
+                        } else {
+                            (1.0, begin + every.max(1))
+                        }
+                    }
+                }
+                Effect::Throttle { start, end, quota, period } => {
+                    if t < start {
+                        (1.0, start)
+                    } else if t >= end {
+                        (1.0, Nanos::MAX)
+                    } else {
+                        let begin = start + (t - start) / period.max(1) * period.max(1);
+                        if t < begin + quota {
+                            (1.0, (begin + quota).min(end))
+                        } else {
+                            (0.0, (begin + period.max(1)).min(end))
+                        }
+                    }
+                }
+                Effect::Noisy { start, end, burst, speed, ref noisy } => {
+                    if t < start {
+                        (1.0, start)
+                    } else if t >= end {
+                        (1.0, Nanos::MAX)
+                    } else {
+                        let i = ((t - start) / burst.max(1)) as usize;
+                        let next = (start + (i as u64 + 1) * burst.max(1)).min(end);
+                        (if noisy.get(i).copied().unwrap_or(false) { speed } else { 1.0 }, next)
+                    }
+                }
+                Effect::Cold { start, warmup, factor } => {
+                    if t < start {
+                        (1.0, start)
+                    } else if t >= start + warmup || warmup == 0 {
+                        (1.0, Nanos::MAX)
+                    } else {
+                        let step = (warmup / COLD_START_STEPS).max(1);
+                        let i = (t - start) / step;
+                        let remaining = 1.0 - (i as f64 + 0.5) / COLD_START_STEPS as f64;
+                        let f = 1.0 + (factor - 1.0) * remaining.max(0.0);
+                        (1.0 / f, (start + (i + 1) * step).min(start + warmup))
+                    }
+                }
+                Effect::FailFast { .. } | Effect::Down { .. } | Effect::BlackHole { .. } => {
+                    (1.0, Nanos::MAX)
+                }
+            };
+            speed *= s;
+            next = next.min(n);
+        }
+        (speed, next.max(t + 1))
+    }
+
+    /// When a request that starts at `start` with `work` ns of nominal service work finishes,
+    /// given every slowdown, pause and throttle on the timeline.
+    pub fn finish_time(&self, start: Nanos, work: Nanos) -> Nanos {
+        if self.effects.is_empty() {
+            return start.saturating_add(work);
+        }
+        let mut t = start;
+        let mut left = work as f64;
+        loop {
+            let (speed, next) = self.speed_piece(t);
+            if speed > 0.0 {
+                let need = left / speed;
+                if next == Nanos::MAX || (t as f64 + need) <= next as f64 {
+                    return t.saturating_add(need.ceil() as Nanos);
+                }
+                left -= (next - t) as f64 * speed;
+            }
+            if next == Nanos::MAX {
+                return Nanos::MAX; // stopped for ever
+            }
+            t = next;
+        }
+    }
+
+    /// The fail-fast probability at `t`.
+    pub fn error_rate(&self, t: Nanos) -> f64 {
+        self.effects
+            .iter()
+            .filter_map(|e| match *e {
+                Effect::FailFast { start, end, rate } if start <= t && t < end => Some(rate),
+                _ => None,
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Whether the process is down (crashed) at `t`.
+    pub fn down_at(&self, t: Nanos) -> bool {
+        self.effects
+            .iter()
+            .any(|e| matches!(*e, Effect::Down { start, end } if start <= t && t < end))
+    }
+
+    /// Whether requests arriving at `t` are swallowed.
+    pub fn black_hole_at(&self, t: Nanos) -> bool {
+        self.effects
+            .iter()
+            .any(|e| matches!(*e, Effect::BlackHole { start, end } if start <= t && t < end))
+    }
+
+    /// Times at which the backend goes down or comes back up, in order: `(time, up)`.
+    pub fn availability_changes(&self) -> Vec<(Nanos, bool)> {
+        let mut v: Vec<(Nanos, bool)> = self
+            .effects
+            .iter()
+            .filter_map(|e| match *e {
+                Effect::Down { start, end } => Some([(start, false), (end, true)]),
+                _ => None,
+            })
+            .flatten()
+            .filter(|&(t, _)| t != Nanos::MAX)
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+fn window_piece(t: Nanos, start: Nanos, end: Nanos, speed: f64) -> (f64, Nanos) {
+    if t < start {
+        (1.0, start)
+    } else if t < end {
+        (speed, end)
+    } else {
+        (1.0, Nanos::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    fn dur(ms: u64) -> Dur {
+        Dur(ms * MS)
+    }
+
+    #[test]
+    fn slowdown_stretches_work_inside_its_window_only() {
+        let f = FaultSpec::Slowdown { targets: vec![], factor: 10.0, start: dur(100), end: Some(dur(200)) };
+        let t = Timeline::new(&[&f], 1, 1000 * MS);
+        assert_eq!(t.finish_time(0, 2 * MS), 2 * MS);
+        assert_eq!(t.finish_time(100 * MS, 2 * MS), 120 * MS);
+        // Finishes before the window opens: unaffected.
+        assert_eq!(t.finish_time(95 * MS, 2 * MS), 97 * MS);
+        // Straddles the end: from 195ms, 5ms at speed 0.1 = 0.5ms of work, then 1.5ms at speed 1.
+        assert_eq!(t.finish_time(195 * MS, 2 * MS), 201 * MS + MS / 2);
+    }
+
+    #[test]
+    fn gc_pause_stops_work() {
+        let f = FaultSpec::GcPauses { targets: vec![], every: dur(1000), pause: dur(50), start: Dur(0), end: None };
+        let t = Timeline::new(&[&f], 7, 10_000 * MS);
+        let Effect::Periodic { first, .. } = t.effects[0] else { panic!() };
+        // A request starting at a pause start waits out the pause.
+        assert_eq!(t.finish_time(first, 2 * MS), first + 52 * MS);
+        assert!(t.faulty_at(first));
+    }
+
+    #[test]
+    fn throttle_runs_quota_per_period() {
+        let f = FaultSpec::CpuThrottle { targets: vec![], quota: dur(20), period: dur(100), start: Dur(0), end: None };
+        let t = Timeline::new(&[&f], 1, 1000 * MS);
+        assert_eq!(t.finish_time(0, 10 * MS), 10 * MS);
+        assert_eq!(t.finish_time(15 * MS, 10 * MS), 105 * MS);
+    }
+
+    #[test]
+    fn cold_start_fades() {
+        let f = FaultSpec::ColdStart { targets: vec![], factor: 5.0, warmup: dur(1000), start: Dur(0) };
+        let t = Timeline::new(&[&f], 1, 10_000 * MS);
+        let early = t.finish_time(0, MS);
+        let late = t.finish_time(900 * MS, MS) - 900 * MS;
+        assert!(early > 4 * MS && late < 2 * MS, "{early} {late}");
+        assert_eq!(t.finish_time(2000 * MS, MS), 2001 * MS);
+    }
+
+    #[test]
+    fn crash_and_black_hole_windows() {
+        let c = FaultSpec::Crash { targets: vec![], at: dur(100), restart_after: Some(dur(50)) };
+        let b = FaultSpec::BlackHole { targets: vec![], start: dur(300), end: Some(dur(400)) };
+        let t = Timeline::new(&[&c, &b], 1, 1000 * MS);
+        assert!(t.down_at(120 * MS) && !t.down_at(150 * MS));
+        assert_eq!(t.availability_changes(), vec![(100 * MS, false), (150 * MS, true)]);
+        assert!(t.black_hole_at(350 * MS) && !t.black_hole_at(400 * MS));
+    }
+}

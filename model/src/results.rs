@@ -1,0 +1,448 @@
+//! The results schema, written by both modes (`sim`, `real`) and read by the reports: recording
+//! with HdrHistogram while a run goes, and the files a run leaves behind.
+//!
+//! Files in a results folder:
+//! - `summary.csv`, `summary.json`: one [`SummaryRow`] per policy.
+//! - `timeseries.csv`: per policy and second, [`TimeseriesRow`].
+//! - `<policy>.hlog`: per-second latency histograms in HdrHistogram's interval-log format.
+//!
+//! Latency is counted from the *intended* send time. Percentiles are over requests that completed
+//! OK or ran out of time (DEADLINE_EXCEEDED counts at the deadline); fast failures are counted in
+//! `errors` but not in the percentiles.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use lblab_policy::{Nanos, NANOS_PER_SEC};
+use serde::{Deserialize, Serialize};
+
+use crate::ModelError;
+
+/// How one request ended, from the client's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestResult {
+    /// OK.
+    Ok,
+    /// DEADLINE_EXCEEDED.
+    DeadlineExceeded,
+    /// Any other failure (UNAVAILABLE, RESOURCE_EXHAUSTED, ...).
+    Error,
+    /// Never sent (the load generator could not keep up, or the run was interrupted).
+    Dropped,
+}
+
+/// One row of `summary.csv` / `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    /// Policy label.
+    pub policy: String,
+    /// Requests intended after warm-up: `ok + errors + dropped`.
+    pub requests: u64,
+    /// Completed OK.
+    pub ok: u64,
+    /// Failed (any non-OK status, including deadline exceeded).
+    pub errors: u64,
+    /// Of `errors`, DEADLINE_EXCEEDED.
+    pub deadline_exceeded: u64,
+    /// Not sent.
+    pub dropped: u64,
+    /// Median latency, ms.
+    pub p50_ms: f64,
+    /// 90th percentile, ms.
+    pub p90_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// 99.9th percentile, ms.
+    pub p999_ms: f64,
+    /// Maximum, ms.
+    pub max_ms: f64,
+    /// Mean, ms.
+    pub mean_ms: f64,
+    /// Share of sent requests that went to a backend while a fault was active on it.
+    pub slow_share: f64,
+}
+
+/// One row of `timeseries.csv`: one policy, one second (by completion time for latency, by send
+/// time for traffic shares).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeseriesRow {
+    /// Policy label.
+    pub policy: String,
+    /// Second since the start of the run (warm-up included).
+    pub second: u64,
+    /// Requests completed in that second and counted in the percentiles.
+    pub completed: u64,
+    /// Median latency, ms.
+    pub p50_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// Share of the requests sent in that second that went to each backend.
+    pub shares: Vec<f64>,
+}
+
+/// The whole result of one run: every policy, plus what is needed to plot it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Scenario name.
+    pub scenario: String,
+    /// `sim` or `real`.
+    pub mode: String,
+    /// Seed.
+    pub seed: u64,
+    /// True when the run was interrupted and holds only what was measured so far.
+    pub partial: bool,
+    /// Backend names, in id order.
+    pub backends: Vec<String>,
+    /// Fault windows: backend index, start s, end s, fault kind.
+    pub fault_windows: Vec<FaultWindow>,
+    /// Warm-up, seconds.
+    pub warmup_s: f64,
+    /// One row per policy.
+    pub rows: Vec<SummaryRow>,
+    /// Mode-specific notes (wall-clock time, simulated requests per second, harness floor...).
+    #[serde(default)]
+    pub notes: Vec<(String, String)>,
+}
+
+/// A fault's active window on one backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultWindow {
+    /// Backend index.
+    pub backend: usize,
+    /// Start, seconds from the run start.
+    pub start_s: f64,
+    /// End, seconds.
+    pub end_s: f64,
+}
+
+const SIGFIG: u8 = 3;
+/// Highest latency recorded exactly (1 hour); larger values are clamped.
+const MAX_LATENCY: u64 = 3_600 * NANOS_PER_SEC;
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY, SIGFIG).expect("valid histogram bounds")
+}
+
+/// Records one policy's run. Memory is bounded by the run's length in seconds times the backend
+/// count (for traffic shares), never by the request count.
+#[derive(Debug)]
+pub struct Recorder {
+    policy: String,
+    warmup: Nanos,
+    backends: usize,
+    total: Histogram<u64>,
+    interval: Histogram<u64>,
+    interval_second: u64,
+    ok: u64,
+    errors: u64,
+    deadline_exceeded: u64,
+    dropped: u64,
+    sent_measured: u64,
+    sent_faulty: u64,
+    sends_second: u64,
+    sends: Vec<u64>,
+    rows: Vec<TimeseriesRow>,
+    hlog: String,
+}
+
+impl Recorder {
+    /// A recorder for `policy` over `backends` backends; requests sent before `warmup` are not
+    /// counted in the summary (they are in the time series).
+    pub fn new(policy: &str, backends: usize, warmup: Nanos) -> Self {
+        Recorder {
+            policy: policy.to_string(),
+            warmup,
+            backends,
+            total: new_histogram(),
+            interval: new_histogram(),
+            interval_second: 0,
+            ok: 0,
+            errors: 0,
+            deadline_exceeded: 0,
+            dropped: 0,
+            sent_measured: 0,
+            sent_faulty: 0,
+            sends_second: 0,
+            sends: vec![0; backends],
+            rows: Vec::new(),
+            hlog: String::new(),
+        }
+    }
+
+    /// The row of `second`; rows are indexed by second from the run start.
+    fn row_mut(&mut self, second: u64) -> &mut TimeseriesRow {
+        while self.rows.len() <= second as usize {
+            let row = self.empty_row(self.rows.len() as u64);
+            self.rows.push(row);
+        }
+        &mut self.rows[second as usize]
+    }
+
+    fn empty_row(&self, second: u64) -> TimeseriesRow {
+        TimeseriesRow {
+            policy: self.policy.clone(),
+            second,
+            completed: 0,
+            p50_ms: f64::NAN,
+            p99_ms: f64::NAN,
+            shares: vec![0.0; self.backends],
+        }
+    }
+
+    /// A request was sent at `intended` (its intended send time) to `backend`; `faulty` says
+    /// whether a fault was active on that backend then.
+    pub fn on_send(&mut self, intended: Nanos, backend: usize, faulty: bool) {
+        let second = intended / NANOS_PER_SEC;
+        if second != self.sends_second {
+            self.flush_sends();
+            self.sends_second = second;
+        }
+        if let Some(c) = self.sends.get_mut(backend) {
+            *c += 1;
+        }
+        if intended >= self.warmup {
+            self.sent_measured += 1;
+            if faulty {
+                self.sent_faulty += 1;
+            }
+        }
+    }
+
+    fn flush_sends(&mut self) {
+        let total: u64 = self.sends.iter().sum();
+        if total == 0 {
+            return;
+        }
+        let second = self.sends_second;
+        let shares: Vec<f64> = self.sends.iter().map(|&c| c as f64 / total as f64).collect();
+        self.row_mut(second).shares = shares;
+        self.sends.iter_mut().for_each(|c| *c = 0);
+    }
+
+    /// A request intended at `intended` ended at `now` with `result`.
+    pub fn on_result(&mut self, intended: Nanos, now: Nanos, result: RequestResult) {
+        let latency = now.saturating_sub(intended).clamp(1, MAX_LATENCY);
+        let second = now / NANOS_PER_SEC;
+        if second > self.interval_second {
+            self.flush_interval();
+            self.interval_second = second;
+        }
+        let counts = matches!(result, RequestResult::Ok | RequestResult::DeadlineExceeded);
+        if counts {
+            self.interval.record(latency).expect("clamped into range");
+        }
+        if intended < self.warmup {
+            return;
+        }
+        match result {
+            RequestResult::Ok => self.ok += 1,
+            RequestResult::DeadlineExceeded => {
+                self.errors += 1;
+                self.deadline_exceeded += 1;
+            }
+            RequestResult::Error => self.errors += 1,
+            RequestResult::Dropped => self.dropped += 1,
+        }
+        if counts {
+            self.total.record(latency).expect("clamped into range");
+        }
+    }
+
+    fn flush_interval(&mut self) {
+        if self.interval.is_empty() {
+            return;
+        }
+        let second = self.interval_second;
+        let (p50, p99, n) = (
+            self.interval.value_at_quantile(0.5) as f64 / 1e6,
+            self.interval.value_at_quantile(0.99) as f64 / 1e6,
+            self.interval.len(),
+        );
+        let row = self.row_mut(second);
+        row.p50_ms = p50;
+        row.p99_ms = p99;
+        row.completed = n;
+        let mut bytes = Vec::new();
+        if V2DeflateSerializer::new().serialize(&self.interval, &mut bytes).is_ok() {
+            let _ = writeln!(
+                self.hlog,
+                "{}.000,1.000,{:.3},{}",
+                second,
+                self.interval.max() as f64 / 1e6,
+                base64::engine::general_purpose::STANDARD.encode(&bytes)
+            );
+        }
+        self.interval.reset();
+    }
+
+    /// Ends the recording and returns the summary row, the time series and the hlog text.
+    pub fn finish(mut self) -> PolicyResult {
+        self.flush_sends();
+        self.flush_interval();
+        let h = &self.total;
+        let ms = |v: u64| v as f64 / 1e6;
+        let q = |p: f64| if h.is_empty() { 0.0 } else { ms(h.value_at_quantile(p)) };
+        let row = SummaryRow {
+            policy: self.policy.clone(),
+            requests: self.ok + self.errors + self.dropped,
+            ok: self.ok,
+            errors: self.errors,
+            deadline_exceeded: self.deadline_exceeded,
+            dropped: self.dropped,
+            p50_ms: q(0.5),
+            p90_ms: q(0.9),
+            p99_ms: q(0.99),
+            p999_ms: q(0.999),
+            max_ms: if h.is_empty() { 0.0 } else { ms(h.max()) },
+            mean_ms: if h.is_empty() { 0.0 } else { h.mean() / 1e6 },
+            slow_share: if self.sent_measured == 0 {
+                0.0
+            } else {
+                self.sent_faulty as f64 / self.sent_measured as f64
+            },
+        };
+        let hlog = format!(
+            "#[Histogram log of policy {} (latency in ms for the max column; values in ns)]\n#[StartTime: 0.000 (seconds since run start)]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n{}",
+            self.policy, self.hlog
+        );
+        PolicyResult { summary: row, timeseries: self.rows, hlog, histogram: self.total }
+    }
+}
+
+/// What a [`Recorder`] leaves: the summary row, the time series, the hlog and the whole-run
+/// histogram (for percentile-spectrum charts).
+#[derive(Debug, Clone)]
+pub struct PolicyResult {
+    /// Summary row.
+    pub summary: SummaryRow,
+    /// Per-second rows.
+    pub timeseries: Vec<TimeseriesRow>,
+    /// Interval log text.
+    pub hlog: String,
+    /// Latencies after warm-up, ns.
+    pub histogram: Histogram<u64>,
+}
+
+/// Writes `contents` to `path` atomically: a temporary file in the same folder, then a rename, so
+/// an interrupted run never leaves a half-written file.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ModelError> {
+    let io = |source| ModelError::Io { file: path.display().to_string(), source };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let tmp: PathBuf = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
+    ));
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    f.write_all(contents).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Writes `summary.csv`, `summary.json`, `timeseries.csv` and one `.hlog` per policy into `dir`.
+pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Result<(), ModelError> {
+    let ser = |file: &str, e: String| ModelError::Io {
+        file: dir.join(file).display().to_string(),
+        source: std::io::Error::other(e),
+    };
+    let mut csv_out = csv::Writer::from_writer(Vec::new());
+    for row in &run.rows {
+        csv_out.serialize(row).map_err(|e| ser("summary.csv", e.to_string()))?;
+    }
+    let bytes = csv_out.into_inner().map_err(|e| ser("summary.csv", e.to_string()))?;
+    write_atomic(&dir.join("summary.csv"), &bytes)?;
+    let json = serde_json::to_string_pretty(run).map_err(|e| ser("summary.json", e.to_string()))?;
+    write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())?;
+
+    let mut ts = String::from("policy,second,completed,p50_ms,p99_ms");
+    for b in &run.backends {
+        let _ = write!(ts, ",share_{b}");
+    }
+    ts.push('\n');
+    for r in results {
+        for row in &r.timeseries {
+            let fmt = |v: f64| if v.is_nan() { String::new() } else { format!("{v:.3}") };
+            let _ = write!(ts, "{},{},{},{},{}", row.policy, row.second, row.completed, fmt(row.p50_ms), fmt(row.p99_ms));
+            for s in &row.shares {
+                let _ = write!(ts, ",{s:.4}");
+            }
+            ts.push('\n');
+        }
+    }
+    write_atomic(&dir.join("timeseries.csv"), ts.as_bytes())?;
+    for r in results {
+        write_atomic(&dir.join(format!("{}.hlog", file_stem(&r.summary.policy))), r.hlog.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A policy label made safe as a file name.
+pub fn file_stem(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect()
+}
+
+/// Reads `timeseries.csv` back (for charts).
+pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
+    let io = |e: String| ModelError::Parse { file: path.display().to_string(), message: e };
+    let mut reader = csv::Reader::from_path(path).map_err(|e| io(e.to_string()))?;
+    let mut rows = Vec::new();
+    for rec in reader.records() {
+        let rec = rec.map_err(|e| io(e.to_string()))?;
+        let num = |i: usize| rec.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(f64::NAN);
+        rows.push(TimeseriesRow {
+            policy: rec.get(0).unwrap_or_default().to_string(),
+            second: num(1) as u64,
+            completed: num(2) as u64,
+            p50_ms: num(3),
+            p99_ms: num(4),
+            shares: (5..rec.len()).map(num).collect(),
+        });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    #[test]
+    fn hlog_reads_back_with_hdrhistogram() {
+        let mut r = Recorder::new("p", 2, 0);
+        for i in 0..3000u64 {
+            let t = i * 1_000_000;
+            r.on_send(t, (i % 2) as usize, i % 2 == 1);
+            r.on_result(t, t + 2_000_000 + i, RequestResult::Ok);
+        }
+        let res = r.finish();
+        let intervals = IntervalLogIterator::new(res.hlog.as_bytes())
+            .filter_map(|e| match e {
+                Ok(LogEntry::Interval(i)) => Some(i),
+                _ => None,
+            })
+            .count();
+        assert_eq!(intervals, 4); // the last completions land in second 3
+        assert_eq!(res.summary.ok, 3000);
+        assert!((res.summary.slow_share - 0.5).abs() < 1e-9);
+        assert_eq!(res.timeseries.len(), 4);
+        assert!((res.timeseries[0].shares[0] - 0.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn warmup_requests_are_not_summarised() {
+        let mut r = Recorder::new("p", 1, 1_000_000_000);
+        r.on_send(0, 0, false);
+        r.on_result(0, 5, RequestResult::Error);
+        r.on_send(2_000_000_000, 0, false);
+        r.on_result(2_000_000_000, 2_001_000_000, RequestResult::Ok);
+        let s = r.finish().summary;
+        assert_eq!((s.requests, s.ok, s.errors), (1, 1, 0));
+    }
+}

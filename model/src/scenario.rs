@@ -1,0 +1,491 @@
+//! The scenario format: one TOML file that both the simulator and the real harness run.
+//!
+//! ```toml
+//! name = "one-slow"
+//! seed = 1
+//!
+//! [workload]
+//! clients = 4                  # each with its own policy instance
+//! rate = 2000                  # total requests per second
+//! arrival = "poisson"          # or "constant", or "closed" (with `concurrency`)
+//! duration = "30s"
+//! warmup = "5s"
+//! deadline = "1s"
+//! streaming_share = 0.0
+//!
+//! [[fleet]]
+//! name = "main"
+//! count = 19
+//! workers = 4
+//! service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
+//!
+//! [[faults]]
+//! kind = "slowdown"
+//! targets = ["slow"]           # a group, or one backend as "group/index"
+//! factor = 10
+//!
+//! [[policies]]
+//! name = "peak_ewma"
+//! config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
+//! ```
+
+use std::path::Path;
+
+use lblab_policy::config::{self, Selected};
+use lblab_policy::Nanos;
+use serde::{Deserialize, Serialize};
+
+use crate::backend::BackendParams;
+use crate::dist::{Dist, DistSpec};
+use crate::fault::{FaultSpec, Timeline};
+use crate::units::Dur;
+use crate::ModelError;
+
+/// Policy names only the simulator runs.
+pub const SIM_ONLY_POLICIES: &[&str] = &["oracle"];
+/// Policy names only the real load generator runs.
+pub const REAL_ONLY_POLICIES: &[&str] = &["tower_p2c_peak_ewma"];
+
+/// A scenario file as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Name; also the results folder name (letters, digits, `-` and `_` only).
+    pub name: String,
+    /// What the scenario models and why.
+    #[serde(default)]
+    pub description: String,
+    /// Seed of every random draw in the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The traffic.
+    pub workload: WorkloadSpec,
+    /// Backend groups.
+    pub fleet: Vec<GroupSpec>,
+    /// Faults on the timeline.
+    #[serde(default)]
+    pub faults: Vec<FaultSpec>,
+    /// Policies to compare.
+    pub policies: Vec<PolicySpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// How requests arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Open loop, exponential inter-arrival times.
+    #[default]
+    Poisson,
+    /// Open loop, evenly spaced.
+    Constant,
+    /// Closed loop: each client keeps `concurrency` requests in flight.
+    Closed,
+}
+
+/// `[workload]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Clients, each with its own policy instance (default 1).
+    #[serde(default = "one")]
+    pub clients: u32,
+    /// Total offered requests per second across clients (open loop).
+    #[serde(default)]
+    pub rate: f64,
+    /// Arrival process.
+    #[serde(default)]
+    pub arrival: Arrival,
+    /// Requests each client keeps in flight (closed loop only).
+    pub concurrency: Option<u32>,
+    /// Measured run length, after the warm-up.
+    pub duration: Dur,
+    /// Time before measurement starts.
+    #[serde(default)]
+    pub warmup: Dur,
+    /// Per-call deadline (default 1s).
+    #[serde(default = "default_deadline")]
+    pub deadline: Dur,
+    /// Share of calls that are streaming, in [0, 1].
+    #[serde(default)]
+    pub streaming_share: f64,
+    /// Length of a streaming call (default constant 1s).
+    #[serde(default = "default_stream")]
+    pub stream_duration: DistSpec,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_deadline() -> Dur {
+    Dur(1_000_000_000)
+}
+
+fn default_stream() -> DistSpec {
+    DistSpec::Constant { value: Dur(1_000_000_000) }
+}
+
+/// `[[fleet]]`: a group of identical backends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// Group name, used in fault targets and backend names (`name/index`).
+    pub name: String,
+    /// Backends in the group.
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Requests each backend serves in parallel (default 4).
+    #[serde(default = "default_workers")]
+    pub workers: u32,
+    /// Requests that may wait for a worker (default 1000).
+    #[serde(default = "default_queue")]
+    pub queue_limit: u32,
+    /// Nominal service time.
+    pub service_time: DistSpec,
+    /// Network round trip between clients and this group (default 0).
+    #[serde(default)]
+    pub network_rtt: Dur,
+    /// Zone label, for reports (default "local").
+    #[serde(default = "default_zone")]
+    pub zone: String,
+}
+
+fn default_workers() -> u32 {
+    4
+}
+
+fn default_queue() -> u32 {
+    1000
+}
+
+fn default_zone() -> String {
+    "local".into()
+}
+
+/// `[[policies]]`: one policy to compare.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySpec {
+    /// Label in tables and charts.
+    pub name: String,
+    /// gRPC service config JSON with a `loadBalancingConfig` list.
+    pub config: String,
+}
+
+/// The validated workload.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    /// Clients.
+    pub clients: u32,
+    /// Total requests per second (open loop).
+    pub rate: f64,
+    /// Arrival process.
+    pub arrival: Arrival,
+    /// In-flight requests per client (closed loop).
+    pub concurrency: u32,
+    /// Warm-up, ns.
+    pub warmup: Nanos,
+    /// Measured length, ns.
+    pub duration: Nanos,
+    /// Deadline, ns.
+    pub deadline: Nanos,
+    /// Share of streaming calls.
+    pub streaming_share: f64,
+    /// Stream length distribution.
+    pub stream_duration: Dist,
+}
+
+impl Workload {
+    /// End of the run (warm-up + duration), ns.
+    pub fn end(&self) -> Nanos {
+        self.warmup + self.duration
+    }
+}
+
+/// One backend of the validated fleet.
+#[derive(Debug, Clone)]
+pub struct BackendSpec {
+    /// `group/index`.
+    pub name: String,
+    /// Index of its group in [`Scenario::groups`].
+    pub group: usize,
+    /// Zone label.
+    pub zone: String,
+    /// Network round trip, ns.
+    pub network_rtt: Nanos,
+    /// Queueing parameters and distributions.
+    pub params: BackendParams,
+    /// Faults over time.
+    pub timeline: Timeline,
+    /// Median of the nominal service time, ns.
+    pub median_service: Nanos,
+    /// Seed of this backend's own random stream.
+    pub seed: u64,
+}
+
+/// One validated policy entry.
+#[derive(Debug, Clone)]
+pub struct PolicyEntry {
+    /// Label.
+    pub name: String,
+    /// The service config as written.
+    pub config_json: String,
+    /// The selected policy.
+    pub selected: Selected,
+}
+
+impl PolicyEntry {
+    /// Whether the simulator can run it.
+    pub fn runs_in_sim(&self) -> bool {
+        !matches!(&self.selected, Selected::Extra { name, .. } if REAL_ONLY_POLICIES.contains(&name.as_str()))
+    }
+
+    /// Whether the real harness can run it.
+    pub fn runs_in_real(&self) -> bool {
+        !matches!(&self.selected, Selected::Extra { name, .. } if SIM_ONLY_POLICIES.contains(&name.as_str()))
+    }
+}
+
+/// A validated scenario: everything checked, every backend's timeline built.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// As written.
+    pub file: ScenarioFile,
+    /// The workload.
+    pub workload: Workload,
+    /// Every backend, groups in order.
+    pub backends: Vec<BackendSpec>,
+    /// The policies.
+    pub policies: Vec<PolicyEntry>,
+}
+
+/// Derives a component's seed from the run seed and its id, so adding one component does not
+/// change what the others draw (SplitMix64 finalizer).
+pub fn derive_seed(seed: u64, stream: u64, id: u64) -> u64 {
+    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Seed streams.
+pub mod streams {
+    /// Backend service-time draws.
+    pub const BACKEND: u64 = 1;
+    /// Fault timelines.
+    pub const FAULT: u64 = 2;
+    /// Client arrivals.
+    pub const ARRIVALS: u64 = 3;
+    /// Client policy randomness.
+    pub const POLICY: u64 = 4;
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ModelError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ModelError::Io { file: path.display().to_string(), source })?;
+        Scenario::parse(&text).map_err(|e| e.in_file(&path.display().to_string()))
+    }
+
+    /// Parses and validates scenario TOML text.
+    pub fn parse(text: &str) -> Result<Scenario, ModelError> {
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| ModelError::Parse {
+            file: String::new(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        Scenario::validate(file)
+    }
+
+    /// Validates a parsed file.
+    pub fn validate(file: ScenarioFile) -> Result<Scenario, ModelError> {
+        let bad = |field: &str, msg: String| Err(ModelError::invalid(field, msg));
+        if file.name.is_empty()
+            || !file.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return bad("name", format!("{:?} must be non-empty and use only letters, digits, '-' and '_' (it names the results folder)", file.name));
+        }
+        let w = &file.workload;
+        if w.clients == 0 {
+            return bad("workload.clients", "must be at least 1".into());
+        }
+        let concurrency = match w.arrival {
+            Arrival::Closed => match w.concurrency {
+                Some(c) if c > 0 => c,
+                _ => return bad("workload.concurrency", "a closed-loop workload needs concurrency >= 1 (requests in flight per client)".into()),
+            },
+            _ => {
+                if !(w.rate.is_finite() && w.rate > 0.0) {
+                    return bad("workload.rate", format!("{} must be a positive number of requests per second", w.rate));
+                }
+                if w.concurrency.is_some() {
+                    return bad("workload.concurrency", "only applies to arrival = \"closed\"".into());
+                }
+                0
+            }
+        };
+        if w.duration.0 == 0 {
+            return bad("workload.duration", "must be greater than 0s".into());
+        }
+        if w.warmup.0 >= w.duration.0 {
+            return bad("workload.warmup", format!("{} must be shorter than the measured duration ({})", w.warmup, w.duration));
+        }
+        if w.deadline.0 == 0 {
+            return bad("workload.deadline", "must be greater than 0s".into());
+        }
+        if !(0.0..=1.0).contains(&w.streaming_share) {
+            return bad("workload.streaming_share", format!("{} must be within [0, 1]", w.streaming_share));
+        }
+        let workload = Workload {
+            clients: w.clients,
+            rate: w.rate,
+            arrival: w.arrival,
+            concurrency,
+            warmup: w.warmup.0,
+            duration: w.duration.0,
+            deadline: w.deadline.0,
+            streaming_share: w.streaming_share,
+            stream_duration: w.stream_duration.build("workload.stream_duration")?,
+        };
+        let run_end = workload.end();
+
+        if file.fleet.is_empty() {
+            return bad("fleet", "needs at least one [[fleet]] group".into());
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, g) in file.fleet.iter().enumerate() {
+            let f = |k: &str| format!("fleet[{i}].{k}");
+            if g.name.is_empty() || g.name.contains('/') || !names.insert(g.name.clone()) {
+                return bad(&f("name"), format!("{:?} must be non-empty, unique and without '/'", g.name));
+            }
+            if g.count == 0 {
+                return bad(&f("count"), "must be at least 1".into());
+            }
+            if g.workers == 0 {
+                return bad(&f("workers"), "must be at least 1".into());
+            }
+            g.service_time.build(&f("service_time"))?;
+        }
+        // Resolve fault targets to backend indexes.
+        let mut starts = Vec::new();
+        let mut total = 0usize;
+        for g in &file.fleet {
+            starts.push(total);
+            total += g.count as usize;
+        }
+        let mut per_backend: Vec<Vec<&FaultSpec>> = vec![Vec::new(); total];
+        for (i, fault) in file.faults.iter().enumerate() {
+            let field = format!("faults[{i}]");
+            check_fault(fault, &field, run_end)?;
+            if fault.targets().is_empty() {
+                return bad(&format!("{field}.targets"), "must name at least one group or backend".into());
+            }
+            for target in fault.targets() {
+                let (group, index) = match target.split_once('/') {
+                    Some((g, idx)) => (g, Some(idx)),
+                    None => (target.as_str(), None),
+                };
+                let Some(gi) = file.fleet.iter().position(|g| g.name == group) else {
+                    let known: Vec<&str> = file.fleet.iter().map(|g| g.name.as_str()).collect();
+                    return bad(&format!("{field}.targets"), format!("{target:?} names no fleet group; groups: {known:?}"));
+                };
+                let count = file.fleet[gi].count as usize;
+                let range = match index {
+                    None => 0..count,
+                    Some(idx) => match idx.parse::<usize>() {
+                        Ok(k) if k < count => k..k + 1,
+                        _ => return bad(&format!("{field}.targets"), format!("{target:?}: group {group:?} has backends {group}/0 to {group}/{}", count - 1)),
+                    },
+                };
+                for k in range {
+                    per_backend[starts[gi] + k].push(fault);
+                }
+            }
+        }
+        let mut backends = Vec::with_capacity(total);
+        for (gi, g) in file.fleet.iter().enumerate() {
+            let service_time = g.service_time.build("")?;
+            for k in 0..g.count as usize {
+                let id = starts[gi] + k;
+                backends.push(BackendSpec {
+                    name: format!("{}/{k}", g.name),
+                    group: gi,
+                    zone: g.zone.clone(),
+                    network_rtt: g.network_rtt.0,
+                    params: BackendParams {
+                        workers: g.workers,
+                        queue_limit: g.queue_limit,
+                        service_time,
+                        stream_duration: workload.stream_duration,
+                    },
+                    timeline: Timeline::new(&per_backend[id], derive_seed(file.seed, streams::FAULT, id as u64), run_end),
+                    median_service: g.service_time.median_ns() as Nanos,
+                    seed: derive_seed(file.seed, streams::BACKEND, id as u64),
+                });
+            }
+        }
+
+        if file.policies.is_empty() {
+            return bad("policies", "needs at least one [[policies]] entry".into());
+        }
+        let mut extra: Vec<&str> = SIM_ONLY_POLICIES.to_vec();
+        extra.extend_from_slice(REAL_ONLY_POLICIES);
+        let mut labels = std::collections::HashSet::new();
+        let mut policies = Vec::new();
+        for (i, p) in file.policies.iter().enumerate() {
+            if p.name.is_empty() || !labels.insert(p.name.clone()) {
+                return bad(&format!("policies[{i}].name"), format!("{:?} must be non-empty and unique", p.name));
+            }
+            let selected = config::parse_service_config_with(&p.config, &extra)
+                .map_err(|e| ModelError::invalid(&format!("policies[{i}].config"), e.to_string()))?;
+            policies.push(PolicyEntry { name: p.name.clone(), config_json: p.config.clone(), selected });
+        }
+        Ok(Scenario { file, workload, backends, policies })
+    }
+
+    /// Fault windows per backend, `[start, end)` ns, bounded by the run end.
+    pub fn fault_windows(&self) -> Vec<(usize, Nanos, Nanos)> {
+        let mut v = Vec::new();
+        for (i, b) in self.backends.iter().enumerate() {
+            for &(s, e) in b.timeline.windows() {
+                v.push((i, s, e.min(self.workload.end())));
+            }
+        }
+        v
+    }
+}
+
+fn check_fault(fault: &FaultSpec, field: &str, run_end: Nanos) -> Result<(), ModelError> {
+    let bad = |k: &str, msg: String| Err(ModelError::invalid(&format!("{field}.{k}"), msg));
+    let factor_ok = |f: f64| f.is_finite() && f >= 1.0;
+    match fault {
+        FaultSpec::Slowdown { factor, .. } | FaultSpec::NoisyNeighbour { factor, .. } | FaultSpec::ColdStart { factor, .. } if !factor_ok(*factor) => {
+            return bad("factor", format!("{factor} must be a finite slowdown factor >= 1"));
+        }
+        FaultSpec::GcPauses { every, pause, .. } if every.0 == 0 || pause.0 >= every.0 => {
+            return bad("pause", format!("need 0 < pause ({pause}) < every ({every})"));
+        }
+        FaultSpec::CpuThrottle { quota, period, .. } if quota.0 == 0 || quota.0 >= period.0 => {
+            return bad("quota", format!("need 0 < quota ({quota}) < period ({period})"));
+        }
+        FaultSpec::NoisyNeighbour { duty, burst, .. } if !(0.0..=1.0).contains(duty) || burst.0 == 0 => {
+            return bad("duty", format!("duty {duty} must be within [0, 1] and burst > 0"));
+        }
+        FaultSpec::FailFast { error_rate, .. } if !(0.0..=1.0).contains(error_rate) => {
+            return bad("error_rate", format!("{error_rate} must be within [0, 1]"));
+        }
+        _ => {}
+    }
+    let (start, end) = fault.window(run_end);
+    if end <= start {
+        return bad("end", format!("the fault ends ({}) before it starts ({})", Dur(end), Dur(start)));
+    }
+    if start >= run_end {
+        return bad("start", format!("{} is after the end of the run ({})", Dur(start), Dur(run_end)));
+    }
+    Ok(())
+}
