@@ -1,0 +1,571 @@
+//! The discrete-event engine: clients with their own policy instances, backends running the model
+//! crate's behaviour, a network with a fixed round trip per backend group, deadlines,
+//! connectivity changes on crash and restart, policy timers and out-of-band load reports.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use lblab_model::backend::{Admission, Backend, Started};
+use lblab_model::results::{Recorder, RequestResult};
+use lblab_model::scenario::{derive_seed, streams, Arrival, Scenario};
+use lblab_policy::config::Selected;
+use lblab_policy::{
+    Connectivity, EndpointId, LoadReport, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
+    NANOS_PER_SEC,
+};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp};
+
+use crate::queue::EventQueue;
+use crate::SimError;
+
+/// A request's slot and generation: events about a request whose slot was reused are stale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ReqRef {
+    slot: u32,
+    gen: u32,
+}
+
+impl ReqRef {
+    fn token(self) -> u64 {
+        u64::from(self.slot) | (u64::from(self.gen) << 32)
+    }
+
+    fn from_token(token: u64) -> Self {
+        ReqRef { slot: token as u32, gen: (token >> 32) as u32 }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    /// The next request of a client is due.
+    Arrival { client: u32 },
+    /// A request reaches its backend.
+    AtBackend { req: ReqRef },
+    /// A backend finishes a request.
+    ServerDone { req: ReqRef },
+    /// A reply (OK or error) reaches the client.
+    AtClient { req: ReqRef, ok: bool },
+    /// A request's deadline.
+    Deadline { req: ReqRef },
+    /// A client's policy timer.
+    Timer { client: u32 },
+    /// A client asks every backend for an out-of-band load report.
+    Oob { client: u32 },
+    /// A backend process goes down or comes back.
+    Availability { backend: u32, up: bool },
+    /// A client's connection to a backend changes state.
+    Conn { client: u32, backend: u32, state: Connectivity },
+    /// A client tries to reconnect to a backend.
+    Reconnect { client: u32, backend: u32, attempt: u32 },
+}
+
+#[derive(Debug)]
+struct Req {
+    gen: u32,
+    live: bool,
+    client: u32,
+    backend: u32,
+    kind: RpcKind,
+    intended: Nanos,
+    sent: Nanos,
+    ticket: Option<Ticket>,
+    /// Holds a worker or a queue place at its backend.
+    at_server: bool,
+    /// Waiting in its client's queue for a READY endpoint.
+    pending: bool,
+    load: Option<LoadReport>,
+}
+
+const NO_BACKEND: u32 = u32::MAX;
+
+/// How a client picks.
+#[derive(Debug)]
+enum Picker {
+    Policy(Box<dyn Policy>),
+    /// Knows every backend's true queue and speed; picks the least expected completion time.
+    Oracle,
+}
+
+#[derive(Debug)]
+struct Client {
+    picker: Picker,
+    policy_rng: SmallRng,
+    arrival_rng: SmallRng,
+    misc_rng: SmallRng,
+    /// Connection state per backend, as the client sees it.
+    conn: Vec<Connectivity>,
+    /// Requests waiting for a READY endpoint.
+    pending: VecDeque<ReqRef>,
+    timer_at: Option<Nanos>,
+}
+
+/// Counters of one run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunStats {
+    /// Events processed.
+    pub events: u64,
+    /// Requests generated (warm-up included).
+    pub requests: u64,
+    /// Whether the run was stopped early.
+    pub interrupted: bool,
+}
+
+/// One simulation of one policy over a scenario.
+pub(crate) struct World<'a> {
+    scenario: &'a Scenario,
+    backends: Vec<Backend>,
+    clients: Vec<Client>,
+    reqs: Vec<Req>,
+    free: Vec<u32>,
+    queue: EventQueue<Event>,
+    pub(crate) recorder: Recorder,
+    end: Nanos,
+    per_client_rate: f64,
+    gap: Option<Exp<f64>>,
+    pub(crate) stats: RunStats,
+}
+
+/// gRPC's reconnect backoff: 1 s initial, ×1.6, ±20 % jitter, at most 120 s.
+fn backoff(attempt: u32, rng: &mut SmallRng) -> Nanos {
+    let base = (1.6f64).powi(attempt.min(20) as i32).min(120.0);
+    (base * rng.random_range(0.8..1.2) * NANOS_PER_SEC as f64) as Nanos
+}
+
+impl<'a> World<'a> {
+    pub(crate) fn new(scenario: &'a Scenario, policy: &Selected, label: &str) -> Result<Self, SimError> {
+        let seed = scenario.file.seed;
+        let w = &scenario.workload;
+        let backends: Vec<Backend> = scenario
+            .backends
+            .iter()
+            .map(|b| Backend::new(b.params.clone(), b.timeline.clone(), b.seed))
+            .collect();
+        let ids: Vec<EndpointId> = (0..backends.len() as u32).map(EndpointId).collect();
+        let mut clients = Vec::with_capacity(w.clients as usize);
+        for c in 0..w.clients {
+            let picker = match policy {
+                Selected::Policy(cfg) => {
+                    let mut p = cfg.build(0);
+                    p.set_endpoints(0, &ids);
+                    Picker::Policy(p)
+                }
+                Selected::Extra { name, .. } if name == "oracle" => Picker::Oracle,
+                Selected::Extra { name, .. } => {
+                    return Err(SimError::Unsupported { policy: label.to_string(), name: name.clone() })
+                }
+            };
+            let c = u64::from(c);
+            clients.push(Client {
+                picker,
+                policy_rng: SmallRng::seed_from_u64(derive_seed(seed, streams::POLICY, c)),
+                arrival_rng: SmallRng::seed_from_u64(derive_seed(seed, streams::ARRIVALS, c)),
+                misc_rng: SmallRng::seed_from_u64(derive_seed(seed, streams::POLICY + 100, c)),
+                conn: vec![Connectivity::Idle; backends.len()],
+                pending: VecDeque::new(),
+                timer_at: None,
+            });
+        }
+        let per_client_rate = w.rate / f64::from(w.clients);
+        let gap = match w.arrival {
+            Arrival::Poisson => Some(Exp::new(per_client_rate / NANOS_PER_SEC as f64).map_err(|e| SimError::Config(e.to_string()))?),
+            _ => None,
+        };
+        Ok(World {
+            scenario,
+            recorder: Recorder::new(label, backends.len(), w.warmup),
+            backends,
+            clients,
+            reqs: Vec::new(),
+            free: Vec::new(),
+            queue: EventQueue::new(),
+            end: w.end(),
+            per_client_rate,
+            gap,
+            stats: RunStats::default(),
+        })
+    }
+
+    /// Runs to the end (or until `stop` is set).
+    pub(crate) fn run(&mut self, stop: Option<&AtomicBool>) {
+        self.start();
+        while let Some((now, event)) = self.queue.pop() {
+            self.stats.events += 1;
+            if self.stats.events & 0xFFF == 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                self.stats.interrupted = true;
+                break;
+            }
+            self.handle(now, event);
+        }
+    }
+
+    fn start(&mut self) {
+        let w = &self.scenario.workload;
+        for b in 0..self.backends.len() as u32 {
+            let up = !self.backends[b as usize].timeline().down_at(0);
+            for c in 0..self.clients.len() as u32 {
+                let state = if up { Connectivity::Ready } else { Connectivity::TransientFailure };
+                self.set_conn(0, c, b, state);
+                if !up {
+                    self.queue.schedule(0, Event::Reconnect { client: c, backend: b, attempt: 0 });
+                }
+            }
+            for (t, up) in self.backends[b as usize].timeline().availability_changes() {
+                if t > 0 && t < self.end {
+                    self.queue.schedule(t, Event::Availability { backend: b, up });
+                }
+            }
+        }
+        for c in 0..self.clients.len() as u32 {
+            match w.arrival {
+                Arrival::Closed => {
+                    for _ in 0..w.concurrency {
+                        self.queue.schedule(0, Event::Arrival { client: c });
+                    }
+                }
+                Arrival::Constant => {
+                    // Clients evenly staggered within one inter-arrival gap.
+                    let gap = NANOS_PER_SEC as f64 / self.per_client_rate;
+                    let phase = gap * f64::from(c) / self.clients.len() as f64;
+                    self.queue.schedule(phase as Nanos, Event::Arrival { client: c });
+                }
+                Arrival::Poisson => {
+                    let first = self.next_gap(c);
+                    self.queue.schedule(first, Event::Arrival { client: c });
+                }
+            }
+            self.arm_timer(0, c);
+            if let Picker::Policy(p) = &self.clients[c as usize].picker {
+                if let Some(period) = p.oob_reporting_period() {
+                    self.queue.schedule(period.max(1), Event::Oob { client: c });
+                }
+            }
+        }
+    }
+
+    fn next_gap(&mut self, client: u32) -> Nanos {
+        let c = &mut self.clients[client as usize];
+        match self.gap {
+            Some(exp) => exp.sample(&mut c.arrival_rng) as Nanos,
+            None => (NANOS_PER_SEC as f64 / self.per_client_rate) as Nanos,
+        }
+    }
+
+    fn arm_timer(&mut self, now: Nanos, client: u32) {
+        let c = &mut self.clients[client as usize];
+        let Picker::Policy(p) = &c.picker else { return };
+        match p.next_timer() {
+            Some(at) if at < self.end => {
+                let at = at.max(now);
+                if c.timer_at != Some(at) {
+                    c.timer_at = Some(at);
+                    self.queue.schedule(at, Event::Timer { client });
+                }
+            }
+            _ => c.timer_at = None,
+        }
+    }
+
+    fn set_conn(&mut self, now: Nanos, client: u32, backend: u32, state: Connectivity) {
+        let c = &mut self.clients[client as usize];
+        c.conn[backend as usize] = state;
+        if let Picker::Policy(p) = &mut c.picker {
+            p.on_connectivity(now, EndpointId(backend), state);
+        }
+        if state == Connectivity::Ready && !c.pending.is_empty() {
+            let waiting: Vec<ReqRef> = c.pending.drain(..).collect();
+            for r in waiting {
+                if self.is_live(r) {
+                    self.reqs[r.slot as usize].pending = false;
+                    self.dispatch(now, r);
+                }
+            }
+        }
+    }
+
+    fn is_live(&self, r: ReqRef) -> bool {
+        self.reqs.get(r.slot as usize).is_some_and(|q| q.live && q.gen == r.gen)
+    }
+
+    fn handle(&mut self, now: Nanos, event: Event) {
+        match event {
+            Event::Arrival { client } => self.on_arrival(now, client),
+            Event::AtBackend { req } => self.on_at_backend(now, req),
+            Event::ServerDone { req } => self.on_server_done(now, req),
+            Event::AtClient { req, ok } => {
+                if self.is_live(req) {
+                    self.complete(now, req, if ok { Status::Ok } else { Status::Error });
+                }
+            }
+            Event::Deadline { req } => self.on_deadline(now, req),
+            Event::Timer { client } => {
+                let c = &mut self.clients[client as usize];
+                if c.timer_at == Some(now) {
+                    c.timer_at = None;
+                    if let Picker::Policy(p) = &mut c.picker {
+                        p.on_timer(now, &mut c.policy_rng);
+                    }
+                    self.arm_timer(now, client);
+                }
+            }
+            Event::Oob { client } => {
+                let c = &mut self.clients[client as usize];
+                if let Picker::Policy(p) = &mut c.picker {
+                    for (b, backend) in self.backends.iter_mut().enumerate() {
+                        if c.conn[b] == Connectivity::Ready {
+                            let report = backend.load_report(now);
+                            p.on_load_report(now, EndpointId(b as u32), &report);
+                        }
+                    }
+                    if let Some(period) = p.oob_reporting_period() {
+                        if now + period < self.end {
+                            self.queue.schedule(now + period.max(1), Event::Oob { client });
+                        }
+                    }
+                }
+            }
+            Event::Availability { backend, up } => {
+                if !up {
+                    let half = self.half_rtt(backend);
+                    for token in self.backends[backend as usize].on_crash(now) {
+                        let r = ReqRef::from_token(token);
+                        if self.is_live(r) {
+                            self.reqs[r.slot as usize].at_server = false;
+                            self.queue.schedule(now + half, Event::AtClient { req: r, ok: false });
+                        }
+                    }
+                    for c in 0..self.clients.len() as u32 {
+                        self.queue.schedule(now + half, Event::Conn { client: c, backend, state: Connectivity::TransientFailure });
+                        let retry = now + half + backoff(0, &mut self.clients[c as usize].misc_rng);
+                        self.queue.schedule(retry, Event::Reconnect { client: c, backend, attempt: 1 });
+                    }
+                }
+                // Coming back up is noticed by the clients' reconnect attempts.
+            }
+            Event::Conn { client, backend, state } => self.set_conn(now, client, backend, state),
+            Event::Reconnect { client, backend, attempt } => {
+                if self.clients[client as usize].conn[backend as usize] == Connectivity::Ready {
+                    return;
+                }
+                if self.backends[backend as usize].timeline().down_at(now) {
+                    if now < self.end {
+                        let retry = now + backoff(attempt, &mut self.clients[client as usize].misc_rng);
+                        self.queue.schedule(retry, Event::Reconnect { client, backend, attempt: attempt + 1 });
+                    }
+                } else {
+                    // A TCP + HTTP/2 handshake takes about one round trip.
+                    let rtt = 2 * self.half_rtt(backend);
+                    self.set_conn(now, client, backend, Connectivity::Connecting);
+                    self.queue.schedule(now + rtt, Event::Conn { client, backend, state: Connectivity::Ready });
+                }
+            }
+        }
+    }
+
+    /// Handles `event` after `delay`: at once when the delay is 0 (a zero-RTT network hop), which
+    /// saves a trip through the queue, else through the queue.
+    fn after(&mut self, now: Nanos, delay: Nanos, event: Event) {
+        if delay == 0 {
+            self.handle(now, event);
+        } else {
+            self.queue.schedule(now + delay, event);
+        }
+    }
+
+    fn half_rtt(&self, backend: u32) -> Nanos {
+        self.scenario.backends[backend as usize].network_rtt / 2
+    }
+
+    fn alloc(&mut self, client: u32, kind: RpcKind, intended: Nanos) -> ReqRef {
+        let req = Req {
+            gen: 0,
+            live: true,
+            client,
+            backend: NO_BACKEND,
+            kind,
+            intended,
+            sent: intended,
+            ticket: None,
+            at_server: false,
+            pending: false,
+            load: None,
+        };
+        match self.free.pop() {
+            Some(slot) => {
+                let r = &mut self.reqs[slot as usize];
+                let gen = r.gen.wrapping_add(1);
+                *r = Req { gen, ..req };
+                ReqRef { slot, gen }
+            }
+            None => {
+                self.reqs.push(req);
+                ReqRef { slot: (self.reqs.len() - 1) as u32, gen: 0 }
+            }
+        }
+    }
+
+    fn on_arrival(&mut self, now: Nanos, client: u32) {
+        let w = &self.scenario.workload;
+        if now >= self.end {
+            return;
+        }
+        if w.arrival != Arrival::Closed {
+            let next = now + self.next_gap(client).max(1);
+            if next < self.end {
+                self.queue.schedule(next, Event::Arrival { client });
+            }
+        }
+        self.stats.requests += 1;
+        let share = w.streaming_share;
+        let kind = if share > 0.0 && self.clients[client as usize].arrival_rng.random_bool(share) {
+            RpcKind::Streaming
+        } else {
+            RpcKind::Unary
+        };
+        let req = self.alloc(client, kind, now);
+        if kind == RpcKind::Unary {
+            self.queue.schedule_in_order(now + w.deadline, Event::Deadline { req });
+        }
+        self.dispatch(now, req);
+    }
+
+    /// Picks an endpoint for `req` and sends it, queues it, or fails it.
+    fn dispatch(&mut self, now: Nanos, req: ReqRef) {
+        let (client, kind) = {
+            let r = &self.reqs[req.slot as usize];
+            (r.client, r.kind)
+        };
+        let c = &mut self.clients[client as usize];
+        let picked = match &mut c.picker {
+            Picker::Policy(p) => match p.pick(now, kind, &mut c.policy_rng) {
+                Pick::Endpoint(ticket) => Ok((ticket.endpoint().0, Some(ticket))),
+                Pick::Queue => Err(true),
+                Pick::Fail => Err(false),
+            },
+            Picker::Oracle => {
+                let mut best: Option<(Nanos, u32)> = None;
+                for (b, backend) in self.backends.iter().enumerate() {
+                    if c.conn[b] != Connectivity::Ready {
+                        continue;
+                    }
+                    let spec = &self.scenario.backends[b];
+                    let half = spec.network_rtt / 2;
+                    let done = backend.expected_finish(now + half, spec.median_service).saturating_add(half);
+                    if best.is_none_or(|(d, _)| done < d) {
+                        best = Some((done, b as u32));
+                    }
+                }
+                match best {
+                    Some((_, b)) => Ok((b, None)),
+                    None => Err(c.conn.iter().any(|s| *s != Connectivity::TransientFailure)),
+                }
+            }
+        };
+        match picked {
+            Ok((backend, ticket)) => {
+                let faulty = self.scenario.backends[backend as usize].timeline.faulty_at(now);
+                let r = &mut self.reqs[req.slot as usize];
+                r.backend = backend;
+                r.ticket = ticket;
+                r.sent = now;
+                self.recorder.on_send(r.intended, backend as usize, faulty);
+                self.after(now, self.half_rtt(backend), Event::AtBackend { req });
+            }
+            Err(true) => {
+                self.reqs[req.slot as usize].pending = true;
+                self.clients[client as usize].pending.push_back(req);
+            }
+            Err(false) => self.complete(now, req, Status::Error),
+        }
+    }
+
+    fn on_at_backend(&mut self, now: Nanos, req: ReqRef) {
+        if !self.is_live(req) {
+            return; // its deadline passed on the way
+        }
+        let (backend, kind) = {
+            let r = &self.reqs[req.slot as usize];
+            (r.backend, r.kind)
+        };
+        match self.backends[backend as usize].on_arrival(now, req.token(), kind) {
+            Admission::Started(s) => {
+                self.reqs[req.slot as usize].at_server = true;
+                self.schedule_done(s);
+            }
+            Admission::Queued => self.reqs[req.slot as usize].at_server = true,
+            Admission::Rejected | Admission::Failed | Admission::Down => {
+                self.after(now, self.half_rtt(backend), Event::AtClient { req, ok: false });
+            }
+            Admission::Swallowed => {}
+        }
+    }
+
+    fn schedule_done(&mut self, s: Started) {
+        if s.done_at != Nanos::MAX {
+            self.queue.schedule(s.done_at, Event::ServerDone { req: ReqRef::from_token(s.token) });
+        }
+    }
+
+    fn on_server_done(&mut self, now: Nanos, req: ReqRef) {
+        if !self.is_live(req) || !self.reqs[req.slot as usize].at_server {
+            return; // cancelled, or lost in a crash
+        }
+        let r = &mut self.reqs[req.slot as usize];
+        r.at_server = false;
+        let (backend, kind) = (r.backend, r.kind);
+        let b = &mut self.backends[backend as usize];
+        if kind == RpcKind::Unary {
+            if let Some(next) = b.on_finish(now, req.token()) {
+                self.schedule_done(next);
+            }
+        }
+        let b = &mut self.backends[backend as usize];
+        self.reqs[req.slot as usize].load = Some(b.load_report(now));
+        self.after(now, self.half_rtt(backend), Event::AtClient { req, ok: true });
+    }
+
+    fn on_deadline(&mut self, now: Nanos, req: ReqRef) {
+        if !self.is_live(req) {
+            return;
+        }
+        let r = &mut self.reqs[req.slot as usize];
+        let (at_server, pending, backend, client) = (r.at_server, r.pending, r.backend, r.client);
+        r.at_server = false;
+        if at_server {
+            if let Some(next) = self.backends[backend as usize].on_cancel(now, req.token()) {
+                self.schedule_done(next);
+            }
+        }
+        if pending {
+            self.clients[client as usize].pending.retain(|p| *p != req);
+        }
+        self.complete(now, req, Status::DeadlineExceeded);
+    }
+
+    /// Ends a request: tells its policy and the recorder, frees its slot, and in a closed loop
+    /// starts the client's next request.
+    fn complete(&mut self, now: Nanos, req: ReqRef, status: Status) {
+        let r = &mut self.reqs[req.slot as usize];
+        r.live = false;
+        r.pending = false;
+        let (client, ticket, sent, intended, load) = (r.client, r.ticket.take(), r.sent, r.intended, r.load.take());
+        if let (Some(ticket), Picker::Policy(p)) = (ticket, &mut self.clients[client as usize].picker) {
+            let mut outcome = Outcome::new(status, now - sent);
+            outcome.load = load;
+            p.on_done(now, ticket, outcome);
+        }
+        let result = match status {
+            Status::Ok => RequestResult::Ok,
+            Status::DeadlineExceeded => RequestResult::DeadlineExceeded,
+            Status::Error | Status::Cancelled => RequestResult::Error,
+        };
+        self.recorder.on_result(intended, now, result);
+        self.free.push(req.slot);
+        if self.scenario.workload.arrival == Arrival::Closed && now < self.end {
+            // A request that failed at once is retried after 1 ms, not in the same instant.
+            let at = if now == sent && status != Status::Ok { now + 1_000_000 } else { now };
+            self.queue.schedule(at, Event::Arrival { client });
+        }
+    }
+}
