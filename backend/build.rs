@@ -1,0 +1,18 @@
+//! Compiles the protobufs with `protox` (pure Rust: no system `protoc`) and generates the tonic
+//! client and server code with `tonic-prost-build`.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let protos = [
+        "proto/lblab/v1/echo.proto",
+        "proto/xds/data/orca/v3/orca_load_report.proto",
+    ];
+    for p in &protos {
+        println!("cargo:rerun-if-changed={p}");
+    }
+    let fds = protox::compile(protos, ["proto"])?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(fds)?;
+    Ok(())
+}

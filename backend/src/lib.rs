@@ -1,0 +1,100 @@
+//! A fleet of tonic gRPC servers that execute lblab's backend behaviour model in wall-clock time.
+//!
+//! Each backend of a scenario becomes a real gRPC server on its own TCP port (loopback by
+//! default). Its behaviour is not re-implemented here: every server runs the model crate's
+//! [`Backend`](lblab_model::backend::Backend) state machine — workers, FIFO queue, service-time
+//! draws, and the fault timeline — and this crate only supplies wall-clock time and real sockets:
+//!
+//! - service delays end at the model's `done_at` on a [precise timer](timer) (tokio's 1 ms timer
+//!   is too coarse for millisecond service times); the error actually given is measured per
+//!   request ([`DelayAccuracy`]);
+//! - a crash closes the listener and cuts every connection, and a restart binds the same port
+//!   again; a black hole accepts calls and never answers; a fail-fast fault answers UNAVAILABLE;
+//!   a full queue answers RESOURCE_EXHAUSTED; the group's network round trip is added as delay
+//!   that holds no worker (half before arrival, half after the answer);
+//! - every answer carries an ORCA load report from the model in the `endpoint-load-metrics-bin`
+//!   trailer ([`orca`]), and every server offers the standard `grpc.health.v1.Health` service.
+//!
+//! The service is the lab's own `lblab.v1.Echo` ([`pb::echo`]): a unary `Unary` and a
+//! server-streaming `ServerStream`.
+//!
+//! This crate is not a load generator (that is `lblab-loadgen`) and holds no policy.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let scenario = lblab_model::Scenario::load("scenarios/one-slow.toml".as_ref())?;
+//! let fleet = lblab_backend::Fleet::start(&scenario.backends, &Default::default()).await?;
+//! for (spec, addr) in scenario.backends.iter().zip(fleet.addrs()) {
+//!     println!("{} {addr}", spec.name);
+//! }
+//! let accuracy = fleet.shutdown().await;
+//! println!("delay error p99 {:.0} µs", accuracy.p99_us);
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+mod fleet;
+mod node;
+pub mod orca;
+pub mod timer;
+
+pub use fleet::{DelayAccuracy, Fleet, FleetOptions};
+pub use node::{Clock, ReplyStream};
+
+use lblab_model::backend::BackendParams;
+use lblab_model::dist::Dist;
+use lblab_model::fault::Timeline;
+use lblab_model::scenario::BackendSpec;
+
+/// Generated protobuf and gRPC code.
+pub mod pb {
+    /// `lblab.v1`: the Echo service the fleet serves and the load generator calls.
+    #[allow(missing_docs, clippy::all)]
+    pub mod echo {
+        tonic::include_proto!("lblab.v1");
+    }
+    /// `xds.data.orca.v3`: the ORCA load report.
+    #[allow(missing_docs, clippy::all)]
+    pub mod orca {
+        tonic::include_proto!("xds.data.orca.v3");
+    }
+}
+
+/// Why the fleet could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BackendError {
+    /// A socket or thread could not be set up.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The options make no sense for this fleet.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Backends that answer at once: the same count and names as `backends`, no service time, no
+/// faults, no network delay, and enough workers that nothing queues. Latency against them is the
+/// harness's own floor.
+pub fn zero_delay(backends: &[BackendSpec]) -> Vec<BackendSpec> {
+    backends
+        .iter()
+        .map(|b| BackendSpec {
+            network_rtt: 0,
+            params: BackendParams {
+                workers: 1_000_000,
+                queue_limit: 0,
+                service_time: Dist::Constant(0.0),
+                stream_duration: Dist::Constant(0.0),
+            },
+            timeline: Timeline::default(),
+            median_service: 0,
+            ..b.clone()
+        })
+        .collect()
+}

@@ -1,0 +1,257 @@
+//! Precise wall-clock timing: a dedicated timer thread that sleeps until shortly before each
+//! deadline and spins the rest, and [`sleep_until`] for threads that pace themselves.
+//!
+//! tokio's timer wheel has 1 ms granularity and rounds up, so a 2 ms service time slept with
+//! `tokio::time::sleep` takes 2–3 ms. Here a thread with a timer slack of 1 ns sleeps on a condition
+//! variable until [`DEFAULT_SPIN`] before the deadline, then busy-waits; the error is the
+//! scheduler's wake-up latency plus whatever the woken task takes to run, which the backend measures
+//! and reports (see [`crate::DelayAccuracy`]).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::future::Future;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long before a deadline the timer stops sleeping and starts spinning.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(120);
+
+type Action = Box<dyn FnOnce() + Send>;
+
+struct Entry {
+    at: Instant,
+    seq: u64,
+    action: Action,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (then first scheduled) on top.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+#[derive(Default)]
+struct State {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+    stop: bool,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    wake: Condvar,
+    spin: Duration,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panicking action cannot leave the heap inconsistent: recover the guard.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A timer thread that runs actions at precise instants. Actions run on the timer thread, in
+/// deadline order (ties in scheduling order), and must be short: they delay every later action.
+/// Dropping the timer stops the thread; actions not yet due are dropped without running.
+pub struct PreciseTimer {
+    handle: TimerHandle,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for PreciseTimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreciseTimer")
+            .field("spin", &self.handle.inner.spin)
+            .finish()
+    }
+}
+
+/// A cheap, cloneable handle that schedules actions on a [`PreciseTimer`].
+#[derive(Clone)]
+pub struct TimerHandle {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for TimerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TimerHandle")
+    }
+}
+
+impl PreciseTimer {
+    /// Starts the timer thread, spinning for the last `spin` before each deadline.
+    pub fn start(name: &str, spin: Duration) -> std::io::Result<PreciseTimer> {
+        let inner = Arc::new(Inner {
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
+            spin,
+        });
+        let thread_inner = inner.clone();
+        let thread = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || run(&thread_inner))?;
+        Ok(PreciseTimer {
+            handle: TimerHandle { inner },
+            thread: Some(thread),
+        })
+    }
+
+    /// A handle to schedule actions with.
+    pub fn handle(&self) -> TimerHandle {
+        self.handle.clone()
+    }
+}
+
+impl Drop for PreciseTimer {
+    fn drop(&mut self) {
+        self.handle.inner.lock().stop = true;
+        self.handle.inner.wake.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl TimerHandle {
+    /// Runs `action` on the timer thread at `at` (at once if `at` has passed).
+    pub fn at(&self, at: Instant, action: impl FnOnce() + Send + 'static) {
+        let mut st = self.inner.lock();
+        if st.stop {
+            return;
+        }
+        let seq = st.seq;
+        st.seq += 1;
+        let earliest = st.heap.peek().is_none_or(|e| at < e.at);
+        st.heap.push(Entry {
+            at,
+            seq,
+            action: Box::new(action),
+        });
+        drop(st);
+        if earliest {
+            self.inner.wake.notify_one();
+        }
+    }
+
+    /// A future that completes at `at`, woken by the timer thread. If the timer stops first, it
+    /// completes then.
+    pub fn sleep_until(&self, at: Instant) -> impl Future<Output = ()> + Send + 'static {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        self.at(at, move || {
+            let _ = tx.send(());
+        });
+        async move {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// Makes the calling thread's timed sleeps precise: sets its timer slack to 1 ns (Linux; the
+/// default of 50 µs would add up to that much to every wake-up). Harmless elsewhere.
+pub fn set_precise_timer_slack() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_TIMERSLACK) only changes a scheduling attribute of the calling thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// Blocks the calling thread until `at`: sleeps until `spin` before it, then busy-waits. Returns
+/// the instant it woke. Call [`set_precise_timer_slack`] once on the thread first.
+pub fn sleep_until(at: Instant, spin: Duration) -> Instant {
+    let now = Instant::now();
+    if at > now + spin {
+        std::thread::sleep(at - now - spin);
+    }
+    loop {
+        let now = Instant::now();
+        if now >= at {
+            return now;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+fn run(inner: &Inner) {
+    set_precise_timer_slack();
+    let mut st = inner.lock();
+    loop {
+        if st.stop {
+            return;
+        }
+        let Some(next) = st.heap.peek().map(|e| e.at) else {
+            st = inner.wake.wait(st).unwrap_or_else(|e| e.into_inner());
+            continue;
+        };
+        let now = Instant::now();
+        if next <= now {
+            let entry = st.heap.pop().expect("peeked");
+            drop(st);
+            (entry.action)();
+            st = inner.lock();
+            continue;
+        }
+        let left = next - now;
+        if left > inner.spin {
+            st = inner
+                .wake
+                .wait_timeout(st, left - inner.spin)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            continue;
+        }
+        // Spin without the lock so that handlers can keep scheduling; an earlier deadline
+        // scheduled meanwhile is at most `spin` late.
+        drop(st);
+        while Instant::now() < next {
+            std::hint::spin_loop();
+        }
+        st = inner.lock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn actions_run_in_deadline_order_and_not_early() {
+        let timer = PreciseTimer::start("t", DEFAULT_SPIN).expect("thread");
+        let h = timer.handle();
+        let (tx, rx) = mpsc::channel();
+        let base = Instant::now() + Duration::from_millis(5);
+        for (i, ms) in [(0u32, 3u64), (1, 1), (2, 2), (3, 1)] {
+            let tx = tx.clone();
+            let at = base + Duration::from_millis(ms);
+            h.at(at, move || {
+                let _ = tx.send((i, Instant::now() >= at));
+            });
+        }
+        drop(tx);
+        let got: Vec<(u32, bool)> = rx.iter().collect();
+        assert_eq!(got, vec![(1, true), (3, true), (2, true), (0, true)]);
+    }
+
+    #[test]
+    fn sleep_until_is_never_early() {
+        set_precise_timer_slack();
+        for _ in 0..20 {
+            let at = Instant::now() + Duration::from_micros(700);
+            assert!(sleep_until(at, DEFAULT_SPIN) >= at);
+        }
+    }
+}
