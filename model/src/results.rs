@@ -6,9 +6,10 @@
 //! - `timeseries.csv`: per policy and second, [`TimeseriesRow`].
 //! - `<policy>.hlog`: per-second latency histograms in HdrHistogram's interval-log format.
 //!
-//! Latency is counted from the *intended* send time. Percentiles are over requests that completed
-//! OK or ran out of time (DEADLINE_EXCEEDED counts at the deadline); fast failures are counted in
-//! `errors` but not in the percentiles.
+//! Latency is counted from the *intended* send time. Percentiles are over unary requests that
+//! completed OK or ran out of time (DEADLINE_EXCEEDED counts at the deadline); fast failures are
+//! counted in `errors` but not in the percentiles, and streaming calls are counted but have no
+//! latency.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -249,6 +250,23 @@ impl Recorder {
         }
         if counts {
             self.total.record(latency).expect("clamped into range");
+        }
+    }
+
+    /// A streaming call intended at `intended` ended with `result`. It is counted like any
+    /// request, but a stream's duration is not a latency, so it stays out of the percentiles.
+    pub fn on_stream_result(&mut self, intended: Nanos, result: RequestResult) {
+        if intended < self.warmup {
+            return;
+        }
+        match result {
+            RequestResult::Ok => self.ok += 1,
+            RequestResult::DeadlineExceeded => {
+                self.errors += 1;
+                self.deadline_exceeded += 1;
+            }
+            RequestResult::Error => self.errors += 1,
+            RequestResult::Dropped => self.dropped += 1,
         }
     }
 

@@ -549,7 +549,8 @@ impl<'a> World<'a> {
         let r = &mut self.reqs[req.slot as usize];
         r.live = false;
         r.pending = false;
-        let (client, ticket, sent, intended, load) = (r.client, r.ticket.take(), r.sent, r.intended, r.load.take());
+        let (client, ticket, sent, intended, load, kind) =
+            (r.client, r.ticket.take(), r.sent, r.intended, r.load.take(), r.kind);
         if let (Some(ticket), Picker::Policy(p)) = (ticket, &mut self.clients[client as usize].picker) {
             let mut outcome = Outcome::new(status, now - sent);
             outcome.load = load;
@@ -560,7 +561,10 @@ impl<'a> World<'a> {
             Status::DeadlineExceeded => RequestResult::DeadlineExceeded,
             Status::Error | Status::Cancelled => RequestResult::Error,
         };
-        self.recorder.on_result(intended, now, result);
+        match kind {
+            RpcKind::Unary => self.recorder.on_result(intended, now, result),
+            RpcKind::Streaming => self.recorder.on_stream_result(intended, result),
+        }
         self.free.push(req.slot);
         if self.scenario.workload.arrival == Arrival::Closed && now < self.end {
             // A request that failed at once is retried after 1 ms, not in the same instant.
