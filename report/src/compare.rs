@@ -1,0 +1,227 @@
+//! Real vs simulated latency per policy.
+
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::render::{
+    draw_legend, ellipsize, fmt_num, grid_bold, grid_light, legend_width, policy_colour, text,
+    tint, titled, write_chart, Chart, DrawResult, Entry, LogAxis, Mark, Ticked, INK, MUTED,
+};
+use crate::ReportError;
+
+/// One policy's latency in both modes, for [`write_compare_chart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparePoint {
+    /// Policy label.
+    pub policy: String,
+    /// Simulated median, ms.
+    pub sim_p50_ms: f64,
+    /// Simulated 99th percentile, ms.
+    pub sim_p99_ms: f64,
+    /// Measured (real harness) median, ms.
+    pub real_p50_ms: f64,
+    /// Measured 99th percentile, ms.
+    pub real_p99_ms: f64,
+}
+
+/// Writes a grouped bar chart of simulated vs real p50 and p99 per policy to `<stem>.png` and
+/// `<stem>.svg` and returns both paths.
+///
+/// Each policy gets two pairs of bars, p50 (light) then p99 (dark), simulated (blue) beside real
+/// (orange), on a log latency axis so that p50 and p99 are both readable; each bar is labelled
+/// with its value when there is room. A value that is not finite and positive has no bar and is
+/// labelled "n/a".
+pub fn write_compare_chart(
+    stem: &Path,
+    title: &str,
+    points: &[ComparePoint],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let values = points
+        .iter()
+        .flat_map(|p| [p.sim_p50_ms, p.real_p50_ms, p.sim_p99_ms, p.real_p99_ms]);
+    let (min, max) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    // Room above the tallest bar for its label.
+    let axis = LogAxis::new(min, max * 1.35);
+    write_chart(
+        stem,
+        &Compare {
+            title,
+            points,
+            axis,
+        },
+    )
+}
+
+struct Compare<'a> {
+    title: &'a str,
+    points: &'a [ComparePoint],
+    axis: LogAxis,
+}
+
+/// One of the four bars of a group.
+struct Bar {
+    /// The value it shows.
+    value: fn(&ComparePoint) -> f64,
+    /// Offset from the group start, in bar widths.
+    offset: f64,
+    colour: RGBColor,
+    /// Legend label.
+    label: &'static str,
+}
+
+/// The four bars of a group: p50 (light) then p99 (dark), sim (blue) beside real (orange).
+fn bars() -> [Bar; 4] {
+    let sim = policy_colour(0);
+    let real = policy_colour(1);
+    let bar = |value, offset, colour, label| Bar {
+        value,
+        offset,
+        colour,
+        label,
+    };
+    [
+        bar(|p| p.sim_p50_ms, 0.0, tint(sim, 0.5), "sim p50"),
+        bar(|p| p.real_p50_ms, 1.0, tint(real, 0.5), "real p50"),
+        bar(|p| p.sim_p99_ms, 2.4, sim, "sim p99"),
+        bar(|p| p.real_p99_ms, 3.4, real, "real p99"),
+    ]
+}
+
+/// The label of a bar: its value, or "n/a" when it has none.
+fn value_label(v: f64) -> String {
+    if v.is_finite() && v > 0.0 {
+        fmt_num(v)
+    } else {
+        "n/a".to_string()
+    }
+}
+
+/// Group layout in x units (one unit per policy): margin on each side and bar width.
+const GROUP_MARGIN: f64 = 0.12;
+const BAR_W: f64 = (1.0 - 2.0 * GROUP_MARGIN) / 4.4;
+
+impl Chart for Compare<'_> {
+    fn size(&self) -> (u32, u32) {
+        (
+            (420 + 140 * self.points.len() as u32).clamp(1000, 1600),
+            600,
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let body = titled(root, self.title)?;
+        let entries: Vec<Entry> = bars()
+            .iter()
+            .map(|b| Entry::new(b.label, b.colour, Mark::Swatch))
+            .collect();
+        let lw = legend_width(&body, None, &entries, 140, 200)?;
+        let (plot, legend) = body.split_horizontally(body.dim_in_pixel().0 - lw);
+        let n = self.points.len().max(1);
+        let (lo, hi) = (self.axis.range.start, self.axis.range.end);
+        let mut chart = ChartBuilder::on(&plot)
+            .margin_top(10)
+            .margin_left(10)
+            .margin_right(20)
+            .margin_bottom(5)
+            .x_label_area_size(46)
+            .y_label_area_size(72)
+            .build_cartesian_2d(
+                Ticked::linear(
+                    0.0..n as f64,
+                    (0..n).map(|i| i as f64 + 0.5).collect(),
+                    Vec::new(),
+                ),
+                Ticked::log(&self.axis),
+            )?;
+        let group_px = chart.plotting_area().dim_in_pixel().0 as f64 / n as f64;
+        let label_style = text(13, INK);
+        let mut names = Vec::with_capacity(n);
+        for p in self.points {
+            names.push(ellipsize(
+                &plot,
+                &p.policy,
+                &label_style,
+                (group_px - 8.0).max(12.0) as u32,
+            )?);
+        }
+        let x_fmt = |v: &f64| names.get(v.floor() as usize).cloned().unwrap_or_default();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("policy")
+            .y_desc("latency (ms, log scale)")
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&|y| fmt_num(*y))
+            .label_style(label_style.clone())
+            .axis_desc_style(text(14, INK))
+            .bold_line_style(grid_bold())
+            .light_line_style(grid_light())
+            .axis_style(MUTED.stroke_width(1))
+            .draw()?;
+
+        // Value labels (and "n/a" for a missing bar) in the largest size at which every one fits
+        // its bar; none when even the smallest does not.
+        let bar_px = group_px * BAR_W;
+        let mut value_size = None;
+        for size in [11, 10, 9] {
+            let style = text(size, INK);
+            let mut fits = true;
+            for p in self.points {
+                for bar in bars() {
+                    fits &= (plot
+                        .estimate_text_size(&value_label((bar.value)(p)), &style)?
+                        .0 as f64)
+                        <= bar_px + 1.0;
+                }
+            }
+            if fits {
+                value_size = Some(size);
+                break;
+            }
+        }
+        for (i, p) in self.points.iter().enumerate() {
+            for bar in bars() {
+                let v = (bar.value)(p);
+                let x0 = i as f64 + GROUP_MARGIN + bar.offset * BAR_W;
+                let x1 = x0 + BAR_W;
+                let valid = v.is_finite() && v > 0.0;
+                let top = if valid { v.min(hi) } else { lo };
+                if valid {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x0, lo), (x1, top)],
+                        bar.colour.filled(),
+                    )))?;
+                }
+                if let Some(size) = value_size {
+                    let style = text(size, if valid { INK } else { MUTED });
+                    chart.plotting_area().draw(
+                        &(EmptyElement::at(((x0 + x1) / 2.0, top))
+                            + Text::new(
+                                value_label(v),
+                                (0, -3),
+                                style.pos(Pos::new(HPos::Center, VPos::Bottom)),
+                            )),
+                    )?;
+                }
+            }
+        }
+        if self.points.is_empty() {
+            chart.plotting_area().draw(
+                &(EmptyElement::at((0.5, (lo * hi).sqrt()))
+                    + Text::new(
+                        "no policies",
+                        (0, 0),
+                        text(14, MUTED).pos(Pos::new(HPos::Center, VPos::Center)),
+                    )),
+            )?;
+        }
+        draw_legend(&legend, 22, None, &entries)
+    }
+}

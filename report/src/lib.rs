@@ -1,0 +1,95 @@
+//! Charts from lblab's results: every chart is written twice, as a PNG and as an SVG with real
+//! text, drawn with [`plotters`].
+//!
+//! - [`write_run_charts`]: the three charts of one run (latency percentile spectrum, p99 over time
+//!   with fault windows, traffic share per backend), from a
+//!   [`RunSummary`](lblab_model::results::RunSummary) and the
+//!   [`PolicyResult`](lblab_model::results::PolicyResult)s that
+//!   [`Recorder`](lblab_model::results::Recorder) produced.
+//! - [`write_heatmap`]: a labelled grid of values (for parameter sweeps).
+//! - [`write_compare_chart`]: real vs simulated p50 and p99 per policy ([`ComparePoint`]).
+//!
+//! This crate only draws. It does not read results files, run anything or write Markdown; callers
+//! pass the values in. Output is deterministic: the same input gives byte-identical files.
+//!
+//! Text is rendered with DejaVu Sans, embedded in the library (see `assets/DejaVuSans-LICENSE.txt`),
+//! so PNGs render the same on a machine without any system font or fontconfig. SVGs name the
+//! generic `sans-serif` family and keep their text as `<text>` elements.
+//!
+//! Files are written atomically (a temporary file, then a rename), so an interrupted run never
+//! leaves half a chart.
+//!
+//! ```
+//! use lblab_model::results::{FaultWindow, Recorder, RequestResult, RunSummary};
+//!
+//! let mut recorder = Recorder::new("round_robin", 2, 1_000_000_000);
+//! for i in 0..4_000u64 {
+//!     let sent = i * 1_000_000; // one request per ms for 4 s
+//!     let backend = (i % 2) as usize;
+//!     let slow = backend == 1 && (2_000_000_000..3_000_000_000).contains(&sent);
+//!     recorder.on_send(sent, backend, slow);
+//!     let latency = if slow { 20_000_000 } else { 2_000_000 + (i % 7) * 100_000 };
+//!     recorder.on_result(sent, sent + latency, RequestResult::Ok);
+//! }
+//! let result = recorder.finish();
+//! let summary = RunSummary {
+//!     scenario: "doc".into(),
+//!     mode: "sim".into(),
+//!     seed: 1,
+//!     partial: false,
+//!     backends: vec!["b0".into(), "b1".into()],
+//!     fault_windows: vec![FaultWindow { backend: 1, start_s: 2.0, end_s: 3.0 }],
+//!     warmup_s: 1.0,
+//!     rows: vec![result.summary.clone()],
+//!     notes: vec![],
+//! };
+//! let dir = std::env::temp_dir().join(format!("lblab-report-doc-{}", std::process::id()));
+//! let written = lblab_report::write_run_charts(&dir, &summary, &[result])?;
+//! assert_eq!(written.len(), 6); // spectrum, p99_over_time, traffic_share; .png and .svg each
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), lblab_report::ReportError>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod compare;
+mod heatmap;
+mod render;
+mod run;
+mod supersample;
+
+use std::path::PathBuf;
+
+pub use compare::{write_compare_chart, ComparePoint};
+pub use heatmap::write_heatmap;
+pub use run::write_run_charts;
+
+/// Why a chart could not be written. Every variant names the file concerned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    /// The file could not be written (or its folder created).
+    #[error("{}: {source}", file.display())]
+    Io {
+        /// The file being written.
+        file: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// plotters failed to draw the chart, or the PNG could not be encoded.
+    #[error("{}: drawing failed: {message}", file.display())]
+    Draw {
+        /// The file being drawn.
+        file: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The input cannot be drawn (for example a heatmap whose rows and labels disagree).
+    #[error("{}: invalid input: {message}", file.display())]
+    InvalidInput {
+        /// The file that was to be drawn.
+        file: PathBuf,
+        /// What is wrong with the input.
+        message: String,
+    },
+}

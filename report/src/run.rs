@@ -1,0 +1,784 @@
+//! The three charts of one run: latency percentile spectrum, p99 over time, traffic share.
+
+use std::path::{Path, PathBuf};
+
+use lblab_model::results::{FaultWindow, PolicyResult, RunSummary};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::render::{
+    draw_legend, fault_colour, fmt_num, grid_bold, grid_light, legend_width, over_white,
+    policy_colour, policy_dashed, text, titled, write_chart, Chart, DrawResult, Entry, LogAxis,
+    Mark, Ticked, FAULT_ALPHA, FAULT_FILL, INK, MUTED, QUIET_GREY, WARMUP_ALPHA, WARMUP_FILL,
+};
+use crate::ReportError;
+
+/// Width and height of the single-plot charts.
+const SIZE: (u32, u32) = (1000, 600);
+/// Highest percentile on the spectrum, as a number of nines (4 = 99.99%).
+const MAX_NINES: f64 = 4.0;
+/// Rows of band labels above the p99 plot, at most; labels that do not fit are left out.
+const MAX_LABEL_LEVELS: usize = 3;
+/// Height of one row of band labels.
+const LABEL_ROW: u32 = 15;
+
+/// Draws policy `i`'s line: solid in its colour, dashed from the eleventh policy on (whose
+/// colours repeat).
+fn draw_policy_line<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    points: &[(f64, f64)],
+    i: usize,
+) -> DrawResult<DB> {
+    let style = policy_colour(i).stroke_width(2);
+    if policy_dashed(i) {
+        chart.draw_series(DashedLineSeries::new(points.iter().copied(), 8, 5, style))?;
+    } else {
+        chart.draw_series(LineSeries::new(points.iter().copied(), style))?;
+    }
+    Ok(())
+}
+
+/// The legend mark of policy `i`, matching [`draw_policy_line`].
+fn policy_mark(i: usize) -> Mark {
+    if policy_dashed(i) {
+        Mark::Dashed
+    } else {
+        Mark::Line(3)
+    }
+}
+
+/// Writes the charts of one run into `dir` (created if missing) and returns the paths written:
+///
+/// - `spectrum.{png,svg}`: the latency percentile spectrum of every policy on one plot. x is the
+///   percentile on a log "nines" axis from 0% to 99.99% (so 90%, 99%, 99.9% are equally spaced),
+///   y the latency in ms on a log scale; one line per policy, from the whole-run histogram
+///   (after warm-up).
+/// - `p99_over_time.{png,svg}`: each policy's p99 per second (by completion time, warm-up
+///   included) on a log scale, with each fault window shaded red and labelled with its backend
+///   and the warm-up shaded grey. Seconds without completions leave a gap.
+/// - `traffic_share.{png,svg}`: one small panel per policy with each backend's share of the
+///   requests sent per second. Backends that have a fault window are drawn in colour and named
+///   in the legend, with their windows shaded in the same colour; the others are light grey.
+///
+/// Titles are `"<scenario> (<mode>) — <subject>"`. Policies keep their colour across charts, in
+/// the order of `results` (ten distinct colours, then they repeat).
+pub fn write_run_charts(
+    dir: &Path,
+    summary: &RunSummary,
+    results: &[PolicyResult],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
+    written.extend(write_chart(
+        &dir.join("spectrum"),
+        &Spectrum::new(summary, results),
+    )?);
+    written.extend(write_chart(
+        &dir.join("p99_over_time"),
+        &P99OverTime::new(summary, results),
+    )?);
+    written.extend(write_chart(
+        &dir.join("traffic_share"),
+        &TrafficShare::new(summary, results),
+    )?);
+    Ok(written)
+}
+
+/// `"<scenario> (<mode>) — <subject>"`, marked when the run was interrupted.
+fn run_title(summary: &RunSummary, subject: &str) -> String {
+    let partial = if summary.partial {
+        " (partial run)"
+    } else {
+        ""
+    };
+    format!(
+        "{} ({}) — {}{}",
+        summary.scenario, summary.mode, subject, partial
+    )
+}
+
+/// Name of backend `i`.
+fn backend_name(summary: &RunSummary, i: usize) -> String {
+    summary
+        .backends
+        .get(i)
+        .cloned()
+        .unwrap_or_else(|| format!("backend {i}"))
+}
+
+/// The end of the time axis, in seconds: the last second with data, or the warm-up and fault
+/// windows when there is none.
+fn run_end(summary: &RunSummary, results: &[PolicyResult]) -> f64 {
+    let data = results
+        .iter()
+        .flat_map(|r| r.timeseries.iter())
+        .map(|row| row.second as f64 + 1.0)
+        .fold(0.0, f64::max);
+    if data > 0.0 {
+        return data;
+    }
+    let faults = summary
+        .fault_windows
+        .iter()
+        .map(|w| w.end_s)
+        .filter(|e| e.is_finite())
+        .fold(0.0, f64::max);
+    data.max(faults).max(summary.warmup_s).max(1.0)
+}
+
+/// Fault windows clipped to `0..end`, empty ones dropped.
+fn visible_windows(summary: &RunSummary, end: f64) -> Vec<FaultWindow> {
+    summary
+        .fault_windows
+        .iter()
+        .map(|w| FaultWindow {
+            backend: w.backend,
+            start_s: w.start_s.max(0.0),
+            end_s: w.end_s.min(end),
+        })
+        .filter(|w| w.end_s > w.start_s)
+        .collect()
+}
+
+/// A plot area and a legend area.
+type Split<DB> = (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>);
+
+/// Consecutive (x, y) points drawn as one line.
+type Points = Vec<(f64, f64)>;
+
+/// One policy's data on a chart; its colour and dash come from its index (see
+/// [`draw_policy_line`]).
+struct Series<T> {
+    label: String,
+    data: T,
+}
+
+impl<T> Series<T> {
+    /// The legend entry of the `i`-th series, marked when it has no data.
+    fn entry(&self, i: usize, empty: bool) -> Entry {
+        let label = if empty {
+            format!("{} (no data)", self.label)
+        } else {
+            self.label.clone()
+        };
+        Entry::new(label, policy_colour(i), policy_mark(i))
+    }
+}
+
+/// Splits the left part of `area` for a plot and the right part for a legend of `entries`.
+fn with_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: Option<&str>,
+    entries: &[Entry],
+) -> Result<Split<DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let w = legend_width(area, title, entries, 150, 330)?;
+    let (plot, legend) = area.split_horizontally(area.dim_in_pixel().0 - w);
+    Ok((plot, legend))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spectrum
+
+struct Spectrum {
+    title: String,
+    /// Per policy: points (nines, ms). Policies without data have no points.
+    lines: Vec<Series<Points>>,
+    axis: LogAxis,
+}
+
+impl Spectrum {
+    fn new(summary: &RunSummary, results: &[PolicyResult]) -> Self {
+        const STEPS: usize = 800;
+        let lines: Vec<_> = results
+            .iter()
+            .map(|r| {
+                let h = &r.histogram;
+                let points = if h.is_empty() {
+                    Vec::new()
+                } else {
+                    (0..=STEPS)
+                        .map(|k| {
+                            let nines = MAX_NINES * k as f64 / STEPS as f64;
+                            let q = 1.0 - 10f64.powf(-nines);
+                            (nines, h.value_at_quantile(q) as f64 / 1e6)
+                        })
+                        .collect()
+                };
+                Series {
+                    label: r.summary.policy.clone(),
+                    data: points,
+                }
+            })
+            .collect();
+        let ys = lines
+            .iter()
+            .flat_map(|l| l.data.iter().map(|p| p.1))
+            .filter(|y| *y > 0.0);
+        let (min, max) = ys.fold((f64::INFINITY, 0.0f64), |(lo, hi), y| {
+            (lo.min(y), hi.max(y))
+        });
+        Spectrum {
+            title: run_title(summary, "latency percentile spectrum"),
+            lines,
+            axis: LogAxis::new(min, max),
+        }
+    }
+}
+
+/// `0%`, `50%`, `90%`, `99%`, `99.9%` ... for a position on the nines axis.
+fn fmt_percentile(nines: f64) -> String {
+    let p = 100.0 * (1.0 - 10f64.powf(-nines));
+    let s = format!("{p:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
+impl Chart for Spectrum {
+    fn size(&self) -> (u32, u32) {
+        SIZE
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let body = titled(root, &self.title)?;
+        let entries: Vec<Entry> = self
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| line.entry(i, line.data.is_empty()))
+            .collect();
+        let (plot, legend) = with_legend(&body, Some("policy"), &entries)?;
+        let log2 = 2f64.log10();
+        let bold = vec![0.0, log2, 1.0, 2.0, 3.0, 4.0];
+        let light = vec![2.0 * log2, 1.0 + log2, 2.0 + log2, 3.0 + log2];
+        let mut chart = ChartBuilder::on(&plot)
+            .margin_top(10)
+            .margin_left(10)
+            .margin_right(25)
+            .margin_bottom(5)
+            .x_label_area_size(46)
+            .y_label_area_size(72)
+            .build_cartesian_2d(
+                Ticked::linear(0.0..MAX_NINES, bold, light),
+                Ticked::log(&self.axis),
+            )?;
+        chart
+            .configure_mesh()
+            .x_desc("percentile (log scale of nines)")
+            .y_desc("latency (ms, log scale)")
+            .x_label_formatter(&|x| fmt_percentile(*x))
+            .y_label_formatter(&|y| fmt_num(*y))
+            .label_style(text(14, INK))
+            .axis_desc_style(text(15, INK))
+            .bold_line_style(grid_bold())
+            .light_line_style(grid_light())
+            .axis_style(MUTED.stroke_width(1))
+            .draw()?;
+        for (i, line) in self.lines.iter().enumerate() {
+            if !line.data.is_empty() {
+                draw_policy_line(&mut chart, &line.data, i)?;
+            }
+        }
+        draw_legend(&legend, 22, Some("policy"), &entries)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// p99 over time
+
+struct P99OverTime {
+    title: String,
+    /// Per policy: runs of consecutive seconds with data (time s, p99 ms).
+    lines: Vec<Series<Vec<Points>>>,
+    axis: LogAxis,
+    end: f64,
+    warmup: f64,
+    /// Visible fault windows, with their backend's name.
+    windows: Vec<(FaultWindow, String)>,
+}
+
+impl P99OverTime {
+    fn new(summary: &RunSummary, results: &[PolicyResult]) -> Self {
+        let end = run_end(summary, results);
+        let mut min = f64::INFINITY;
+        let mut max = 0.0f64;
+        let lines = results
+            .iter()
+            .map(|r| {
+                let mut runs: Vec<Points> = Vec::new();
+                let mut last: Option<u64> = None;
+                for row in &r.timeseries {
+                    let y = row.p99_ms;
+                    if !(y.is_finite() && y > 0.0) {
+                        last = None;
+                        continue;
+                    }
+                    min = min.min(y);
+                    max = max.max(y);
+                    if last != Some(row.second.wrapping_sub(1)) || runs.is_empty() {
+                        runs.push(Vec::new());
+                    }
+                    // The value of second s describes s..s+1: plot it in the middle.
+                    runs.last_mut()
+                        .expect("pushed above")
+                        .push((row.second as f64 + 0.5, y));
+                    last = Some(row.second);
+                }
+                Series {
+                    label: r.summary.policy.clone(),
+                    data: runs,
+                }
+            })
+            .collect();
+        let windows = visible_windows(summary, end).into_iter().map(|w| {
+            let name = backend_name(summary, w.backend);
+            (w, name)
+        });
+        P99OverTime {
+            title: run_title(summary, "p99 latency per second"),
+            lines,
+            axis: LogAxis::new(min, max),
+            end,
+            warmup: summary.warmup_s.clamp(0.0, end),
+            windows: windows.collect(),
+        }
+    }
+}
+
+impl Chart for P99OverTime {
+    fn size(&self) -> (u32, u32) {
+        SIZE
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let body = titled(root, &self.title)?;
+        let mut entries: Vec<Entry> = self
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| line.entry(i, line.data.is_empty()))
+            .collect();
+        if self.warmup > 0.0 {
+            entries.push(Entry::new(
+                "warm-up",
+                over_white(WARMUP_FILL, WARMUP_ALPHA),
+                Mark::Swatch,
+            ));
+        }
+        if !self.windows.is_empty() {
+            entries.push(Entry::new(
+                "fault window",
+                over_white(FAULT_FILL, FAULT_ALPHA),
+                Mark::Swatch,
+            ));
+        }
+        let (plot, legend) = with_legend(&body, Some("policy"), &entries)?;
+        let (lo, hi) = (self.axis.range.start, self.axis.range.end);
+        let build = |top: u32| {
+            ChartBuilder::on(&plot)
+                .margin_top(top)
+                .margin_left(10)
+                .margin_right(25)
+                .margin_bottom(5)
+                .x_label_area_size(46)
+                .y_label_area_size(72)
+                .build_cartesian_2d(0f64..self.end, Ticked::log(&self.axis))
+        };
+
+        // Band labels go in a strip above the plot (never over the data): the warm-up, and each
+        // faulty backend at its first window, stacked in up to MAX_LABEL_LEVELS rows.
+        let mut labels: Vec<(f64, String, RGBColor)> = Vec::new();
+        if self.warmup > 0.0 {
+            labels.push((0.0, "warm-up".to_string(), RGBColor(90, 90, 90)));
+        }
+        let mut seen: Vec<usize> = Vec::new();
+        let mut windows: Vec<&(FaultWindow, String)> = self.windows.iter().collect();
+        windows.sort_by(|a, b| {
+            a.0.start_s
+                .total_cmp(&b.0.start_s)
+                .then(a.0.backend.cmp(&b.0.backend))
+        });
+        for (w, name) in windows {
+            if !seen.contains(&w.backend) {
+                seen.push(w.backend);
+                labels.push((w.start_s, name.clone(), RGBColor(170, 30, 30)));
+            }
+        }
+        labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let style = text(12, INK);
+        let probe = build(10)?;
+        let mut level_ends: Vec<i32> = Vec::new();
+        let mut placed: Vec<(f64, String, RGBColor, usize)> = Vec::new();
+        for (x, label, colour) in labels {
+            let px = probe.backend_coord(&(x, hi)).0 + 3;
+            let width = plot.estimate_text_size(&label, &style)?.0 as i32;
+            let level = match level_ends.iter().position(|&end| end + 8 <= px) {
+                Some(l) => l,
+                None if level_ends.len() < MAX_LABEL_LEVELS => {
+                    level_ends.push(i32::MIN);
+                    level_ends.len() - 1
+                }
+                None => continue,
+            };
+            level_ends[level] = px + width;
+            placed.push((x, label, colour, level));
+        }
+        let mut chart = build(10 + LABEL_ROW * level_ends.len() as u32)?;
+        chart
+            .configure_mesh()
+            .x_desc("time since run start (s)")
+            .y_desc("p99 latency per second (ms, log scale)")
+            .x_labels(12)
+            .x_max_light_lines(0)
+            .x_label_formatter(&|x| fmt_num(*x))
+            .y_label_formatter(&|y| fmt_num(*y))
+            .label_style(text(14, INK))
+            .axis_desc_style(text(15, INK))
+            .bold_line_style(grid_bold())
+            .light_line_style(grid_light())
+            .axis_style(MUTED.stroke_width(1))
+            .draw()?;
+
+        if self.warmup > 0.0 {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, lo), (self.warmup, hi)],
+                WARMUP_FILL.mix(WARMUP_ALPHA).filled(),
+            )))?;
+        }
+        chart.draw_series(self.windows.iter().map(|(w, _)| {
+            Rectangle::new(
+                [(w.start_s, lo), (w.end_s, hi)],
+                FAULT_FILL.mix(FAULT_ALPHA).filled(),
+            )
+        }))?;
+        let base = plot.get_base_pixel();
+        for (x, label, colour, level) in placed {
+            let (px, py) = chart.backend_coord(&(x, hi));
+            let (px, py) = (
+                px - base.0 + 3,
+                py - base.1 - 3 - LABEL_ROW as i32 * level as i32,
+            );
+            plot.draw(&Text::new(
+                label,
+                (px, py),
+                style
+                    .clone()
+                    .color(&colour)
+                    .pos(Pos::new(HPos::Left, VPos::Bottom)),
+            ))?;
+        }
+
+        for (i, line) in self.lines.iter().enumerate() {
+            for run in &line.data {
+                if run.len() == 1 {
+                    chart.draw_series(std::iter::once(Circle::new(
+                        run[0],
+                        2,
+                        policy_colour(i).filled(),
+                    )))?;
+                } else {
+                    draw_policy_line(&mut chart, run, i)?;
+                }
+            }
+        }
+        draw_legend(&legend, 22, Some("policy"), &entries)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traffic share
+
+struct Panel {
+    policy: String,
+    /// Per backend: runs of (time s, share %) over the seconds with sends.
+    lines: Vec<Vec<Vec<(f64, f64)>>>,
+}
+
+struct TrafficShare {
+    title: String,
+    panels: Vec<Panel>,
+    /// Backend count, and per backend its colour if it has a fault window.
+    backends: usize,
+    colours: Vec<Option<RGBColor>>,
+    names: Vec<String>,
+    end: f64,
+    warmup: f64,
+    windows: Vec<FaultWindow>,
+    /// Top of the share axis, %, the same for every panel.
+    top: f64,
+}
+
+/// The top of the share axis: the largest share with some room, in steps of 10%.
+fn panels_max(panels: &[Panel]) -> f64 {
+    let max = panels
+        .iter()
+        .flat_map(|p| p.lines.iter().flatten().flatten())
+        .map(|p| p.1)
+        .fold(0.0, f64::max);
+    ((max * 1.08 / 10.0).ceil() * 10.0).clamp(10.0, 100.0)
+}
+
+impl TrafficShare {
+    fn new(summary: &RunSummary, results: &[PolicyResult]) -> Self {
+        let end = run_end(summary, results);
+        let from_rows = results
+            .iter()
+            .flat_map(|r| r.timeseries.iter())
+            .map(|row| row.shares.len())
+            .max()
+            .unwrap_or(0);
+        let backends = summary.backends.len().max(from_rows);
+        let mut colours = vec![None; backends];
+        let mut faulted: Vec<usize> = summary
+            .fault_windows
+            .iter()
+            .map(|w| w.backend)
+            .filter(|&b| b < backends)
+            .collect();
+        faulted.sort_unstable();
+        faulted.dedup();
+        for (k, &b) in faulted.iter().enumerate() {
+            colours[b] = Some(fault_colour(k));
+        }
+        let panels: Vec<Panel> = results
+            .iter()
+            .map(|r| {
+                let mut lines: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); backends];
+                let mut last: Option<u64> = None;
+                for row in &r.timeseries {
+                    let total: f64 = row.shares.iter().filter(|s| s.is_finite()).sum();
+                    if total <= 0.0 {
+                        last = None;
+                        continue;
+                    }
+                    let new_run = last != Some(row.second.wrapping_sub(1));
+                    for (b, line) in lines.iter_mut().enumerate() {
+                        let s = row
+                            .shares
+                            .get(b)
+                            .copied()
+                            .filter(|s| s.is_finite())
+                            .unwrap_or(0.0);
+                        if new_run || line.is_empty() {
+                            line.push(Vec::new());
+                        }
+                        line.last_mut()
+                            .expect("pushed above")
+                            .push((row.second as f64 + 0.5, 100.0 * s));
+                    }
+                    last = Some(row.second);
+                }
+                Panel {
+                    policy: r.summary.policy.clone(),
+                    lines,
+                }
+            })
+            .collect();
+        let top = panels_max(&panels);
+        TrafficShare {
+            title: run_title(summary, "traffic share per backend"),
+            top,
+            panels,
+            backends,
+            colours,
+            names: (0..backends).map(|b| backend_name(summary, b)).collect(),
+            end,
+            warmup: summary.warmup_s.clamp(0.0, end),
+            windows: visible_windows(summary, end)
+                .into_iter()
+                .filter(|w| w.backend < backends)
+                .collect(),
+        }
+    }
+
+    fn grid(&self) -> (usize, usize) {
+        let n = self.panels.len().max(1);
+        let cols = match n {
+            1 => 1,
+            2..=4 => 2,
+            _ => 3,
+        };
+        (n.div_ceil(cols), cols)
+    }
+}
+
+impl Chart for TrafficShare {
+    fn size(&self) -> (u32, u32) {
+        let (rows, _) = self.grid();
+        (1000, (60 + 270 * rows as u32).max(600))
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let body = titled(root, &self.title)?;
+        let mut entries: Vec<Entry> = Vec::new();
+        for (b, colour) in self.colours.iter().enumerate() {
+            if let Some(c) = colour {
+                entries.push(Entry::new(
+                    format!("{} (faulty)", self.names[b]),
+                    *c,
+                    Mark::LineOnSwatch(3),
+                ));
+            }
+        }
+        let quiet = self.colours.iter().filter(|c| c.is_none()).count();
+        if quiet > 0 {
+            let label = if quiet == self.backends {
+                "backends".to_string()
+            } else {
+                "other backends".to_string()
+            };
+            entries.push(Entry::new(
+                format!("{label} ({quiet})"),
+                QUIET_GREY,
+                Mark::Line(2),
+            ));
+        }
+        if self.backends > 0 {
+            entries.push(Entry::new(
+                format!("even share (1/{})", self.backends),
+                MUTED,
+                Mark::Dashed,
+            ));
+        }
+        if self.warmup > 0.0 {
+            entries.push(Entry::new(
+                "warm-up",
+                over_white(WARMUP_FILL, WARMUP_ALPHA),
+                Mark::Swatch,
+            ));
+        }
+        let (grid_area, legend) = with_legend(&body, Some("backend"), &entries)?;
+        let (rows, cols) = self.grid();
+        let cells = grid_area.split_evenly((rows, cols));
+        for (panel, area) in self.panels.iter().zip(cells.iter()) {
+            self.draw_panel(panel, area)?;
+        }
+        if self.panels.is_empty() {
+            grid_area.draw(&Text::new(
+                "no policies".to_string(),
+                (20, 20),
+                text(14, MUTED).pos(Pos::new(HPos::Left, VPos::Top)),
+            ))?;
+        }
+        draw_legend(&legend, 22, Some("backend"), &entries)?;
+        if !self.windows.is_empty() {
+            // The shading of a faulty backend's windows is explained by its legend entry.
+            let y = 22 + 24 * (entries.len() as i32 + 1);
+            let note = ["shaded: the faulty", "backend's fault windows"];
+            for (i, line) in note.iter().enumerate() {
+                legend.draw(&Text::new(
+                    line.to_string(),
+                    (10, y + 17 * i as i32),
+                    text(12, MUTED).pos(Pos::new(HPos::Left, VPos::Center)),
+                ))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TrafficShare {
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        panel: &Panel,
+        area: &DrawingArea<DB, Shift>,
+    ) -> DrawResult<DB> {
+        let caption_style = text(15, INK);
+        let caption = crate::render::ellipsize(
+            area,
+            &panel.policy,
+            &caption_style,
+            area.dim_in_pixel().0 - 20,
+        )?;
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, caption_style)
+            .margin(8)
+            .margin_right(18)
+            .x_label_area_size(40)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..self.end, 0f64..self.top)?;
+        chart
+            .configure_mesh()
+            .x_desc("time (s)")
+            .y_desc("share of requests (%)")
+            .x_labels(8)
+            .y_labels(6)
+            .x_label_formatter(&|x| fmt_num(*x))
+            .y_label_formatter(&|y| fmt_num(*y))
+            .label_style(text(12, INK))
+            .axis_desc_style(text(12, INK))
+            .bold_line_style(grid_bold())
+            .light_line_style(grid_light())
+            .max_light_lines(1)
+            .axis_style(MUTED.stroke_width(1))
+            .draw()?;
+        if self.warmup > 0.0 {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, 0.0), (self.warmup, self.top)],
+                WARMUP_FILL.mix(WARMUP_ALPHA).filled(),
+            )))?;
+        }
+        chart.draw_series(self.windows.iter().map(|w| {
+            let c = self
+                .colours
+                .get(w.backend)
+                .copied()
+                .flatten()
+                .unwrap_or(FAULT_FILL);
+            Rectangle::new(
+                [(w.start_s, 0.0), (w.end_s, self.top)],
+                c.mix(FAULT_ALPHA).filled(),
+            )
+        }))?;
+        if panel.lines.iter().all(|l| l.is_empty()) {
+            chart.plotting_area().draw(
+                &(EmptyElement::at((self.end / 2.0, self.top / 2.0))
+                    + Text::new(
+                        "no data",
+                        (0, 0),
+                        text(13, MUTED).pos(Pos::new(HPos::Center, VPos::Center)),
+                    )),
+            )?;
+            return Ok(());
+        }
+        // Grey lines first, so the coloured ones are on top.
+        for (b, runs) in panel.lines.iter().enumerate() {
+            if self.colours[b].is_none() {
+                for run in runs {
+                    chart.draw_series(LineSeries::new(
+                        run.iter().copied(),
+                        QUIET_GREY.stroke_width(1),
+                    ))?;
+                }
+            }
+        }
+        let even = 100.0 / self.backends as f64;
+        chart.draw_series(DashedLineSeries::new(
+            [(0.0, even), (self.end, even)],
+            5,
+            4,
+            MUTED.stroke_width(1),
+        ))?;
+        for (b, runs) in panel.lines.iter().enumerate() {
+            if let Some(c) = self.colours[b] {
+                for run in runs {
+                    chart.draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2)))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_percentile;
+
+    #[test]
+    fn nines_axis_labels() {
+        assert_eq!(fmt_percentile(0.0), "0%");
+        assert_eq!(fmt_percentile(2f64.log10()), "50%");
+        assert_eq!(fmt_percentile(1.0), "90%");
+        assert_eq!(fmt_percentile(3.0), "99.9%");
+        assert_eq!(fmt_percentile(4.0), "99.99%");
+    }
+}
