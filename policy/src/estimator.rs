@@ -126,10 +126,14 @@ mod tests {
         let mut b = a;
         a.read(5_000_000_000, INV, DecayMode::TimeWeighted);
         b.read(5_000_000_000, INV, DecayMode::OnRead);
-        // A fast sample right after the read: time-weighted blends over 5 s, on-read over ~0 s.
+        // A fast sample right after the read: time-weighted blends over the 5 s since the last
+        // update; on-read blends over ~0 s, so the sample does not count at all.
         a.observe(5_000_000_000, 1_000_000, INV);
         b.observe(5_000_000_000, 1_000_000, INV);
-        assert!(a.decayed(5_000_000_000, INV) < b.decayed(5_000_000_000, INV));
+        let w = (-0.5f64).exp();
+        let blended = 100_000_000.0 * w + (1.0 - w) * 1_000_000.0;
+        assert!((a.decayed(5_000_000_000, INV) - blended).abs() < 1e-3);
+        assert!((b.decayed(5_000_000_000, INV) - 100_000_000.0 * w).abs() < 1e-3);
     }
 
     #[test]
