@@ -184,13 +184,16 @@ impl OutlierDetection {
         }
     }
 
-    /// Endpoints with at least `volume` calls in the last interval, not ejected, with their counts.
+    /// Endpoints with at least `volume` calls (and at least one) in the last interval, not
+    /// ejected, with their counts. An endpoint without calls has no rate: with `requestVolume` 0
+    /// its 0/0 would make the success-rate mean NaN and stop every ejection.
     fn candidates(&self, volume: u32) -> Vec<(EndpointId, Counts)> {
+        let volume = u64::from(volume).max(1);
         self.order
             .iter()
             .filter_map(|id| {
                 let t = self.trackers.get(id)?;
-                (t.ejected_at.is_none() && t.inactive.total() >= u64::from(volume))
+                (t.ejected_at.is_none() && t.inactive.total() >= volume)
                     .then_some((*id, t.inactive))
             })
             .collect()
