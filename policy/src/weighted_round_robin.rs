@@ -49,6 +49,9 @@ impl Default for Config {
     }
 }
 
+/// Smallest weight the scheduler uses, relative to the largest (gRPC scales weights to 16 bits).
+const MIN_WEIGHT_RATIO: f64 = 1.0 / 65535.0;
+
 /// Smallest `weightUpdatePeriod` A58 allows.
 pub const MIN_WEIGHT_UPDATE_PERIOD: Nanos = 100_000_000;
 
@@ -73,8 +76,10 @@ impl Weight {
         } else {
             0.0
         };
-        if !(weight > 0.0 && weight.is_finite()) {
-            return; // a zero never overwrites a stored weight
+        if !(weight > 0.0 && weight.is_normal()) {
+            // A zero never overwrites a stored weight; nor does a subnormal one, whose inverse
+            // (the cost) would be infinite.
+            return;
         }
         if self.non_empty_since.is_none() {
             self.non_empty_since = Some(now);
@@ -169,11 +174,11 @@ impl WeightedRoundRobin {
         }
         self.rr_next = rng.random_range(0..n);
         let mut weights = Vec::with_capacity(n);
-        let (mut sum, mut count) = (0.0, 0usize);
+        let (mut max, mut count) = (0.0f64, 0usize);
         for &slot in ready {
             let w = slots[slot as usize].data.effective(now, &config);
             if w > 0.0 {
-                sum += w;
+                max = max.max(w);
                 count += 1;
             }
             weights.push(w);
@@ -181,9 +186,17 @@ impl WeightedRoundRobin {
         if count < 2 {
             return; // round robin
         }
-        let mean = sum / count as f64;
+        // Only ratios matter to the schedule. Scaled by the largest weight, the mean cannot
+        // overflow and every period is finite; ratios beyond 65535:1 are clamped, as gRPC's 16-bit
+        // scaled weights are.
+        let mean = weights
+            .iter()
+            .filter(|&&w| w > 0.0)
+            .map(|&w| w / max)
+            .sum::<f64>()
+            / count as f64;
         for (order, (&slot, w)) in ready.iter().zip(weights).enumerate() {
-            let w = if w > 0.0 { w } else { mean };
+            let w = if w > 0.0 { w / max } else { mean }.max(MIN_WEIGHT_RATIO);
             let period = 1.0 / w;
             // A random phase, so clients that rebuild together do not move in lockstep.
             let deadline = rng.random::<f64>() * period;
