@@ -1,0 +1,407 @@
+//! Service-config parsing: defaults, rejections naming the field, selection rules.
+
+use lblab_policy::config::{
+    parse_service_config, parse_service_config_with, ConfigError, PolicyConfig, Selected,
+};
+use serde_json::{json, Value};
+
+fn lb(list: &str) -> String {
+    format!(r#"{{"loadBalancingConfig":{list}}}"#)
+}
+
+fn parse_entry(entry: &str) -> Result<PolicyConfig, ConfigError> {
+    parse_service_config(&lb(&format!("[{entry}]")))
+}
+
+fn normalized(entry: &str) -> Value {
+    parse_entry(entry)
+        .unwrap_or_else(|e| panic!("{entry}: {e}"))
+        .to_json()
+}
+
+#[test]
+fn every_default_is_filled_in() {
+    let cases = [
+        (r#"{"pick_first":{}}"#, json!({"pick_first": {}})),
+        (r#"{"round_robin":{}}"#, json!({"round_robin": {}})),
+        (
+            r#"{"least_request_experimental":{}}"#,
+            json!({"least_request_experimental": {"choiceCount": 2}}),
+        ),
+        (
+            r#"{"peak_ewma_experimental":{}}"#,
+            json!({"peak_ewma_experimental": {
+                "choiceCount": 2,
+                "decayTime": "10s",
+                "defaultRtt": "0.03s",
+                "lblabAblation": {"decay": "time_weighted", "sampling": "with_replacement"},
+            }}),
+        ),
+        (
+            r#"{"weighted_round_robin":{}}"#,
+            json!({"weighted_round_robin": {
+                "enableOobLoadReport": false,
+                "oobReportingPeriod": "10s",
+                "blackoutPeriod": "10s",
+                "weightExpirationPeriod": "180s",
+                "weightUpdatePeriod": "1s",
+                "errorUtilizationPenalty": 1.0,
+            }}),
+        ),
+        (
+            r#"{"outlier_detection_experimental":{"successRateEjection":{},"failurePercentageEjection":{},"childPolicy":[{"round_robin":{}}]}}"#,
+            json!({"outlier_detection_experimental": {
+                "interval": "10s",
+                "baseEjectionTime": "30s",
+                "maxEjectionTime": "300s",
+                "maxEjectionPercent": 10,
+                "successRateEjection": {
+                    "stdevFactor": 1900, "enforcementPercentage": 100,
+                    "minimumHosts": 5, "requestVolume": 100,
+                },
+                "failurePercentageEjection": {
+                    "threshold": 85, "enforcementPercentage": 100,
+                    "minimumHosts": 5, "requestVolume": 50,
+                },
+                "childPolicy": [{"round_robin": {}}],
+            }}),
+        ),
+        (
+            // Algorithms run only when present: absent ones stay absent.
+            r#"{"outlier_detection_experimental":{"childPolicy":[{"peak_ewma_experimental":{"choiceCount":3}}]}}"#,
+            json!({"outlier_detection_experimental": {
+                "interval": "10s",
+                "baseEjectionTime": "30s",
+                "maxEjectionTime": "300s",
+                "maxEjectionPercent": 10,
+                "childPolicy": [{"peak_ewma_experimental": {
+                    "choiceCount": 3,
+                    "decayTime": "10s",
+                    "defaultRtt": "0.03s",
+                    "lblabAblation": {"decay": "time_weighted", "sampling": "with_replacement"},
+                }}],
+            }}),
+        ),
+    ];
+    for (entry, want) in cases {
+        assert_eq!(normalized(entry), want, "{entry}");
+    }
+}
+
+#[test]
+fn normalized_config_parses_back_to_itself() {
+    for entry in [
+        r#"{"peak_ewma_experimental":{"choiceCount":4,"decayTime":"2.5s","defaultRtt":"0.001s","lblabAblation":{"decay":"on_read","sampling":"distinct"}}}"#,
+        r#"{"weighted_round_robin":{"enableOobLoadReport":true,"blackoutPeriod":"0s","errorUtilizationPenalty":0.5}}"#,
+        r#"{"outlier_detection_experimental":{"interval":"1s","maxEjectionPercent":100,"successRateEjection":{"stdevFactor":1000},"childPolicy":[{"least_request_experimental":{"choiceCount":3}}]}}"#,
+    ] {
+        let once = parse_entry(entry).unwrap();
+        let again = parse_entry(&once.to_json().to_string()).unwrap();
+        assert_eq!(once, again, "{entry}");
+    }
+}
+
+#[test]
+fn clamps_and_derived_defaults() {
+    let n = normalized(r#"{"least_request_experimental":{"choiceCount":11}}"#);
+    assert_eq!(n["least_request_experimental"]["choiceCount"], 10);
+    let n = normalized(r#"{"peak_ewma_experimental":{"choiceCount":4294967295}}"#);
+    assert_eq!(n["peak_ewma_experimental"]["choiceCount"], 10);
+    let n = normalized(r#"{"weighted_round_robin":{"weightUpdatePeriod":"0.05s"}}"#);
+    assert_eq!(n["weighted_round_robin"]["weightUpdatePeriod"], "0.1s");
+    // maxEjectionTime defaults to max(300 s, baseEjectionTime).
+    let n = normalized(
+        r#"{"outlier_detection_experimental":{"baseEjectionTime":"400s","childPolicy":[{"pick_first":{}}]}}"#,
+    );
+    assert_eq!(
+        n["outlier_detection_experimental"]["maxEjectionTime"],
+        "400s"
+    );
+    // null means "not set".
+    let n = normalized(r#"{"peak_ewma_experimental":{"decayTime":null}}"#);
+    assert_eq!(n["peak_ewma_experimental"]["decayTime"], "10s");
+}
+
+/// `(document, path the error must name, words the message must contain)`.
+const REJECTED: &[(&str, &str, &str)] = &[
+    (
+        r#"[{"least_request_experimental":{"choiceCount":1}}]"#,
+        "loadBalancingConfig[0].least_request_experimental.choiceCount",
+        "at least 2",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"choiceCount":1}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
+        "at least 2",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"choiceCount":0}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
+        "at least 2",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"choiceCount":-3}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
+        "whole number",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"choiceCount":2.5}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
+        "whole number",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"choiceCount":"2"}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
+        "whole number",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"decayTime":"0s"}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
+        "greater than 0",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"defaultRtt":"-1s"}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.defaultRtt",
+        "negative",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"defaultRtt":"0.000s"}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.defaultRtt",
+        "greater than 0",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"decayTime":"10"}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
+        "proto3 duration",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"decayTime":"1m"}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
+        "proto3 duration",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"decayTime":10}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
+        "not a duration string",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"decayTime":"1.0000000001s"}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
+        "proto3 duration",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"decaytime":"1s"}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.decaytime",
+        "unknown field",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"lblabAblation":{"decay":"sometimes"}}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.lblabAblation.decay",
+        "on_read",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"lblabAblation":{"sample":"distinct"}}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.lblabAblation.sample",
+        "unknown field",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":[]}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental",
+        "JSON object",
+    ),
+    (
+        r#"[{"round_robin":{"choiceCount":2}}]"#,
+        "loadBalancingConfig[0].round_robin.choiceCount",
+        "unknown field",
+    ),
+    (
+        r#"[{"weighted_round_robin":{"errorUtilizationPenalty":-0.5}}]"#,
+        "loadBalancingConfig[0].weighted_round_robin.errorUtilizationPenalty",
+        "negative",
+    ),
+    (
+        r#"[{"weighted_round_robin":{"enableOobLoadReport":"yes"}}]"#,
+        "loadBalancingConfig[0].weighted_round_robin.enableOobLoadReport",
+        "true or false",
+    ),
+    (
+        r#"[{"weighted_round_robin":{"blackoutPeriod":"-10s"}}]"#,
+        "loadBalancingConfig[0].weighted_round_robin.blackoutPeriod",
+        "negative",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"maxEjectionPercent":101,"childPolicy":[{"round_robin":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.maxEjectionPercent",
+        "above 100",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"successRateEjection":{"enforcementPercentage":150},"childPolicy":[{"round_robin":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.successRateEjection.enforcementPercentage",
+        "above 100",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"failurePercentageEjection":{"threshold":101},"childPolicy":[{"round_robin":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.failurePercentageEjection.threshold",
+        "above 100",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"failurePercentageEjection":{"enforcementPercentage":101},"childPolicy":[{"round_robin":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.failurePercentageEjection.enforcementPercentage",
+        "above 100",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"failurePercentageEjection":{"treshold":90},"childPolicy":[{"round_robin":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.failurePercentageEjection.treshold",
+        "unknown field",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"interval":"-1s","childPolicy":[{"round_robin":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.interval",
+        "negative",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"baseEjectionTime":"-0.5s","childPolicy":[{"round_robin":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.baseEjectionTime",
+        "negative",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"maxEjectionTime":"-30s","childPolicy":[{"round_robin":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.maxEjectionTime",
+        "negative",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.childPolicy",
+        "required",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"childPolicy":[{"grpclb":{}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.childPolicy",
+        "no supported policy",
+    ),
+    (
+        r#"[{"outlier_detection_experimental":{"childPolicy":[{"peak_ewma_experimental":{"choiceCount":1}}]}}]"#,
+        "loadBalancingConfig[0].outlier_detection_experimental.childPolicy[0].peak_ewma_experimental.choiceCount",
+        "at least 2",
+    ),
+    (
+        r#"[{"grpclb":{}},{"xds_cluster_impl_experimental":{}}]"#,
+        "loadBalancingConfig",
+        "no supported policy in [\"grpclb\", \"xds_cluster_impl_experimental\"]",
+    ),
+    (r#"[]"#, "loadBalancingConfig", "no supported policy"),
+    (
+        r#"[{"round_robin":{},"pick_first":{}}]"#,
+        "loadBalancingConfig[0]",
+        "exactly one key",
+    ),
+    (r#"{"round_robin":{}}"#, "loadBalancingConfig", "must be a list"),
+    // The first supported entry is the one selected, so it must be valid.
+    (
+        r#"[{"peak_ewma_experimental":{"choiceCount":1}},{"round_robin":{}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
+        "at least 2",
+    ),
+];
+
+#[test]
+fn invalid_configs_are_rejected_naming_the_field() {
+    for &(list, path, words) in REJECTED {
+        let err = parse_service_config(&lb(list)).expect_err(list);
+        assert_eq!(err.path, path, "{list}: {err}");
+        assert!(err.message.contains(words), "{list}: {err}");
+        assert_eq!(err.position, None);
+        assert!(err.to_string().contains(&format!("`{path}`")), "{err}");
+    }
+}
+
+#[test]
+fn every_supported_policy_name_is_listed_when_none_is_supported() {
+    let err = parse_service_config(&lb(r#"[{"grpclb":{}}]"#)).unwrap_err();
+    for name in lblab_policy::config::SUPPORTED {
+        assert!(err.message.contains(name), "{err}");
+    }
+    // Extra names the caller supports are listed too.
+    let Err(err) = parse_service_config_with(&lb(r#"[{"grpclb":{}}]"#), &["oracle"]) else {
+        panic!()
+    };
+    assert!(err.message.contains("oracle"), "{err}");
+}
+
+#[test]
+fn first_supported_entry_wins() {
+    let p = parse_service_config(&lb(
+        r#"[{"grpclb":{}},{"round_robin":{}},{"pick_first":{}}]"#,
+    ))
+    .unwrap();
+    assert_eq!(p.name(), "round_robin");
+    // Entries after the selected one are not looked at, even invalid ones.
+    let p = parse_service_config(&lb(
+        r#"[{"least_request_experimental":{}},{"peak_ewma_experimental":{"choiceCount":1}}]"#,
+    ))
+    .unwrap();
+    assert_eq!(p.name(), "least_request_experimental");
+    // An extra name the caller handles can win too, with its config as written.
+    let s = parse_service_config_with(
+        &lb(r#"[{"oracle":{"x":1}},{"round_robin":{}}]"#),
+        &["oracle"],
+    )
+    .unwrap();
+    assert_eq!(
+        s,
+        Selected::Extra {
+            name: "oracle".into(),
+            config: json!({"x": 1})
+        }
+    );
+    let s = parse_service_config_with(&lb(r#"[{"round_robin":{}},{"oracle":{}}]"#), &["oracle"])
+        .unwrap();
+    assert!(matches!(s, Selected::Policy(PolicyConfig::RoundRobin(_))));
+}
+
+#[test]
+fn legacy_load_balancing_policy_field() {
+    let p = parse_service_config(r#"{"loadBalancingPolicy":"round_robin"}"#).unwrap();
+    assert_eq!(p.name(), "round_robin");
+    let err = parse_service_config(r#"{"loadBalancingPolicy":7}"#).unwrap_err();
+    assert_eq!(err.path, "loadBalancingPolicy");
+    let err = parse_service_config(r#"{"loadBalancingPolicy":"grpclb"}"#).unwrap_err();
+    assert_eq!(err.path, "loadBalancingPolicy");
+}
+
+#[test]
+fn document_shape_errors() {
+    let err = parse_service_config("[]").unwrap_err();
+    assert!(err.message.contains("JSON object"), "{err}");
+    let err = parse_service_config("{}").unwrap_err();
+    assert!(err.message.contains("loadBalancingConfig"), "{err}");
+}
+
+#[test]
+fn json_syntax_errors_carry_line_and_column() {
+    let doc = "{\n  \"loadBalancingConfig\": [\n    {\"round_robin\": {},}\n  ]\n}";
+    let err = parse_service_config(doc).unwrap_err();
+    let (line, col) = err.position.expect("a position");
+    assert_eq!(line, 3);
+    assert!((20..=25).contains(&col), "column {col}");
+    assert!(
+        err.to_string()
+            .starts_with(&format!("line 3, column {col}:")),
+        "{err}"
+    );
+    let err = parse_service_config("").unwrap_err();
+    assert!(err.position.is_some());
+}
+
+#[test]
+fn built_policy_has_the_configured_name() {
+    for &(_, entry) in crate::harness::EVERY_POLICY {
+        let c = parse_entry(entry).unwrap();
+        assert_eq!(c.build(0).name(), c.name());
+    }
+    let c = parse_entry(
+        r#"{"outlier_detection_experimental":{"childPolicy":[{"peak_ewma_experimental":{}}]}}"#,
+    )
+    .unwrap();
+    assert_eq!(c.label(), "outlier_detection(peak_ewma)");
+}

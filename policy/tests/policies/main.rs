@@ -1,0 +1,15 @@
+//! The policy crate's one integration-test binary: behaviour of every policy driven through the
+//! public API with the harness in `harness.rs` (policy + fake endpoints + virtual clock).
+
+mod harness;
+
+mod config;
+mod endpoint_updates;
+mod least_request;
+mod outlier_detection;
+mod peak_ewma;
+mod pick_first;
+mod properties;
+mod queue_or_fail;
+mod round_robin;
+mod weighted_round_robin;

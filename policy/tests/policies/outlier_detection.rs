@@ -1,0 +1,285 @@
+//! `outlier_detection_experimental` (A50): ejection by failure percentage and success rate,
+//! unejection, the multiplier, the caps and the gates.
+
+use lblab_policy::Connectivity;
+
+use crate::harness::{Lab, MS, SEC};
+
+/// An outlier_detection entry with `fields` (interval 10 s, base 30 s unless overridden) around
+/// round_robin.
+fn od(fields: &str) -> String {
+    od_around(fields, r#"{"round_robin":{}}"#)
+}
+
+fn od_around(fields: &str, child: &str) -> String {
+    format!(r#"{{"outlier_detection_experimental":{{{fields},"childPolicy":[{child}]}}}}"#)
+}
+
+const FAILURE_PCT: &str =
+    r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10},"maxEjectionPercent":50"#;
+
+fn ejected(lab: &Lab, e: u32) -> bool {
+    lab.view(e).state == Connectivity::TransientFailure
+}
+
+#[test]
+fn failing_endpoint_is_ejected_at_the_next_interval_and_never_picked() {
+    let mut lab = Lab::ready(&od(FAILURE_PCT), 5);
+    lab.backend(0).failure_rate = 1.0;
+    lab.drive(10 * SEC - MS, 100);
+    assert!(
+        !ejected(&lab, 0),
+        "nothing happens before the interval ends"
+    );
+    assert!(lab.picks(0) > 0);
+    lab.step(MS); // the tick at 10 s
+    assert!(ejected(&lab, 0));
+    assert!((1..5).all(|e| !ejected(&lab, e)));
+    lab.reset_picks();
+    lab.drive(20 * SEC, 100);
+    assert_eq!(lab.picks(0), 0, "the child sees it as TRANSIENT_FAILURE");
+    assert_eq!(lab.unpicked, 0);
+}
+
+#[test]
+fn ejection_lasts_base_ejection_time_times_the_multiplier_which_decays() {
+    let mut lab = Lab::ready(&od(FAILURE_PCT), 5);
+    lab.backend(0).failure_rate = 1.0;
+    // First ejection at the 10 s tick (multiplier 1): back at the first tick >= 40 s.
+    lab.drive(10 * SEC, 100);
+    assert!(ejected(&lab, 0));
+    lab.drive(30 * SEC - MS, 100);
+    assert!(ejected(&lab, 0), "still ejected just before 40 s");
+    lab.step(MS);
+    assert!(!ejected(&lab, 0), "back at 40 s");
+    // Still failing: ejected again at 50 s with multiplier 2, for 60 s: back at 110 s.
+    lab.drive(10 * SEC, 100);
+    assert!(ejected(&lab, 0));
+    lab.drive(60 * SEC - MS, 100);
+    assert!(ejected(&lab, 0), "still ejected just before 110 s");
+    lab.step(MS);
+    assert!(!ejected(&lab, 0), "back at 110 s");
+    // Healthy for three ticks (120, 130, 140 s): the multiplier falls 2 -> 1 -> 0 -> 0.
+    lab.backend(0).failure_rate = 0.0;
+    lab.drive(30 * SEC, 100);
+    assert!(!ejected(&lab, 0));
+    // Failing again: ejected at 150 s with multiplier 1, so back at 180 s (not 240 s).
+    lab.backend(0).failure_rate = 1.0;
+    lab.drive(10 * SEC, 100);
+    assert!(ejected(&lab, 0));
+    lab.drive(30 * SEC - MS, 100);
+    assert!(ejected(&lab, 0));
+    lab.step(MS);
+    assert!(
+        !ejected(&lab, 0),
+        "back at 180 s: the multiplier had decayed"
+    );
+}
+
+#[test]
+fn ejection_time_is_capped_by_max_ejection_time() {
+    let entry = od(&format!(r#"{FAILURE_PCT},"maxEjectionTime":"45s""#));
+    let mut lab = Lab::ready(&entry, 5);
+    lab.backend(0).failure_rate = 1.0;
+    lab.drive(40 * SEC, 100); // ejected at 10 s, back at 40 s
+    assert!(!ejected(&lab, 0));
+    lab.drive(10 * SEC, 100); // ejected at 50 s, multiplier 2: min(60 s, 45 s) -> back at 100 s
+    assert!(ejected(&lab, 0));
+    lab.drive(50 * SEC - MS, 100);
+    assert!(ejected(&lab, 0));
+    lab.step(MS);
+    assert!(!ejected(&lab, 0), "back at 100 s");
+}
+
+#[test]
+fn max_ejection_percent_is_respected() {
+    let entry = od(
+        r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10},"maxEjectionPercent":20"#,
+    );
+    let mut lab = Lab::ready(&entry, 10);
+    for e in 0..5 {
+        lab.backend(e).failure_rate = 1.0;
+    }
+    lab.drive(10 * SEC, 200);
+    assert_eq!((0..10).filter(|&e| ejected(&lab, e)).count(), 2);
+    // Ejections and unejections go on (an ejection ends after the algorithms ran in the same
+    // tick, so a tick may end with fewer), but never more than 2 of 10 at once.
+    for _ in 0..20 {
+        lab.drive(10 * SEC, 200);
+        let n = (0..10).filter(|&e| ejected(&lab, e)).count();
+        assert!(n <= 2, "{n} ejected at {} s", lab.now / SEC);
+        assert!((5..10).all(|e| !ejected(&lab, e)));
+    }
+}
+
+#[test]
+fn one_endpoint_can_always_be_ejected() {
+    // 10% of 5 endpoints is half an endpoint: one may still be ejected, not two.
+    let entry = od(r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10}"#);
+    let mut lab = Lab::ready(&entry, 5);
+    lab.backend(0).failure_rate = 1.0;
+    lab.backend(1).failure_rate = 1.0;
+    lab.drive(10 * SEC, 100);
+    assert_eq!((0..5).filter(|&e| ejected(&lab, e)).count(), 1);
+    // maxEjectionPercent 0 ejects nothing.
+    let entry = od(
+        r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10},"maxEjectionPercent":0"#,
+    );
+    let mut lab = Lab::ready(&entry, 5);
+    lab.backend(0).failure_rate = 1.0;
+    lab.drive(10 * SEC, 100);
+    assert!(!ejected(&lab, 0));
+}
+
+#[test]
+fn failure_percentage_must_be_above_the_threshold() {
+    for (rate, want) in [(0.5, false), (0.6, true)] {
+        let entry = od(
+            r#""failurePercentageEjection":{"threshold":50,"minimumHosts":5,"requestVolume":100}"#,
+        );
+        let mut lab = Lab::ready(&entry, 5);
+        lab.backend(0).failure_rate = rate;
+        lab.burst(500); // exactly 100 calls each
+        lab.step(10 * SEC);
+        assert_eq!(ejected(&lab, 0), want, "failure rate {rate}");
+    }
+}
+
+#[test]
+fn success_rate_ejects_below_mean_minus_stdev_factor() {
+    // Success rates 0.6, 1, 1, 1, 1: mean 0.92, stdev 0.16. With stdevFactor 1900 the threshold is
+    // 0.616 (ejected); with 2100 it is 0.584 (kept).
+    for (factor, want) in [(1900, true), (2100, false)] {
+        let entry = od(&format!(
+            r#""successRateEjection":{{"stdevFactor":{factor},"minimumHosts":5,"requestVolume":100}}"#
+        ));
+        let mut lab = Lab::ready(&entry, 5);
+        lab.backend(0).failure_rate = 0.4;
+        lab.burst(500);
+        lab.step(10 * SEC);
+        assert_eq!(ejected(&lab, 0), want, "stdevFactor {factor}");
+        assert!((1..5).all(|e| !ejected(&lab, e)));
+    }
+}
+
+#[test]
+fn request_volume_and_minimum_hosts_gate_ejection() {
+    let cases = [
+        // (fields, calls per endpoint in the interval, ejected?)
+        (
+            r#""failurePercentageEjection":{"requestVolume":50}"#,
+            50,
+            true,
+        ),
+        (
+            r#""failurePercentageEjection":{"requestVolume":50}"#,
+            49,
+            false,
+        ),
+        (
+            r#""failurePercentageEjection":{"requestVolume":50,"minimumHosts":6}"#,
+            60,
+            false,
+        ),
+        (r#""successRateEjection":{"requestVolume":100}"#, 100, true),
+        (r#""successRateEjection":{"requestVolume":100}"#, 99, false),
+        (
+            r#""successRateEjection":{"requestVolume":100,"minimumHosts":6}"#,
+            100,
+            false,
+        ),
+    ];
+    for (fields, calls, want) in cases {
+        let mut lab = Lab::ready(&od(fields), 5);
+        lab.backend(0).failure_rate = 1.0;
+        lab.burst(5 * calls);
+        lab.step(10 * SEC);
+        assert_eq!(ejected(&lab, 0), want, "{fields} with {calls} calls each");
+    }
+}
+
+#[test]
+fn endpoint_without_calls_does_not_stop_success_rate_ejection() {
+    // requestVolume 0: an endpoint that had no calls (here: not READY) has no success rate; it
+    // must not turn the mean into NaN and so disable the algorithm for everyone.
+    let entry = od(r#""successRateEjection":{"requestVolume":0,"minimumHosts":5}"#);
+    let mut lab = Lab::ready(&entry, 6);
+    lab.set_state(5, Connectivity::Connecting);
+    lab.backend(0).failure_rate = 0.4;
+    lab.burst(500);
+    lab.step(10 * SEC);
+    assert!(ejected(&lab, 0));
+}
+
+#[test]
+fn enforcement_percentage_zero_detects_but_never_ejects() {
+    let entry = od(
+        r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10,"enforcementPercentage":0}"#,
+    );
+    let mut lab = Lab::ready(&entry, 5);
+    lab.backend(0).failure_rate = 1.0;
+    lab.drive(60 * SEC, 100);
+    assert!(!ejected(&lab, 0));
+}
+
+#[test]
+fn without_an_algorithm_nothing_is_ejected_and_no_timer_is_asked_for() {
+    let mut lab = Lab::ready(&od(r#""interval":"1s""#), 5);
+    assert_eq!(lab.policy.next_timer(), None);
+    lab.backend(0).failure_rate = 1.0;
+    lab.drive(100 * SEC, 100);
+    assert!(!ejected(&lab, 0));
+    assert!((lab.share(0) - 0.2).abs() < 0.01);
+}
+
+#[test]
+fn cancelled_calls_are_not_counted() {
+    let entry = od(r#""failurePercentageEjection":{"minimumHosts":1,"requestVolume":1}"#);
+    let mut lab = Lab::ready(&entry, 1);
+    for _ in 0..10 {
+        let t = lab.unary();
+        lab.done(t, lblab_policy::Status::Cancelled, MS);
+    }
+    lab.step(10 * SEC);
+    assert!(!ejected(&lab, 0));
+}
+
+#[test]
+fn real_connectivity_is_restored_on_unejection() {
+    let mut lab = Lab::ready(&od(FAILURE_PCT), 5);
+    lab.backend(0).failure_rate = 1.0;
+    lab.drive(10 * SEC, 100);
+    assert!(ejected(&lab, 0));
+    // While ejected the connection fails and comes back as CONNECTING: the child learns that at
+    // unejection, not before.
+    lab.set_state(0, Connectivity::TransientFailure);
+    lab.set_state(0, Connectivity::Connecting);
+    assert!(ejected(&lab, 0));
+    lab.step(30 * SEC);
+    assert_eq!(lab.view(0).state, Connectivity::Connecting);
+}
+
+#[test]
+fn wraps_peak_ewma_and_removes_the_fast_failing_endpoint() {
+    // Without outlier detection peak_ewma favours an endpoint that fails fast
+    // (peak_ewma::fails_fast_backend_attracts_traffic_without_outlier_detection); wrapped, the
+    // endpoint is ejected at the first tick.
+    let entry = od_around(
+        r#""interval":"5s","failurePercentageEjection":{"minimumHosts":4,"requestVolume":10}"#,
+        r#"{"peak_ewma_experimental":{}}"#,
+    );
+    let mut lab = Lab::ready(&entry, 4);
+    for e in 0..4 {
+        lab.backend(e).latency = 20 * MS;
+    }
+    lab.backend(3).latency = MS;
+    lab.backend(3).failure_rate = 1.0;
+    lab.drive(5 * SEC, 400);
+    assert!(ejected(&lab, 3));
+    lab.reset_picks();
+    lab.drive(20 * SEC, 400);
+    assert_eq!(lab.picks(3), 0);
+    // The cost the child reports is still there for the others.
+    assert!(lab.view(0).cost.is_some_and(|c| c > 0.0));
+    assert_eq!(lab.policy.name(), "outlier_detection_experimental");
+}

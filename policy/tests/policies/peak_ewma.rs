@@ -1,0 +1,361 @@
+//! `peak_ewma_experimental`: the estimate, the cost, which calls count, and how traffic follows.
+
+use lblab_policy::config::PolicyConfig;
+use lblab_policy::{Connectivity, EndpointId, Pick, RpcKind, Status};
+
+use crate::harness::{config, Lab, Script, MS, SEC};
+
+const PE: &str = r#"{"peak_ewma_experimental":{}}"#;
+
+fn pe(fields: &str) -> String {
+    format!(r#"{{"peak_ewma_experimental":{{{fields}}}}}"#)
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs().max(1.0)
+}
+
+#[test]
+fn new_ready_endpoint_costs_default_rtt() {
+    let mut lab = Lab::new(&pe(r#""defaultRtt":"0.050s""#));
+    lab.set_endpoints(&[0, 1]);
+    lab.set_state(0, Connectivity::Ready);
+    assert_eq!(lab.cost(0), 50.0 * MS as f64);
+    // An endpoint that becomes READY much later starts at defaultRtt then, not decayed since it
+    // was listed.
+    lab.step(100 * SEC);
+    lab.set_state(1, Connectivity::Connecting);
+    lab.set_state(1, Connectivity::Ready);
+    assert_eq!(lab.cost(1), 50.0 * MS as f64);
+}
+
+#[test]
+fn slow_sample_raises_the_estimate_at_once() {
+    let mut lab = Lab::ready(PE, 1);
+    lab.step(SEC);
+    let t = lab.unary();
+    assert_eq!(lab.view(0).outstanding, 1);
+    lab.step(500 * MS);
+    lab.done(t, Status::Ok, 500 * MS);
+    // No blending: the estimate is the slow sample itself.
+    assert_eq!(lab.view(0).outstanding, 0);
+    assert_eq!(lab.cost(0), 500.0 * MS as f64);
+}
+
+#[test]
+fn cost_decays_by_one_time_constant_per_decay_time_while_unpicked() {
+    let mut lab = Lab::ready(&pe(r#""decayTime":"5s""#), 2);
+    let t = loop {
+        let t = lab.unary();
+        if t.endpoint() == EndpointId(0) {
+            break t;
+        }
+        lab.done(t, Status::Cancelled, 0);
+    };
+    lab.done(t, Status::Ok, 200 * MS);
+    let before = lab.cost(0);
+    assert_eq!(before, 200.0 * MS as f64);
+    lab.step(5 * SEC);
+    let after = lab.cost(0);
+    assert!(
+        close(after / before, (-1.0f64).exp(), 1e-12),
+        "{after} / {before}"
+    );
+    // Reading the cost does not change the state: read again, and again one decayTime later.
+    assert_eq!(lab.cost(0), after);
+    lab.step(5 * SEC);
+    assert!(close(lab.cost(0) / before, (-2.0f64).exp(), 1e-12));
+    // And it keeps decaying toward 0, never below.
+    lab.step(1_000 * SEC);
+    let c = lab.cost(0);
+    assert!((0.0..1e-9).contains(&c), "{c}");
+}
+
+#[test]
+fn fast_sample_blends_by_time_since_the_last_sample() {
+    let mut lab = Lab::ready(PE, 1);
+    let t = lab.unary();
+    lab.done(t, Status::Ok, 100 * MS);
+    // One decayTime (10 s) later a 10 ms sample: w = e^-1.
+    lab.step(10 * SEC);
+    let t = lab.unary();
+    lab.done(t, Status::Ok, 10 * MS);
+    let w = (-1.0f64).exp();
+    let want = 100e6 * w + (1.0 - w) * 10e6;
+    assert!(close(lab.cost(0), want, 1e-12), "{} vs {want}", lab.cost(0));
+}
+
+#[test]
+fn sample_above_the_decayed_estimate_is_a_new_peak() {
+    // 100 ms at 0 has decayed to 36.8 ms at 10 s: a 50 ms sample then is a peak, not a blend.
+    let mut lab = Lab::ready(PE, 1);
+    let t = lab.unary();
+    lab.done(t, Status::Ok, 100 * MS);
+    lab.step(10 * SEC);
+    let t = lab.unary();
+    lab.done(t, Status::Ok, 50 * MS);
+    assert_eq!(lab.cost(0), 50.0 * MS as f64);
+}
+
+#[test]
+fn cost_multiplies_by_outstanding_plus_one() {
+    let mut lab = Lab::ready(PE, 1);
+    let tickets: Vec<_> = (0..3).map(|_| lab.unary()).collect();
+    assert_eq!(lab.view(0).outstanding, 3);
+    assert_eq!(lab.cost(0), 4.0 * 30.0 * MS as f64);
+    for t in tickets {
+        lab.done(t, Status::Cancelled, 0);
+    }
+    assert_eq!(lab.cost(0), 30.0 * MS as f64);
+}
+
+#[test]
+fn reconnect_resets_estimate_and_outstanding_and_old_tickets_are_harmless() {
+    let mut lab = Lab::ready(&pe(r#""defaultRtt":"0.020s""#), 1);
+    let slow = lab.unary();
+    let old: Vec<_> = (0..3).map(|_| lab.unary()).collect();
+    lab.step(SEC);
+    lab.done(slow, Status::Ok, SEC);
+    assert_eq!(lab.view(0).outstanding, 3);
+    assert_eq!(lab.cost(0), 4.0 * SEC as f64);
+
+    lab.set_state(0, Connectivity::TransientFailure);
+    lab.step(SEC);
+    lab.set_state(0, Connectivity::Ready);
+    assert_eq!(lab.view(0).outstanding, 0);
+    assert_eq!(lab.cost(0), 20.0 * MS as f64);
+
+    // Calls from the old connection complete, slowly and with errors: they change nothing.
+    let fresh = lab.unary();
+    for t in old {
+        lab.done(t, Status::DeadlineExceeded, 60 * SEC);
+    }
+    assert_eq!(lab.view(0).outstanding, 1);
+    assert_eq!(lab.cost(0), 2.0 * 20.0 * MS as f64);
+    lab.done(fresh, Status::Ok, MS);
+    assert_eq!(lab.view(0).outstanding, 0);
+
+    // READY -> READY is not a reconnect.
+    let t = lab.unary();
+    lab.set_state(0, Connectivity::Ready);
+    assert_eq!(lab.view(0).outstanding, 1);
+    lab.done(t, Status::Ok, MS);
+    assert_eq!(lab.view(0).outstanding, 0);
+}
+
+#[test]
+fn streaming_calls_change_neither_outstanding_nor_estimate() {
+    let mut lab = Lab::ready(PE, 1);
+    let before = lab.cost(0);
+    let s = lab.ticket(RpcKind::Streaming);
+    assert_eq!(s.kind(), RpcKind::Streaming);
+    assert_eq!(lab.view(0).outstanding, 0);
+    assert_eq!(lab.cost(0), before);
+    lab.done(s, Status::Ok, 600 * SEC); // a ten-minute stream is not a latency
+    assert_eq!(lab.view(0).outstanding, 0);
+    assert_eq!(lab.cost(0), before);
+}
+
+#[test]
+fn cancelled_call_gives_no_sample_but_ends_outstanding() {
+    let mut lab = Lab::ready(PE, 1);
+    let t = lab.unary();
+    assert_eq!(lab.view(0).outstanding, 1);
+    lab.done(t, Status::Cancelled, 30 * SEC);
+    assert_eq!(lab.view(0).outstanding, 0);
+    assert_eq!(lab.cost(0), 30.0 * MS as f64);
+}
+
+#[test]
+fn deadline_exceeded_and_errors_are_samples() {
+    for status in [Status::DeadlineExceeded, Status::Error, Status::Ok] {
+        let mut lab = Lab::ready(PE, 1);
+        let t = lab.unary();
+        lab.done(t, status, 2 * SEC);
+        assert_eq!(lab.cost(0), 2.0 * SEC as f64, "{status:?}");
+        assert_eq!(lab.view(0).outstanding, 0);
+    }
+}
+
+#[test]
+fn slow_backend_gets_fewer_picks() {
+    let mut lab = Lab::ready(PE, 5);
+    for e in 0..5 {
+        lab.backend(e).latency = 5 * MS;
+    }
+    lab.backend(2).latency = 100 * MS;
+    lab.drive(30 * SEC, 500);
+    let slow = lab.share(2);
+    // Fair would be 20%; with replacement it is still drawn twice 1/25 of the time.
+    assert!(slow < 0.08, "slow share {slow}");
+    for e in [0, 1, 3, 4] {
+        assert!(lab.share(e) > 0.22, "fast {e}: {}", lab.share(e));
+    }
+    assert_eq!(lab.unpicked, 0);
+}
+
+#[test]
+fn formerly_slow_endpoint_is_probed_again_and_recovers_its_share() {
+    // Two endpoints and distinct sampling: the slow one is picked only when its cost is lower,
+    // so being probed again is the decay's doing alone.
+    let mut lab = Lab::ready(
+        &pe(r#""decayTime":"1s","lblabAblation":{"sampling":"distinct"}"#),
+        2,
+    );
+    lab.backend(0).latency = 5 * MS;
+    lab.backend(1).latency = 500 * MS;
+    lab.drive(2 * SEC, 100);
+    lab.finish();
+    lab.reset_picks();
+    // Still slow: probed now and then (its estimate decays below the fast one's cost within a
+    // few decay times, then jumps back to 500 ms on the probe), but rarely.
+    lab.drive(20 * SEC, 100);
+    let probes = lab.picks(1);
+    assert!((2..=40).contains(&probes), "probes while slow: {probes}");
+
+    lab.finish();
+    lab.backend(1).latency = 5 * MS;
+    lab.drive(20 * SEC, 100); // the next probe finds it fast
+    lab.reset_picks();
+    lab.drive(10 * SEC, 100);
+    let share = lab.share(1);
+    assert!((0.4..=0.6).contains(&share), "recovered share {share}");
+}
+
+#[test]
+fn choice_count_above_ten_is_clamped() {
+    let PolicyConfig::PeakEwma(c) = config(&pe(r#""choiceCount":50"#)) else {
+        panic!()
+    };
+    assert_eq!(c.choice_count, 10);
+    // Behaviour: 100 endpoints, 99 with one call outstanding. With d = 10 the idle one is among
+    // the candidates with probability 1 - 0.99^10 = 9.6% (with d = 50 it would be 39.5%).
+    for entry in [
+        pe(r#""choiceCount":50"#),
+        r#"{"least_request_experimental":{"choiceCount":50}}"#.to_string(),
+    ] {
+        let mut lab = Lab::ready(&entry, 100);
+        let mut held = Vec::new();
+        while held.len() < 99 {
+            let t = lab.unary();
+            if t.endpoint() == EndpointId(0) || lab.view(t.endpoint().0).outstanding > 1 {
+                lab.done(t, Status::Cancelled, 0);
+            } else {
+                held.push(t);
+            }
+        }
+        assert!((1..100).all(|e| lab.view(e).outstanding == 1));
+        let n = 4000;
+        let mut idle = 0;
+        for _ in 0..n {
+            let t = lab.unary();
+            idle += u32::from(t.endpoint() == EndpointId(0));
+            lab.done(t, Status::Cancelled, 0);
+        }
+        let p = f64::from(idle) / f64::from(n);
+        assert!(
+            (0.075..0.12).contains(&p),
+            "{entry}: idle endpoint share {p}"
+        );
+        for t in held {
+            lab.done(t, Status::Cancelled, 0);
+        }
+    }
+}
+
+#[test]
+fn decay_on_read_ablation_moves_the_stamp_at_picks() {
+    // A 100 ms sample at 0; at 5 s a pick reads the cost; the call answers in 1 ms at 5.001 s.
+    let tau = 10e9;
+    let (t_read, rtt) = (5 * SEC, MS);
+    let t_done = t_read + rtt;
+    let run = |decay: &str| {
+        // Two endpoints (with one READY endpoint the picker reads no cost at all); the script
+        // draws endpoint 0 twice.
+        let mut lab = Lab::ready(&pe(&format!(r#""lblabAblation":{{"decay":"{decay}"}}"#)), 2);
+        let pick_0 =
+            |lab: &mut Lab| match lab.pick_with(RpcKind::Unary, &mut Script::indices(2, &[0, 0])) {
+                Pick::Endpoint(t) if t.endpoint() == EndpointId(0) => t,
+                other => panic!("{other:?}"),
+            };
+        let t = pick_0(&mut lab);
+        lab.done(t, Status::Ok, 100 * MS);
+        lab.step(t_read);
+        let t = pick_0(&mut lab);
+        lab.step(rtt);
+        lab.done(t, Status::Ok, rtt);
+        lab.cost(0)
+    };
+    // Time-weighted (the proposal): one blend over the 5.001 s since the last sample.
+    let w = (-(t_done as f64) / tau).exp();
+    let want = 100e6 * w + (1.0 - w) * 1e6;
+    assert!(close(run("time_weighted"), want, 1e-12));
+    // On read (tower, Finagle): the pick decayed the estimate and moved the stamp to 5 s, so the
+    // sample blends over 1 ms only and barely counts.
+    let decayed = 100e6 * (-(t_read as f64) / tau).exp();
+    let w = (-(rtt as f64) / tau).exp();
+    let want = decayed * w + (1.0 - w) * 1e6;
+    let got = run("on_read");
+    assert!(close(got, want, 1e-12), "{got} vs {want}");
+    assert!(
+        (got - decayed * w).abs() < 1e-4 * 1e6,
+        "the sample moved it by {}",
+        got - decayed * w
+    );
+}
+
+#[test]
+fn endpoint_view_does_not_decay_on_read_even_in_on_read_mode() {
+    let mut lab = Lab::ready(&pe(r#""lblabAblation":{"decay":"on_read"}"#), 1);
+    let t = lab.unary();
+    lab.done(t, Status::Ok, 100 * MS);
+    lab.step(5 * SEC);
+    let a = lab.cost(0);
+    let b = lab.cost(0);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn distinct_sampling_ablation_never_picks_the_costlier_of_two() {
+    let count_costlier = |entry: &str| {
+        let mut lab = Lab::ready(entry, 2);
+        // Endpoint 0 gets a call outstanding: twice the cost of endpoint 1.
+        let held = loop {
+            let t = lab.unary();
+            if t.endpoint() == EndpointId(0) {
+                break t;
+            }
+            lab.done(t, Status::Cancelled, 0);
+        };
+        let costlier = (0..2000)
+            .filter(|_| {
+                let t = lab.unary();
+                let e = t.endpoint();
+                lab.done(t, Status::Cancelled, 0);
+                e == EndpointId(0)
+            })
+            .count();
+        lab.done(held, Status::Cancelled, 0);
+        costlier
+    };
+    assert_eq!(
+        count_costlier(&pe(r#""lblabAblation":{"sampling":"distinct"}"#)),
+        0
+    );
+    // With replacement (A48) both draws are the costlier one a quarter of the time.
+    let n = count_costlier(PE);
+    assert!((400..600).contains(&n), "{n}");
+}
+
+#[test]
+fn fails_fast_backend_attracts_traffic_without_outlier_detection() {
+    // The documented failure mode: errors are fast, so they look cheap.
+    let mut lab = Lab::ready(PE, 4);
+    for e in 0..4 {
+        lab.backend(e).latency = 20 * MS;
+    }
+    lab.backend(3).latency = MS;
+    lab.backend(3).failure_rate = 1.0;
+    lab.drive(20 * SEC, 400);
+    assert!(lab.share(3) > 0.4, "failing share {}", lab.share(3));
+}
