@@ -14,6 +14,8 @@ pub(crate) struct Slot<S> {
     /// policy that resets its accounting).
     pub(crate) generation: u32,
     pub(crate) live: bool,
+    /// Position in the endpoint list (keeps the READY list in list order).
+    pos: u32,
     pub(crate) data: S,
 }
 
@@ -95,6 +97,7 @@ impl<S> Endpoints<S> {
                                 state: Connectivity::Idle,
                                 generation: 0,
                                 live: true,
+                                pos: 0,
                                 data: init(),
                             });
                             (self.slots.len() - 1) as u32
@@ -104,6 +107,7 @@ impl<S> Endpoints<S> {
                     slot
                 }
             };
+            self.slots[slot as usize].pos = self.order.len() as u32;
             self.order.push(slot);
         }
         self.rebuild_ready();
@@ -120,8 +124,18 @@ impl<S> Endpoints<S> {
         let s = &mut self.slots[slot as usize];
         let old = s.state;
         s.state = state;
+        let pos = s.pos;
         if (old == Connectivity::Ready) != (state == Connectivity::Ready) {
-            self.rebuild_ready();
+            // Insert or remove in place, keeping list order: O(log n) search plus a memmove, so
+            // bringing up n endpoints one by one costs O(n²) copies of 4 bytes, not n rebuilds.
+            let slots = &self.slots;
+            let i = self.ready.partition_point(|&r| slots[r as usize].pos < pos);
+            if state == Connectivity::Ready {
+                self.ready.insert(i, slot);
+            } else if self.ready.get(i) == Some(&slot) {
+                self.ready.remove(i);
+            }
+            self.version = self.version.wrapping_add(1);
         }
         Some((slot, old))
     }

@@ -444,16 +444,23 @@ impl<'a> World<'a> {
                 Pick::Fail => Err(false),
             },
             Picker::Oracle => {
-                let mut best: Option<(Nanos, u32)> = None;
-                for (b, backend) in self.backends.iter().enumerate() {
+                // Least expected completion; ties (common: idle backends) go to the least busy,
+                // then to the first from a random starting point, so the oracle does not herd.
+                let n = self.backends.len();
+                let offset = c.policy_rng.random_range(0..n);
+                let mut best: Option<((Nanos, usize), u32)> = None;
+                for k in 0..n {
+                    let b = (offset + k) % n;
                     if c.conn[b] != Connectivity::Ready {
                         continue;
                     }
+                    let backend = &self.backends[b];
                     let spec = &self.scenario.backends[b];
                     let half = spec.network_rtt / 2;
                     let done = backend.expected_finish(now + half, spec.median_service).saturating_add(half);
-                    if best.is_none_or(|(d, _)| done < d) {
-                        best = Some((done, b as u32));
+                    let key = (done, backend.busy() as usize + backend.queued());
+                    if best.is_none_or(|(d, _)| key < d) {
+                        best = Some((key, b as u32));
                     }
                 }
                 match best {
