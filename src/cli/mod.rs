@@ -1,6 +1,9 @@
 //! Command-line interface: clap definitions and one function per subcommand.
 
 mod check;
+mod output;
+mod sim;
+mod sweep;
 
 use std::process::ExitCode;
 
@@ -19,6 +22,10 @@ enum Command {
     /// Validate a gRPC service config and print the normalized policy tree with every default
     /// filled in. Exits 1 if the config is invalid.
     Check(check::Args),
+    /// Simulate every policy of a scenario, print the table and write results and charts.
+    Sim(sim::Args),
+    /// Sweep peak-EWMA's parameters and ablation switches over one scenario, in parallel.
+    Sweep(sweep::Args),
 }
 
 /// Parses the command line and runs the subcommand. Exit codes: 0 success, 1 invalid input
@@ -27,5 +34,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Sim(args) => sim::run(args),
+        Command::Sweep(args) => sweep::run(args),
     }
 }

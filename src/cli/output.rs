@@ -1,0 +1,80 @@
+//! Writing a run's results folder and printing its table: shared by `sim`, `real` and `compare`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use lblab_model::results::{self, FaultWindow, PolicyResult, RunSummary};
+use lblab_model::Scenario;
+
+/// `results/<scenario>/<mode>` unless the user chose a folder.
+pub fn results_dir(scenario: &Scenario, mode: &str, out: Option<&Path>) -> PathBuf {
+    match out {
+        Some(dir) => dir.to_path_buf(),
+        None => Path::new("results").join(&scenario.file.name).join(mode),
+    }
+}
+
+/// The run summary of `results`, in the order given.
+pub fn summarize(
+    scenario: &Scenario,
+    mode: &str,
+    results: &[PolicyResult],
+    partial: bool,
+    notes: Vec<(String, String)>,
+) -> RunSummary {
+    RunSummary {
+        scenario: scenario.file.name.clone(),
+        mode: mode.to_string(),
+        seed: scenario.file.seed,
+        partial,
+        backends: scenario.backends.iter().map(|b| b.name.clone()).collect(),
+        fault_windows: scenario
+            .fault_windows()
+            .into_iter()
+            .map(|(backend, s, e)| FaultWindow { backend, start_s: s as f64 / 1e9, end_s: e as f64 / 1e9 })
+            .collect(),
+        warmup_s: scenario.workload.warmup as f64 / 1e9,
+        rows: results.iter().map(|r| r.summary.clone()).collect(),
+        notes,
+    }
+}
+
+/// Writes the data files and the charts into `dir`.
+pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyhow::Result<()> {
+    results::write_run(dir, summary, results)
+        .with_context(|| format!("writing results into {}", dir.display()))?;
+    lblab_report::write_run_charts(dir, summary, results)
+        .with_context(|| format!("drawing charts into {}", dir.display()))?;
+    Ok(())
+}
+
+/// Prints the summary as an aligned table.
+pub fn print_table(summary: &RunSummary) {
+    let width = summary.rows.iter().map(|r| r.policy.len()).max().unwrap_or(6).max(6);
+    println!(
+        "{:<width$} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>6}",
+        "policy", "requests", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "slow%"
+    );
+    for r in &summary.rows {
+        println!(
+            "{:<width$} {:>9} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>6.2}",
+            r.policy, r.requests, r.ok, r.errors, r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms, 100.0 * r.slow_share
+        );
+    }
+    if summary.partial {
+        println!("(partial: the run was interrupted; these are the results measured so far)");
+    }
+}
+
+/// Installs a Ctrl-C / SIGTERM handler that sets the returned flag. A second signal exits at once.
+pub fn stop_flag() -> &'static std::sync::atomic::AtomicBool {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: stopping and writing the results measured so far (again to quit at once)");
+    });
+    &STOP
+}

@@ -1,0 +1,114 @@
+//! `lblab sim`: simulate every policy of a scenario.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::Context;
+use lblab_model::Scenario;
+use lblab_sim::{run_policy, PolicyRun, SimOptions};
+
+use super::output;
+
+/// Arguments of `lblab sim`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario file (TOML).
+    scenario: PathBuf,
+    /// Results folder [default: results/<scenario-name>/sim].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Only run the policies with these labels (repeatable).
+    #[arg(long = "policy")]
+    policies: Vec<String>,
+    /// Threads to run policies on in parallel [default: all cores].
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+/// Loads a scenario, applying a seed override.
+pub fn load(path: &std::path::Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
+    let mut scenario = Scenario::load(path)?;
+    if let Some(seed) = seed {
+        scenario.file.seed = seed;
+        scenario = Scenario::validate(scenario.file)?;
+    }
+    Ok(scenario)
+}
+
+/// Runs the selected policies of `scenario` in the simulator, in parallel, in scenario order.
+pub fn simulate(scenario: &Scenario, only: &[String], jobs: Option<usize>) -> anyhow::Result<(Vec<PolicyRun>, bool)> {
+    for name in only {
+        anyhow::ensure!(
+            scenario.policies.iter().any(|p| &p.name == name),
+            "--policy {name:?}: no such policy in the scenario; it has {:?}",
+            scenario.policies.iter().map(|p| p.name.as_str()).collect::<Vec<_>>()
+        );
+    }
+    let entries: Vec<_> = scenario
+        .policies
+        .iter()
+        .filter(|p| only.is_empty() || only.contains(&p.name))
+        .filter(|p| {
+            let ok = p.runs_in_sim();
+            if !ok {
+                eprintln!("note: policy {:?} runs only in the real harness; skipped", p.name);
+            }
+            ok
+        })
+        .collect();
+    let stop = output::stop_flag();
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let runs = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(entry) = entries.get(i) else { break };
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let run = run_policy(scenario, entry, &SimOptions { stop: Some(stop) });
+                runs.lock().expect("no panics under the lock").push((i, run));
+            });
+        }
+    });
+    let mut runs = runs.into_inner().expect("threads joined");
+    runs.sort_by_key(|(i, _)| *i);
+    let mut out = Vec::new();
+    for (_, run) in runs {
+        out.push(run?);
+    }
+    let partial = stop.load(Ordering::Relaxed) || out.len() < entries.len() || out.iter().any(|r| r.stats.interrupted);
+    Ok((out, partial))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let scenario = load(&args.scenario, args.seed)?;
+    let started = Instant::now();
+    let (runs, partial) = simulate(&scenario, &args.policies, args.jobs)?;
+    let wall = started.elapsed();
+    let results: Vec<_> = runs.iter().map(|r| r.result.clone()).collect();
+    let requests: u64 = runs.iter().map(|r| r.stats.requests).sum();
+    let summary = output::summarize(&scenario, "sim", &results, partial, vec![
+        ("simulated_requests".into(), requests.to_string()),
+    ]);
+    let dir = output::results_dir(&scenario, "sim", args.out.as_deref());
+    output::write(&dir, &summary, &results).context("writing simulation results")?;
+    println!("scenario {} (seed {}), simulated:", scenario.file.name, scenario.file.seed);
+    output::print_table(&summary);
+    let cpu: f64 = runs.iter().map(|r| r.wall.as_secs_f64()).sum();
+    println!(
+        "simulated {requests} requests in {:.2}s wall ({:.2}s of single-core time): {:.2} M requests per core-second",
+        wall.as_secs_f64(),
+        cpu,
+        requests as f64 / cpu.max(1e-9) / 1e6
+    );
+    println!("wrote {}", dir.display());
+    Ok(if partial { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,118 @@
+//! `lblab sweep`: a grid over peak-EWMA's parameters and ablation switches on one scenario.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::Context;
+use lblab_model::results::write_atomic;
+use lblab_policy::{duration, Nanos};
+use lblab_sim::sweep::{ablation_name, all_ablations, Grid};
+
+use super::output;
+
+/// Arguments of `lblab sweep`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario file (TOML); its fleet, faults and workload are used, its policies are not.
+    scenario: PathBuf,
+    /// decayTime values.
+    #[arg(long, value_delimiter = ',', default_value = "1s,2s,5s,10s,30s", value_parser = parse_duration)]
+    decay_times: Vec<Nanos>,
+    /// choiceCount values (2 to 10).
+    #[arg(long, value_delimiter = ',', default_value = "2,3", value_parser = clap::value_parser!(u32).range(2..=10))]
+    choice_counts: Vec<u32>,
+    /// defaultRtt values.
+    #[arg(long, value_delimiter = ',', default_value = "30ms", value_parser = parse_duration)]
+    default_rtts: Vec<Nanos>,
+    /// Only the proposal's semantics, not the four ablation variants.
+    #[arg(long)]
+    no_ablations: bool,
+    /// Results folder [default: results/<scenario-name>/sweep].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Worker threads [default: all cores].
+    #[arg(long)]
+    jobs: Option<usize>,
+}
+
+fn parse_duration(text: &str) -> Result<Nanos, String> {
+    let d = duration::parse_human(text)?;
+    if d == 0 {
+        return Err(format!("`{text}` must be greater than 0"));
+    }
+    Ok(d)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let scenario = super::sim::load(&args.scenario, None)?;
+    let grid = Grid {
+        decay_times: args.decay_times.clone(),
+        choice_counts: args.choice_counts.clone(),
+        default_rtts: args.default_rtts.clone(),
+        ablations: if args.no_ablations { all_ablations()[..1].to_vec() } else { all_ablations() },
+    };
+    let points = grid.points();
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    eprintln!("sweeping {} configurations of peak_ewma on {} with {jobs} threads", points.len(), scenario.file.name);
+    let stop = output::stop_flag();
+    let started = Instant::now();
+    let progress = |n: usize| eprint!("\r{n}/{} done", points.len());
+    let cells = lblab_sim::sweep::run(&scenario, &points, jobs, Some(stop), &progress)?;
+    eprintln!();
+    let partial = stop.load(Ordering::Relaxed) || cells.len() < points.len() || cells.iter().any(|c| c.partial);
+
+    let dir = args.out.unwrap_or_else(|| output::results_dir(&scenario, "sweep", None));
+    let mut csv = String::from("decay_time,choice_count,default_rtt,decay,sampling,requests,ok,errors,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,partial\n");
+    for c in &cells {
+        let (p, s) = (c.point.0, &c.summary);
+        let ab = ablation_name(p.ablation);
+        let (decay, sampling) = ab.split_once('+').unwrap_or((&ab, ""));
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}",
+            duration::format(p.decay_time), p.choice_count, duration::format(p.default_rtt), decay, sampling,
+            s.requests, s.ok, s.errors, s.p50_ms, s.p90_ms, s.p99_ms, s.p999_ms, s.max_ms, s.mean_ms, s.slow_share, c.partial
+        );
+    }
+    write_atomic(&dir.join("sweep.csv"), csv.as_bytes())?;
+
+    // One heatmap of p99 per defaultRtt: x = decayTime, y = choiceCount × ablation variant.
+    let x_labels: Vec<String> = grid.decay_times.iter().map(|d| duration::format(*d)).collect();
+    let mut y_keys = Vec::new();
+    for a in &grid.ablations {
+        for n in &grid.choice_counts {
+            y_keys.push((*n, *a));
+        }
+    }
+    let y_labels: Vec<String> = y_keys.iter().map(|(n, a)| format!("choices={n} {}", ablation_name(*a))).collect();
+    for rtt in &grid.default_rtts {
+        let values: Vec<Vec<f64>> = y_keys
+            .iter()
+            .map(|(n, a)| {
+                grid.decay_times
+                    .iter()
+                    .map(|d| {
+                        cells
+                            .iter()
+                            .find(|c| c.point.0.decay_time == *d && c.point.0.choice_count == *n && c.point.0.ablation == *a && c.point.0.default_rtt == *rtt)
+                            .map_or(f64::NAN, |c| c.summary.p99_ms)
+                    })
+                    .collect()
+            })
+            .collect();
+        let stem = dir.join(format!("heatmap_p99_rtt{}", duration::format(*rtt).replace('.', "_")));
+        let title = format!("{}: peak_ewma p99 (ms), defaultRtt {}", scenario.file.name, duration::format(*rtt));
+        lblab_report::write_heatmap(&stem, &title, "decayTime", &x_labels, "variant", &y_labels, &values, "p99 ms")
+            .with_context(|| format!("drawing {}", stem.display()))?;
+    }
+    let best = cells.iter().min_by(|a, b| a.summary.p99_ms.total_cmp(&b.summary.p99_ms));
+    println!("{} configurations in {:.1}s", cells.len(), started.elapsed().as_secs_f64());
+    if let Some(best) = best {
+        println!("lowest p99: {:.2} ms with {}", best.summary.p99_ms, best.point.label());
+    }
+    println!("wrote {}", dir.display());
+    Ok(if partial { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}
