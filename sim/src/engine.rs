@@ -444,7 +444,8 @@ impl<'a> World<'a> {
                 Pick::Fail => Err(false),
             },
             Picker::Oracle => {
-                // Least expected completion; ties (common: idle backends) go to the least busy,
+                // Least expected time to a successful completion; ties (common: idle backends) go
+                // to the least busy,
                 // then to the first from a random starting point, so the oracle does not herd.
                 let n = self.backends.len();
                 let offset = c.policy_rng.random_range(0..n);
@@ -458,6 +459,14 @@ impl<'a> World<'a> {
                     let spec = &self.scenario.backends[b];
                     let half = spec.network_rtt / 2;
                     let done = backend.expected_finish(now + half, spec.median_service).saturating_add(half);
+                    // A backend that fails a share p of requests at once takes 1/(1-p) tries per
+                    // success: the oracle knows that too.
+                    let p = backend.timeline().error_rate(now + half);
+                    let done = if p >= 1.0 {
+                        Nanos::MAX
+                    } else {
+                        now.saturating_add(((done - now) as f64 / (1.0 - p)) as Nanos)
+                    };
                     let key = (done, backend.busy() as usize + backend.queued());
                     if best.is_none_or(|(d, _)| key < d) {
                         best = Some((key, b as u32));
