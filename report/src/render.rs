@@ -262,9 +262,6 @@ pub(crate) enum Mark {
     Dashed,
     /// A filled box (for areas and bars).
     Swatch,
-    /// A line of this width over a light box of the same colour (a series whose windows are
-    /// shaded in its colour).
-    LineOnSwatch(u32),
 }
 
 /// One legend entry.
@@ -353,14 +350,6 @@ pub(crate) fn draw_legend<DB: DrawingBackend>(
                 area.draw(&Rectangle::new(
                     [(x0, y - 7), (x1, y + 7)],
                     e.colour.filled(),
-                ))?;
-            }
-            Mark::LineOnSwatch(width) => {
-                let light = over_white(e.colour, FAULT_ALPHA);
-                area.draw(&Rectangle::new([(x0, y - 7), (x1, y + 7)], light.filled()))?;
-                area.draw(&PathElement::new(
-                    vec![(x0, y), (x1, y)],
-                    e.colour.stroke_width(width),
                 ))?;
             }
         }

@@ -55,11 +55,13 @@ fn policy_mark(i: usize) -> Mark {
 ///   y the latency in ms on a log scale; one line per policy, from the whole-run histogram
 ///   (after warm-up).
 /// - `p99_over_time.{png,svg}`: each policy's p99 per second (by completion time, warm-up
-///   included) on a log scale, with each fault window shaded red and labelled with its backend
-///   and the warm-up shaded grey. Seconds without completions leave a gap.
+///   included) on a log scale, with the fault windows shaded red (overlapping windows merged) and
+///   labelled with their backends above the plot, and the warm-up shaded grey. Seconds without
+///   completions leave a gap.
 /// - `traffic_share.{png,svg}`: one small panel per policy with each backend's share of the
 ///   requests sent per second. Backends that have a fault window are drawn in colour and named
-///   in the legend, with their windows shaded in the same colour; the others are light grey.
+///   in the legend, the others in light grey; fault windows and the warm-up are shaded as in
+///   `p99_over_time`.
 ///
 /// Titles are `"<scenario> (<mode>) — <subject>"`. Policies keep their colour across charts, in
 /// the order of `results` (ten distinct colours, then they repeat).
@@ -126,10 +128,20 @@ fn run_end(summary: &RunSummary, results: &[PolicyResult]) -> f64 {
     data.max(faults).max(summary.warmup_s).max(1.0)
 }
 
-/// Fault windows clipped to `0..end`, empty ones dropped.
-fn visible_windows(summary: &RunSummary, end: f64) -> Vec<FaultWindow> {
-    summary
-        .fault_windows
+/// A stretch of time in which at least one backend has a fault: overlapping (or touching) fault
+/// windows merged, so that shading never gets darker where windows of several backends overlap.
+#[derive(Debug, Clone, PartialEq)]
+struct FaultSpan {
+    start: f64,
+    end: f64,
+    /// The backends with a window in the span, by index, without repeats.
+    backends: Vec<usize>,
+}
+
+/// The fault windows clipped to `0..end` (empty ones dropped) and merged into spans, in time
+/// order.
+fn fault_spans(windows: &[FaultWindow], end: f64) -> Vec<FaultSpan> {
+    let mut clipped: Vec<FaultWindow> = windows
         .iter()
         .map(|w| FaultWindow {
             backend: w.backend,
@@ -137,7 +149,48 @@ fn visible_windows(summary: &RunSummary, end: f64) -> Vec<FaultWindow> {
             end_s: w.end_s.min(end),
         })
         .filter(|w| w.end_s > w.start_s)
-        .collect()
+        .collect();
+    clipped.sort_by(|a, b| {
+        a.start_s
+            .total_cmp(&b.start_s)
+            .then(a.backend.cmp(&b.backend))
+    });
+    let mut spans: Vec<FaultSpan> = Vec::new();
+    for w in clipped {
+        match spans.last_mut() {
+            Some(last) if w.start_s <= last.end => {
+                last.end = last.end.max(w.end_s);
+                if !last.backends.contains(&w.backend) {
+                    last.backends.push(w.backend);
+                }
+            }
+            _ => spans.push(FaultSpan {
+                start: w.start_s,
+                end: w.end_s,
+                backends: vec![w.backend],
+            }),
+        }
+    }
+    for span in &mut spans {
+        span.backends.sort_unstable();
+    }
+    spans
+}
+
+/// The label of a span: its backends' names, at most three and a count of the rest.
+fn span_label(summary: &RunSummary, span: &FaultSpan) -> String {
+    let names: Vec<String> = span
+        .backends
+        .iter()
+        .take(3)
+        .map(|&b| backend_name(summary, b))
+        .collect();
+    let rest = span.backends.len().saturating_sub(3);
+    if rest > 0 {
+        format!("{} +{rest} more", names.join(", "))
+    } else {
+        names.join(", ")
+    }
 }
 
 /// A plot area and a legend area.
@@ -292,8 +345,8 @@ struct P99OverTime {
     axis: LogAxis,
     end: f64,
     warmup: f64,
-    /// Visible fault windows, with their backend's name.
-    windows: Vec<(FaultWindow, String)>,
+    /// Fault spans, with their labels.
+    spans: Vec<(FaultSpan, String)>,
 }
 
 impl P99OverTime {
@@ -329,17 +382,19 @@ impl P99OverTime {
                 }
             })
             .collect();
-        let windows = visible_windows(summary, end).into_iter().map(|w| {
-            let name = backend_name(summary, w.backend);
-            (w, name)
-        });
+        let spans = fault_spans(&summary.fault_windows, end)
+            .into_iter()
+            .map(|span| {
+                let label = span_label(summary, &span);
+                (span, label)
+            });
         P99OverTime {
             title: run_title(summary, "p99 latency per second"),
             lines,
             axis: LogAxis::new(min, max),
             end,
             warmup: summary.warmup_s.clamp(0.0, end),
-            windows: windows.collect(),
+            spans: spans.collect(),
         }
     }
 }
@@ -364,7 +419,7 @@ impl Chart for P99OverTime {
                 Mark::Swatch,
             ));
         }
-        if !self.windows.is_empty() {
+        if !self.spans.is_empty() {
             entries.push(Entry::new(
                 "fault window",
                 over_white(FAULT_FILL, FAULT_ALPHA),
@@ -384,24 +439,14 @@ impl Chart for P99OverTime {
                 .build_cartesian_2d(0f64..self.end, Ticked::log(&self.axis))
         };
 
-        // Band labels go in a strip above the plot (never over the data): the warm-up, and each
-        // faulty backend at its first window, stacked in up to MAX_LABEL_LEVELS rows.
+        // Band labels go in a strip above the plot (never over the data): the warm-up, and the
+        // backends of each fault span, stacked in up to MAX_LABEL_LEVELS rows.
         let mut labels: Vec<(f64, String, RGBColor)> = Vec::new();
         if self.warmup > 0.0 {
             labels.push((0.0, "warm-up".to_string(), RGBColor(90, 90, 90)));
         }
-        let mut seen: Vec<usize> = Vec::new();
-        let mut windows: Vec<&(FaultWindow, String)> = self.windows.iter().collect();
-        windows.sort_by(|a, b| {
-            a.0.start_s
-                .total_cmp(&b.0.start_s)
-                .then(a.0.backend.cmp(&b.0.backend))
-        });
-        for (w, name) in windows {
-            if !seen.contains(&w.backend) {
-                seen.push(w.backend);
-                labels.push((w.start_s, name.clone(), RGBColor(170, 30, 30)));
-            }
+        for (span, label) in &self.spans {
+            labels.push((span.start, label.clone(), RGBColor(170, 30, 30)));
         }
         labels.sort_by(|a, b| a.0.total_cmp(&b.0));
         let style = text(12, INK);
@@ -444,9 +489,9 @@ impl Chart for P99OverTime {
                 WARMUP_FILL.mix(WARMUP_ALPHA).filled(),
             )))?;
         }
-        chart.draw_series(self.windows.iter().map(|(w, _)| {
+        chart.draw_series(self.spans.iter().map(|(span, _)| {
             Rectangle::new(
-                [(w.start_s, lo), (w.end_s, hi)],
+                [(span.start, lo), (span.end, hi)],
                 FAULT_FILL.mix(FAULT_ALPHA).filled(),
             )
         }))?;
@@ -502,7 +547,7 @@ struct TrafficShare {
     names: Vec<String>,
     end: f64,
     warmup: f64,
-    windows: Vec<FaultWindow>,
+    spans: Vec<FaultSpan>,
     /// Top of the share axis, %, the same for every panel.
     top: f64,
 }
@@ -583,10 +628,7 @@ impl TrafficShare {
             names: (0..backends).map(|b| backend_name(summary, b)).collect(),
             end,
             warmup: summary.warmup_s.clamp(0.0, end),
-            windows: visible_windows(summary, end)
-                .into_iter()
-                .filter(|w| w.backend < backends)
-                .collect(),
+            spans: fault_spans(&summary.fault_windows, end),
         }
     }
 
@@ -615,7 +657,7 @@ impl Chart for TrafficShare {
                 entries.push(Entry::new(
                     format!("{} (faulty)", self.names[b]),
                     *c,
-                    Mark::LineOnSwatch(3),
+                    Mark::Line(3),
                 ));
             }
         }
@@ -646,6 +688,13 @@ impl Chart for TrafficShare {
                 Mark::Swatch,
             ));
         }
+        if !self.spans.is_empty() {
+            entries.push(Entry::new(
+                "fault window",
+                over_white(FAULT_FILL, FAULT_ALPHA),
+                Mark::Swatch,
+            ));
+        }
         let (grid_area, legend) = with_legend(&body, Some("backend"), &entries)?;
         let (rows, cols) = self.grid();
         let cells = grid_area.split_evenly((rows, cols));
@@ -659,20 +708,7 @@ impl Chart for TrafficShare {
                 text(14, MUTED).pos(Pos::new(HPos::Left, VPos::Top)),
             ))?;
         }
-        draw_legend(&legend, 22, Some("backend"), &entries)?;
-        if !self.windows.is_empty() {
-            // The shading of a faulty backend's windows is explained by its legend entry.
-            let y = 22 + 24 * (entries.len() as i32 + 1);
-            let note = ["shaded: the faulty", "backend's fault windows"];
-            for (i, line) in note.iter().enumerate() {
-                legend.draw(&Text::new(
-                    line.to_string(),
-                    (10, y + 17 * i as i32),
-                    text(12, MUTED).pos(Pos::new(HPos::Left, VPos::Center)),
-                ))?;
-            }
-        }
-        Ok(())
+        draw_legend(&legend, 22, Some("backend"), &entries)
     }
 }
 
@@ -717,16 +753,10 @@ impl TrafficShare {
                 WARMUP_FILL.mix(WARMUP_ALPHA).filled(),
             )))?;
         }
-        chart.draw_series(self.windows.iter().map(|w| {
-            let c = self
-                .colours
-                .get(w.backend)
-                .copied()
-                .flatten()
-                .unwrap_or(FAULT_FILL);
+        chart.draw_series(self.spans.iter().map(|span| {
             Rectangle::new(
-                [(w.start_s, 0.0), (w.end_s, self.top)],
-                c.mix(FAULT_ALPHA).filled(),
+                [(span.start, 0.0), (span.end, self.top)],
+                FAULT_FILL.mix(FAULT_ALPHA).filled(),
             )
         }))?;
         if panel.lines.iter().all(|l| l.is_empty()) {
@@ -771,7 +801,39 @@ impl TrafficShare {
 
 #[cfg(test)]
 mod tests {
-    use super::fmt_percentile;
+    use super::*;
+
+    #[test]
+    fn overlapping_fault_windows_merge_into_one_span() {
+        let w = |backend, start_s, end_s| FaultWindow {
+            backend,
+            start_s,
+            end_s,
+        };
+        let windows = [
+            w(2, 10.0, 20.0),
+            w(0, 15.0, 25.0),
+            w(1, 40.0, f64::INFINITY),
+            w(3, -5.0, 0.0),
+            w(2, 12.0, 18.0),
+        ];
+        let spans = fault_spans(&windows, 60.0);
+        assert_eq!(
+            spans,
+            vec![
+                FaultSpan {
+                    start: 10.0,
+                    end: 25.0,
+                    backends: vec![0, 2]
+                },
+                FaultSpan {
+                    start: 40.0,
+                    end: 60.0,
+                    backends: vec![1]
+                },
+            ]
+        );
+    }
 
     #[test]
     fn nines_axis_labels() {
