@@ -15,60 +15,163 @@ pub enum DecayMode {
     OnRead,
 }
 
+/// The time base shared by all of one policy's [`PeakEwma`]s: the decay time constant `τ` and an
+/// *epoch*.
+///
+/// Every estimate also keeps a *comparable* value, its estimate lifted to the epoch
+/// (`estimate × e^((stamp − epoch)/τ)`). All estimates decay by the same factor
+/// `e^(−(now − epoch)/τ)`, so at any one instant the comparable values are in the same order as
+/// the decayed estimates: a picker compares costs without a single `exp`, and a sample needs one
+/// (for that factor). Comparable values grow as time passes the epoch; once they may have grown by
+/// `e^64` the owner calls [`Decay::rebase`] and rescales every estimate with
+/// [`PeakEwma::rescale`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decay {
+    /// `1/τ` in 1/ns.
+    inv_tau: f64,
+    epoch: Nanos,
+    /// When to rebase: comparable values may have grown by `e^REBASE_AFTER` since the epoch.
+    rebase_at: Nanos,
+}
+
+/// Rebase after this many time constants (comparable values stay below `e^64 × max RTT`).
+const REBASE_AFTER: f64 = 64.0;
+
+impl Decay {
+    /// A time base for `decay_time` (ns, at least 1) with its epoch at `now`.
+    pub fn new(decay_time: Nanos, now: Nanos) -> Self {
+        let mut d = Decay {
+            inv_tau: 1.0 / decay_time.max(1) as f64,
+            epoch: now,
+            rebase_at: now,
+        };
+        d.rebase(now);
+        d
+    }
+
+    /// `1/τ` in 1/ns.
+    #[inline]
+    pub fn inv_tau(&self) -> f64 {
+        self.inv_tau
+    }
+
+    /// `now` with its decay factor `e^(−(now − epoch)/τ)`, computed once per policy call.
+    #[inline]
+    pub fn at(&self, now: Nanos) -> Moment {
+        let dt = if now >= self.epoch {
+            -((now - self.epoch) as f64)
+        } else {
+            (self.epoch - now) as f64
+        };
+        let factor = (dt * self.inv_tau).exp();
+        Moment {
+            now,
+            factor,
+            lift: 1.0 / factor,
+        }
+    }
+
+    /// Whether the comparable values have grown enough by `now` that the epoch should move.
+    #[inline]
+    pub fn needs_rebase(&self, now: Nanos) -> bool {
+        now >= self.rebase_at
+    }
+
+    /// Moves the epoch to `now` and returns the factor every estimate of this time base must be
+    /// rescaled by ([`PeakEwma::rescale`]).
+    pub fn rebase(&mut self, now: Nanos) -> f64 {
+        let k = self.at(now).factor;
+        self.epoch = now;
+        let span = (REBASE_AFTER / self.inv_tau).min(u64::MAX as f64) as Nanos;
+        self.rebase_at = now.saturating_add(span.max(1));
+        k
+    }
+}
+
+/// A time and its decay factor relative to a [`Decay`]'s epoch (see [`Decay::at`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moment {
+    now: Nanos,
+    factor: f64,
+    /// `1 / factor`: the lift of an estimate stamped at `now`.
+    lift: f64,
+}
+
 /// A peak-sensitive exponentially weighted moving average of round-trip time.
 ///
 /// The estimate jumps to a sample that is above its (decayed) value at once and otherwise blends
 /// toward it, and between samples it decays toward 0 with time constant `τ` (`decayTime`). The
 /// decay is what lets an endpoint that stopped being picked look cheap again and be probed.
+///
+/// All estimates of one policy share a [`Decay`]; see there for the comparable value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PeakEwma {
     /// Estimate in nanoseconds as of `stamp`.
     estimate: f64,
     /// Time of the last update.
     stamp: Nanos,
+    /// `e^((stamp − epoch)/τ)`: times the factor of `now` it gives the weight `e^(−(now − stamp)/τ)`.
+    lift: f64,
+    /// `estimate × lift`: in the same order as the decayed estimates at any one instant.
+    comparable: f64,
     /// Whether any real sample has been taken since the last reset.
     sampled: bool,
 }
 
 impl PeakEwma {
-    /// A new estimator holding `initial` (the configured `defaultRtt`) as of `now`.
-    pub fn new(initial: Nanos, now: Nanos) -> Self {
+    /// A new estimator holding `initial` (the configured `defaultRtt`) as of `at`.
+    pub fn new(initial: Nanos, at: Moment) -> Self {
+        let lift = at.lift;
+        let estimate = initial as f64;
         PeakEwma {
-            estimate: initial as f64,
-            stamp: now,
+            estimate,
+            stamp: at.now,
+            lift,
+            comparable: estimate * lift,
             sampled: false,
         }
     }
 
-    /// `exp(−Δt/τ)` for the time since the last update; 1 when time has not moved forward.
+    /// The estimate decayed to `now`, in nanoseconds: `estimate × e^(−(now − stamp)/τ)`. Does not
+    /// change state.
     #[inline]
-    fn weight(&self, now: Nanos, inv_tau: f64) -> f64 {
+    pub fn decayed(&self, now: Nanos, decay: &Decay) -> f64 {
         let dt = now.saturating_sub(self.stamp) as f64;
-        (-dt * inv_tau).exp()
+        self.estimate * (-dt * decay.inv_tau).exp()
     }
 
-    /// The estimate decayed to `now`, in nanoseconds. Does not change state. `inv_tau` is
-    /// `1 / decayTime` in 1/ns.
+    /// A value proportional to [`PeakEwma::decayed`] with the same positive factor for every
+    /// estimate sharing the [`Decay`]: compare these at one instant, never across instants.
     #[inline]
-    pub fn decayed(&self, now: Nanos, inv_tau: f64) -> f64 {
-        self.estimate * self.weight(now, inv_tau)
+    pub fn comparable(&self) -> f64 {
+        self.comparable
     }
 
-    /// The estimate as the given decay mode reads it: [`DecayMode::OnRead`] moves the state to now.
+    /// `e^(−(now − stamp)/τ)`, exactly 1 at the stamp.
     #[inline]
-    pub fn read(&mut self, now: Nanos, inv_tau: f64, mode: DecayMode) -> f64 {
-        let value = self.decayed(now, inv_tau);
-        if mode == DecayMode::OnRead && now > self.stamp {
-            self.estimate = value;
-            self.stamp = now;
+    fn weight(&self, at: Moment) -> f64 {
+        if at.now <= self.stamp {
+            1.0
+        } else {
+            (self.lift * at.factor).min(1.0)
         }
-        value
     }
 
-    /// Takes an RTT sample (ns) observed at `now`.
+    /// Reads the estimate as [`DecayMode::OnRead`] does: decays it to `at` and moves the stamp
+    /// there. The comparable value does not change (reading does not change the cost now).
     #[inline]
-    pub fn observe(&mut self, now: Nanos, rtt: Nanos, inv_tau: f64) {
-        let w = self.weight(now, inv_tau);
+    pub fn read_on(&mut self, at: Moment) {
+        if at.now > self.stamp {
+            self.estimate *= self.weight(at);
+            self.stamp = at.now;
+            self.lift = at.lift;
+        }
+    }
+
+    /// Takes an RTT sample (ns) observed at `at`.
+    #[inline]
+    pub fn observe(&mut self, at: Moment, rtt: Nanos) {
+        let w = self.weight(at);
         let decayed = self.estimate * w;
         let rtt = rtt as f64;
         self.estimate = if rtt > decayed {
@@ -76,10 +179,19 @@ impl PeakEwma {
         } else {
             decayed + (1.0 - w) * rtt
         };
-        if now > self.stamp {
-            self.stamp = now;
+        if at.now > self.stamp {
+            self.stamp = at.now;
+            self.lift = at.lift;
         }
+        self.comparable = self.estimate * self.lift;
         self.sampled = true;
+    }
+
+    /// Rescales after [`Decay::rebase`] returned `k`.
+    #[inline]
+    pub fn rescale(&mut self, k: f64) {
+        self.lift *= k;
+        self.comparable *= k;
     }
 
     /// Whether a real sample has been observed.
@@ -92,55 +204,108 @@ impl PeakEwma {
 mod tests {
     use super::*;
 
-    const TAU: f64 = 10e9; // 10 s in ns
-    const INV: f64 = 1.0 / TAU;
+    const TAU: Nanos = 10_000_000_000; // 10 s
+
+    fn decay() -> Decay {
+        Decay::new(TAU, 0)
+    }
 
     #[test]
     fn slow_sample_jumps_to_peak() {
-        let mut e = PeakEwma::new(30_000_000, 0);
-        e.observe(1_000, 500_000_000, INV);
-        assert_eq!(e.decayed(1_000, INV), 500_000_000.0);
+        let d = decay();
+        let mut e = PeakEwma::new(30_000_000, d.at(0));
+        e.observe(d.at(1_000), 500_000_000);
+        assert_eq!(e.decayed(1_000, &d), 500_000_000.0);
     }
 
     #[test]
     fn decays_with_time_constant() {
-        let e = PeakEwma::new(100_000_000, 0);
-        let after_tau = e.decayed(10_000_000_000, INV);
+        let d = decay();
+        let e = PeakEwma::new(100_000_000, d.at(0));
+        let after_tau = e.decayed(10_000_000_000, &d);
         assert!((after_tau / 100_000_000.0 - (-1.0f64).exp()).abs() < 1e-12);
-        assert_eq!(e.decayed(0, INV), 100_000_000.0);
+        assert_eq!(e.decayed(0, &d), 100_000_000.0);
     }
 
     #[test]
     fn fast_sample_blends_by_elapsed_time() {
-        let mut e = PeakEwma::new(100_000_000, 0);
+        let d = decay();
+        let mut e = PeakEwma::new(100_000_000, d.at(0));
         // One time constant later a 10 ms sample: e^-1 * 100ms + (1 - e^-1) * 10ms.
-        e.observe(10_000_000_000, 10_000_000, INV);
+        e.observe(d.at(10_000_000_000), 10_000_000);
         let w = (-1.0f64).exp();
         let want = 100_000_000.0 * w + (1.0 - w) * 10_000_000.0;
-        assert!((e.decayed(10_000_000_000, INV) - want).abs() < 1e-3);
+        assert!((e.decayed(10_000_000_000, &d) - want).abs() < 1e-3);
     }
 
     #[test]
-    fn read_on_read_moves_stamp_time_weighted_does_not() {
-        let mut a = PeakEwma::new(100_000_000, 0);
+    fn read_on_moves_the_stamp_so_a_sample_right_after_barely_counts() {
+        let d = decay();
+        let mut a = PeakEwma::new(100_000_000, d.at(0));
         let mut b = a;
-        a.read(5_000_000_000, INV, DecayMode::TimeWeighted);
-        b.read(5_000_000_000, INV, DecayMode::OnRead);
-        // A fast sample right after the read: time-weighted blends over the 5 s since the last
-        // update; on-read blends over ~0 s, so the sample does not count at all.
-        a.observe(5_000_000_000, 1_000_000, INV);
-        b.observe(5_000_000_000, 1_000_000, INV);
+        b.read_on(d.at(5_000_000_000));
+        // A fast sample right after the read: without the read it blends over the 5 s since the
+        // last update; after it, over ~0 s, so the sample does not count at all.
+        a.observe(d.at(5_000_000_000), 1_000_000);
+        b.observe(d.at(5_000_000_000), 1_000_000);
         let w = (-0.5f64).exp();
         let blended = 100_000_000.0 * w + (1.0 - w) * 1_000_000.0;
-        assert!((a.decayed(5_000_000_000, INV) - blended).abs() < 1e-3);
-        assert!((b.decayed(5_000_000_000, INV) - 100_000_000.0 * w).abs() < 1e-3);
+        assert!((a.decayed(5_000_000_000, &d) - blended).abs() < 1e-3);
+        assert!((b.decayed(5_000_000_000, &d) - 100_000_000.0 * w).abs() < 1e-3);
+    }
+
+    #[test]
+    fn comparable_values_order_like_decayed_estimates_and_survive_a_rebase() {
+        let mut d = decay();
+        let mut es = [
+            PeakEwma::new(30_000_000, d.at(0)),
+            PeakEwma::new(30_000_000, d.at(3_000_000_000)),
+            PeakEwma::new(30_000_000, d.at(0)),
+        ];
+        es[0].observe(d.at(1_000_000_000), 200_000_000);
+        es[2].observe(d.at(9_000_000_000), 50_000_000);
+        let check = |es: &[PeakEwma], d: &Decay, now: Nanos| {
+            for a in es {
+                for b in es {
+                    let by_cost = a.decayed(now, d).partial_cmp(&b.decayed(now, d));
+                    let by_key = a.comparable().partial_cmp(&b.comparable());
+                    assert_eq!(by_cost, by_key, "at {now}");
+                    // The ratio is the same too.
+                    let (ra, rb) = (
+                        a.decayed(now, d) / b.decayed(now, d),
+                        a.comparable() / b.comparable(),
+                    );
+                    assert!((ra / rb - 1.0).abs() < 1e-12);
+                }
+            }
+        };
+        check(&es, &d, 10_000_000_000);
+        let before: Vec<f64> = es.iter().map(|e| e.decayed(700_000_000_000, &d)).collect();
+        assert!(d.needs_rebase(700_000_000_000));
+        let k = d.rebase(700_000_000_000);
+        for e in &mut es {
+            e.rescale(k);
+        }
+        check(&es, &d, 700_000_000_000);
+        for (e, b) in es.iter().zip(before) {
+            assert_eq!(e.decayed(700_000_000_000, &d), b);
+        }
+        // Samples after the rebase blend as before.
+        let mut e = es[0];
+        e.observe(d.at(700_000_000_000), 100_000_000);
+        e.observe(d.at(710_000_000_000), 1_000_000);
+        let w = (-1.0f64).exp();
+        let want = 100_000_000.0 * w + (1.0 - w) * 1_000_000.0;
+        assert!((e.decayed(710_000_000_000, &d) / want - 1.0).abs() < 1e-12);
     }
 
     #[test]
     fn clock_going_backwards_is_harmless() {
-        let mut e = PeakEwma::new(30_000_000, 1_000_000_000);
-        assert_eq!(e.decayed(0, INV), 30_000_000.0);
-        e.observe(0, 1_000, INV);
-        assert!(e.decayed(0, INV).is_finite());
+        let d = decay();
+        let mut e = PeakEwma::new(30_000_000, d.at(1_000_000_000));
+        assert_eq!(e.decayed(0, &d), 30_000_000.0);
+        e.observe(d.at(0), 1_000);
+        assert!(e.decayed(0, &d).is_finite());
+        assert!(e.comparable().is_finite());
     }
 }

@@ -16,6 +16,25 @@ pub enum Sampling {
 /// The largest `choiceCount` gRPC accepts; larger values are clamped to it.
 pub const MAX_CHOICES: u32 = 10;
 
+/// A uniform index in `0..n` (`n >= 1`): exactly what rand 0.9's `rng.random_range(0..n)` draws
+/// (Canon's widening multiply, with a second draw only when the low half lands in the last `n`
+/// values), without its generic overhead through `dyn RngCore`. A unit test holds the two equal.
+#[inline]
+pub(crate) fn index(rng: &mut dyn RngCore, n: usize) -> usize {
+    let Ok(range) = u32::try_from(n) else {
+        return rng.random_range(0..n);
+    };
+    let m = u64::from(rng.next_u32()) * u64::from(range);
+    let (hi, lo) = ((m >> 32) as u32, m as u32);
+    if lo > range.wrapping_neg() {
+        let carry = (u64::from(rng.next_u32()) * u64::from(range)) >> 32;
+        if lo.checked_add(carry as u32).is_none() {
+            return hi as usize + 1;
+        }
+    }
+    hi as usize
+}
+
 /// Picks from `candidates` (non-empty) the one with the lowest `cost`, drawing `choices` of them
 /// as `sampling` says. Ties go to the earlier draw (strict `<`).
 #[inline]
@@ -24,7 +43,7 @@ pub fn pick<T: Copy>(
     choices: u32,
     sampling: Sampling,
     rng: &mut dyn RngCore,
-    mut cost: impl FnMut(T) -> f64,
+    cost: impl FnMut(T) -> f64,
 ) -> T {
     let n = candidates.len();
     debug_assert!(n > 0);
@@ -33,47 +52,102 @@ pub fn pick<T: Copy>(
     }
     let d = choices.clamp(1, MAX_CHOICES) as usize;
     match sampling {
-        Sampling::WithReplacement => {
-            let mut best = candidates[rng.random_range(0..n)];
-            let mut best_cost = cost(best);
-            for _ in 1..d {
-                let c = candidates[rng.random_range(0..n)];
-                let cc = cost(c);
-                if cc < best_cost {
-                    best = c;
-                    best_cost = cc;
-                }
-            }
-            best
-        }
-        Sampling::Distinct => {
-            let mut drawn = [usize::MAX; MAX_CHOICES as usize];
-            let d = d.min(n);
-            let mut best = None::<(T, f64)>;
-            for k in 0..d {
-                // Rejection sampling: d <= 10, and only d >= n/2 ever rejects much.
-                let i = loop {
-                    let i = rng.random_range(0..n);
-                    if !drawn[..k].contains(&i) {
-                        break i;
-                    }
-                };
-                drawn[k] = i;
-                let c = candidates[i];
-                let cc = cost(c);
-                if best.is_none_or(|(_, b)| cc < b) {
-                    best = Some((c, cc));
-                }
-            }
-            best.map(|(c, _)| c).unwrap_or(candidates[0])
+        Sampling::WithReplacement => with_replacement(candidates, d, rng, cost),
+        Sampling::Distinct => distinct(candidates, d, rng, cost),
+    }
+}
+
+#[inline]
+fn with_replacement<T: Copy>(
+    candidates: &[T],
+    d: usize,
+    rng: &mut dyn RngCore,
+    mut cost: impl FnMut(T) -> f64,
+) -> T {
+    let n = candidates.len();
+    let mut best = candidates[index(rng, n)];
+    let mut best_cost = cost(best);
+    for _ in 1..d {
+        let c = candidates[index(rng, n)];
+        let cc = cost(c);
+        if cc < best_cost {
+            best = c;
+            best_cost = cc;
         }
     }
+    best
+}
+
+/// Kept out of line so the default path stays small.
+#[inline(never)]
+fn distinct<T: Copy>(
+    candidates: &[T],
+    d: usize,
+    rng: &mut dyn RngCore,
+    mut cost: impl FnMut(T) -> f64,
+) -> T {
+    let n = candidates.len();
+    let mut drawn = [usize::MAX; MAX_CHOICES as usize];
+    let d = d.min(n);
+    let mut best = None::<(T, f64)>;
+    for k in 0..d {
+        // Rejection sampling: d <= 10, and only d >= n/2 ever rejects much.
+        let i = loop {
+            let i = index(rng, n);
+            if !drawn[..k].contains(&i) {
+                break i;
+            }
+        };
+        drawn[k] = i;
+        let c = candidates[i];
+        let cc = cost(c);
+        if best.is_none_or(|(_, b)| cc < b) {
+            best = Some((c, cc));
+        }
+    }
+    best.map(|(c, _)| c).unwrap_or(candidates[0])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::{rngs::SmallRng, SeedableRng};
+
+    #[test]
+    fn index_draws_exactly_what_random_range_draws() {
+        for seed in 0..20 {
+            for n in [1usize, 2, 3, 5, 10, 20, 200, 1000, 65_537, 3_000_000_000] {
+                let mut a = SmallRng::seed_from_u64(seed);
+                let mut b = a.clone();
+                for _ in 0..500 {
+                    assert_eq!(index(&mut a, n), b.random_range(0..n), "n {n} seed {seed}");
+                }
+            }
+        }
+        // The rare second draw: a low half above 2^32 - n.
+        struct Fixed(Vec<u32>);
+        impl RngCore for Fixed {
+            fn next_u32(&mut self) -> u32 {
+                self.0.remove(0)
+            }
+            fn next_u64(&mut self) -> u64 {
+                unimplemented!()
+            }
+            fn fill_bytes(&mut self, _: &mut [u8]) {
+                unimplemented!()
+            }
+        }
+        for (x, y) in [
+            (u32::MAX, u32::MAX),
+            (0x5555_5555, 0),
+            (0x5555_5555, u32::MAX),
+        ] {
+            let n = 3;
+            let got = index(&mut Fixed(vec![x, y]), n);
+            let want = Fixed(vec![x, y]).random_range(0..n);
+            assert_eq!(got, want, "{x:#x} {y:#x}");
+        }
+    }
 
     #[test]
     fn distinct_never_draws_the_same_twice() {

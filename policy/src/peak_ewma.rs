@@ -15,7 +15,7 @@
 use rand::RngCore;
 
 use crate::endpoints::{Endpoints, Unready};
-use crate::estimator::{DecayMode, PeakEwma};
+use crate::estimator::{Decay, DecayMode, PeakEwma};
 use crate::p2c::{self, Sampling};
 use crate::{
     Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Status,
@@ -61,12 +61,20 @@ struct Load {
     outstanding: u32,
 }
 
+/// The cost as the picker compares it: proportional to `decayed × (outstanding + 1)` with the same
+/// factor for every endpoint at one instant (see [`crate::estimator::Decay`]), so a pick computes
+/// no `exp`.
+#[inline]
+fn comparable_cost(load: &Load) -> f64 {
+    load.rtt.comparable() * (f64::from(load.outstanding) + 1.0)
+}
+
 /// The `peak_ewma_experimental` policy.
 #[derive(Debug)]
 pub struct PeakEwmaPolicy {
     config: Config,
-    /// `1 / decayTime` in 1/ns.
-    inv_tau: f64,
+    /// `decayTime` and the epoch the estimates are compared against.
+    decay: Decay,
     endpoints: Endpoints<Load>,
     clock: Clock,
 }
@@ -75,16 +83,29 @@ impl PeakEwmaPolicy {
     /// A policy with no endpoints.
     pub fn new(config: Config) -> Self {
         PeakEwmaPolicy {
-            inv_tau: 1.0 / config.decay_time.max(1) as f64,
+            decay: Decay::new(config.decay_time, 0),
             config,
             endpoints: Endpoints::default(),
             clock: Clock::default(),
         }
     }
 
+    /// Clamps `now` to the latest time seen and moves the decay epoch forward when it is due.
+    #[inline]
+    fn advance(&mut self, now: Nanos) -> Nanos {
+        let now = self.clock.advance(now);
+        if self.decay.needs_rebase(now) {
+            let k = self.decay.rebase(now);
+            for s in self.endpoints.ready_and_slots_mut().1 {
+                s.data.rtt.rescale(k);
+            }
+        }
+        now
+    }
+
     fn fresh(&self, now: Nanos) -> Load {
         Load {
-            rtt: PeakEwma::new(self.config.default_rtt, now),
+            rtt: PeakEwma::new(self.config.default_rtt, self.decay.at(now)),
             outstanding: 0,
         }
     }
@@ -96,13 +117,13 @@ impl Policy for PeakEwmaPolicy {
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
-        let now = self.clock.advance(now);
+        let now = self.advance(now);
         let fresh = self.fresh(now);
         self.endpoints.set(endpoints, || fresh);
     }
 
     fn on_connectivity(&mut self, now: Nanos, endpoint: EndpointId, state: Connectivity) {
-        let now = self.clock.advance(now);
+        let now = self.advance(now);
         let fresh = self.fresh(now);
         if let Some((slot, old)) = self.endpoints.set_state(endpoint, state) {
             if state == Connectivity::Ready && old != Connectivity::Ready {
@@ -115,7 +136,7 @@ impl Policy for PeakEwmaPolicy {
     }
 
     fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
-        let now = self.clock.advance(now);
+        let now = self.advance(now);
         let (ready, slots) = self.endpoints.ready_and_slots_mut();
         if ready.is_empty() {
             return match self.endpoints.unready() {
@@ -123,17 +144,22 @@ impl Policy for PeakEwmaPolicy {
                 Unready::Fail => Pick::Fail,
             };
         }
-        let (inv_tau, decay) = (self.inv_tau, self.config.ablation.decay);
-        let slot = p2c::pick(
-            ready,
-            self.config.choice_count,
-            self.config.ablation.sampling,
-            rng,
-            |s| {
-                let load = &mut slots[s as usize].data;
-                load.rtt.read(now, inv_tau, decay) * f64::from(load.outstanding + 1)
-            },
-        );
+        let (choices, sampling) = (self.config.choice_count, self.config.ablation.sampling);
+        let slot = match self.config.ablation.decay {
+            DecayMode::TimeWeighted => p2c::pick(ready, choices, sampling, rng, |s| {
+                comparable_cost(&slots[s as usize].data)
+            }),
+            DecayMode::OnRead => {
+                // Reading decays the estimate and moves its stamp; it does not change the cost
+                // now, only how the next sample blends.
+                let at = self.decay.at(now);
+                p2c::pick(ready, choices, sampling, rng, |s| {
+                    let load = &mut slots[s as usize].data;
+                    load.rtt.read_on(at);
+                    comparable_cost(load)
+                })
+            }
+        };
         if kind == RpcKind::Unary {
             let load = &mut self.endpoints.slot_mut(slot).data;
             load.outstanding = load.outstanding.saturating_add(1);
@@ -142,15 +168,15 @@ impl Policy for PeakEwmaPolicy {
     }
 
     fn on_done(&mut self, now: Nanos, ticket: Ticket, outcome: Outcome) {
-        let now = self.clock.advance(now);
+        let now = self.advance(now);
         if ticket.kind() != RpcKind::Unary {
             return; // a stream's duration is not a latency, and streams are not counted
         }
-        let inv_tau = self.inv_tau;
+        let decay = &self.decay;
         if let Some(load) = self.endpoints.redeem(&ticket) {
             load.outstanding = load.outstanding.saturating_sub(1);
             if outcome.status != Status::Cancelled {
-                load.rtt.observe(now, outcome.elapsed, inv_tau);
+                load.rtt.observe(decay.at(now), outcome.elapsed);
             }
         }
     }
@@ -158,7 +184,7 @@ impl Policy for PeakEwmaPolicy {
     fn endpoint_view(&self, now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
         let s = self.endpoints.slot(self.endpoints.lookup(endpoint)?);
         let now = now.max(self.clock.latest());
-        let cost = s.data.rtt.decayed(now, self.inv_tau) * f64::from(s.data.outstanding + 1);
+        let cost = s.data.rtt.decayed(now, &self.decay) * (f64::from(s.data.outstanding) + 1.0);
         Some(EndpointView {
             state: s.state,
             outstanding: s.data.outstanding,

@@ -359,3 +359,45 @@ fn fails_fast_backend_attracts_traffic_without_outlier_detection() {
     lab.drive(20 * SEC, 400);
     assert!(lab.share(3) > 0.4, "failing share {}", lab.share(3));
 }
+
+#[test]
+fn pick_keeps_the_cheaper_of_the_drawn_endpoints_by_the_reported_cost() {
+    // The picker compares costs in its own form (no exp per candidate); it must agree with the
+    // cost `endpoint_view` reports, across decay-epoch rebases and in both decay modes.
+    for entry in [
+        pe(r#""decayTime":"1s""#),
+        pe(r#""decayTime":"1s","lblabAblation":{"decay":"on_read"}"#),
+    ] {
+        let n = 12u32;
+        let mut lab = Lab::ready(&entry, n);
+        for e in 0..n {
+            lab.backend(e).latency = (1 + u64::from(e) * 7 % 11) * 3 * MS;
+        }
+        let mut checked = 0;
+        for round in 0..40u64 {
+            lab.drive(SEC / 4, 200);
+            if round % 10 == 9 {
+                lab.step(1_000 * SEC); // far beyond the rebase horizon of 64 decay times
+            }
+            for k in 0..50usize {
+                let (i, j) = (k % n as usize, (k * 7 + round as usize) % n as usize);
+                let (ci, cj) = (lab.cost(i as u32), lab.cost(j as u32));
+                let t = match lab
+                    .pick_with(RpcKind::Unary, &mut Script::indices(n as usize, &[i, j]))
+                {
+                    Pick::Endpoint(t) => t,
+                    other => panic!("{other:?}"),
+                };
+                let got = t.endpoint().0 as usize;
+                lab.done(t, Status::Cancelled, 0);
+                if (ci - cj).abs() <= 1e-9 * ci.max(cj) {
+                    continue; // too close to call in floating point
+                }
+                let want = if cj < ci { j } else { i };
+                assert_eq!(got, want, "{entry}: costs {ci} vs {cj}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+}
