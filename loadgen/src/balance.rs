@@ -1,0 +1,723 @@
+//! An lblab policy behind a tower [`Service`]: client-side load balancing for any tonic client.
+//!
+//! [`Balancer`] owns one HTTP/2 connection (a tonic [`Channel`]) per endpoint and one policy
+//! instance. Its [`PolicyService`] is what a generated tonic client wraps:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use lblab_backend::pb::echo::{echo_client::EchoClient, CallRequest};
+//! use lblab_loadgen::balance::{Balancer, BalancerOptions};
+//! use tonic::transport::Endpoint;
+//!
+//! let endpoints = ["http://127.0.0.1:50051", "http://127.0.0.1:50052"]
+//!     .into_iter()
+//!     .map(Endpoint::from_static)
+//!     .collect();
+//! let balancer = Balancer::from_service_config(
+//!     r#"{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}"#,
+//!     endpoints,
+//!     BalancerOptions::default(),
+//! )?;
+//! let mut client = EchoClient::new(balancer.service());
+//! let reply = client.unary(CallRequest::default()).await?;
+//! # let _ = reply; Ok(()) }
+//! ```
+//!
+//! What it does for every call, as a gRPC channel with that policy would:
+//! - picks with [`Policy::pick`]; "queue" waits for the next connectivity change (bounded by the
+//!   call's deadline), "fail" fails the call with UNAVAILABLE;
+//! - completes the policy's ticket exactly once, when the call ends: at the response trailers
+//!   (their `grpc-status` and ORCA `endpoint-load-metrics-bin` report go into the
+//!   [`Outcome`]), at a trailers-only error response, at a transport error, or when the caller
+//!   drops the call — DEADLINE_EXCEEDED if the request's `grpc-timeout` had passed, else
+//!   CANCELLED;
+//! - enforces the request's `grpc-timeout` and fails it with DEADLINE_EXCEEDED;
+//! - maps connectivity from the real connections: a connection attempt in progress is CONNECTING,
+//!   a refused or failed one TRANSIENT_FAILURE (sticky until READY, as gRPC reports it) with gRPC's
+//!   reconnect backoff, a connected one READY; a call that fails with a transport error marks its
+//!   connection broken, and a new one is made at once;
+//! - drives the policy's timers ([`Policy::next_timer`]).
+//!
+//! A call is unary unless the request carries [`RpcKind::Streaming`] in its extensions
+//! (`request.extensions_mut().insert(RpcKind::Streaming)`); only unary calls are latency
+//! samples. To learn which endpoint a call went to, put a [`Picked`] in its extensions.
+//!
+//! Not done: out-of-band ORCA reports (the ORCA streaming service), name resolution and retries.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use lblab_backend::orca;
+use lblab_backend::Clock;
+use lblab_policy::config::{self, ConfigError};
+use lblab_policy::{
+    Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
+};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
+use tonic::transport::{Channel, Endpoint};
+use tower::{Service, ServiceExt};
+
+/// A boxed error, as tower's middleware returns them.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// gRPC's connection backoff (the connection-backoff document of the gRPC repository).
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    /// First delay (gRPC: 1 s).
+    pub initial: Duration,
+    /// Growth per attempt (1.6).
+    pub multiplier: f64,
+    /// Random spread, ± this share (0.2).
+    pub jitter: f64,
+    /// Largest delay (120 s).
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            initial: Duration::from_secs(1),
+            multiplier: 1.6,
+            jitter: 0.2,
+            max: Duration::from_secs(120),
+        }
+    }
+}
+
+impl Backoff {
+    /// The delay before attempt `attempt + 1` after `attempt` failures (0-based).
+    pub fn delay(&self, attempt: u32, rng: &mut impl Rng) -> Duration {
+        let base = self.initial.as_secs_f64() * self.multiplier.powi(attempt.min(60) as i32);
+        let base = base.min(self.max.as_secs_f64());
+        let spread = if self.jitter > 0.0 {
+            rng.random_range(-self.jitter..self.jitter)
+        } else {
+            0.0
+        };
+        Duration::from_secs_f64((base * (1.0 + spread)).max(0.0))
+    }
+}
+
+/// Options of a [`Balancer`].
+#[derive(Debug, Clone)]
+pub struct BalancerOptions {
+    /// Time 0 of the policy's clock (default: when the balancer is made).
+    pub origin: Option<Instant>,
+    /// Seed of the policy's random draws (picks) and of the backoff jitter.
+    pub seed: u64,
+    /// Reconnect backoff.
+    pub backoff: Backoff,
+    /// Timeout of one connection attempt (gRPC's minimum: 20 s).
+    pub connect_timeout: Duration,
+    /// How often the balancer checks whether the policy's timer is due.
+    pub timer_tick: Duration,
+}
+
+impl Default for BalancerOptions {
+    fn default() -> Self {
+        BalancerOptions {
+            origin: None,
+            seed: 0,
+            backoff: Backoff::default(),
+            connect_timeout: Duration::from_secs(20),
+            timer_tick: Duration::from_millis(10),
+        }
+    }
+}
+
+/// Which endpoint a call was sent to: put one in a request's extensions and read it afterwards.
+/// Clones share the value.
+#[derive(Debug, Clone)]
+pub struct Picked(Arc<AtomicU32>);
+
+impl Default for Picked {
+    fn default() -> Self {
+        Picked(Arc::new(AtomicU32::new(u32::MAX)))
+    }
+}
+
+impl Picked {
+    /// An empty slot.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records the endpoint.
+    pub fn set(&self, endpoint: EndpointId) {
+        self.0.store(endpoint.0, Ordering::Relaxed);
+    }
+
+    /// The endpoint the call went to, if it was sent.
+    pub fn get(&self) -> Option<EndpointId> {
+        match self.0.load(Ordering::Relaxed) {
+            u32::MAX => None,
+            id => Some(EndpointId(id)),
+        }
+    }
+}
+
+struct Core {
+    policy: Box<dyn Policy>,
+    rng: SmallRng,
+}
+
+struct Slot {
+    channel: Mutex<Option<(u64, Channel)>>,
+    generation: AtomicU64,
+    broken: Notify,
+    state: Mutex<Connectivity>,
+}
+
+struct Shared {
+    clock: Clock,
+    core: Mutex<Core>,
+    slots: Vec<Slot>,
+    /// Notified on every connectivity change, for calls waiting on a "queue" pick.
+    changed: Notify,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn core(&self) -> MutexGuard<'_, Core> {
+        lock(&self.core)
+    }
+
+    /// Runs the policy's timer if it is due. Call with the core locked.
+    fn timers(core: &mut Core, now: Nanos) {
+        if core.policy.next_timer().is_some_and(|t| t <= now) {
+            let Core { policy, rng } = core;
+            policy.on_timer(now, rng);
+        }
+    }
+
+    fn set_state(&self, idx: usize, state: Connectivity) {
+        {
+            let mut s = lock(&self.slots[idx].state);
+            // Sticky TRANSIENT_FAILURE: reconnect attempts after a failure are not reported.
+            if *s == state
+                || (*s == Connectivity::TransientFailure && state == Connectivity::Connecting)
+            {
+                return;
+            }
+            *s = state;
+        }
+        let now = self.clock.now();
+        {
+            let mut core = self.core();
+            core.policy
+                .on_connectivity(now, EndpointId(idx as u32), state);
+            Self::timers(&mut core, now);
+        }
+        self.changed.notify_waiters();
+    }
+
+    fn channel(&self, idx: usize) -> Option<(u64, Channel)> {
+        lock(&self.slots[idx].channel).clone()
+    }
+
+    fn mark_broken(&self, idx: usize, generation: u64) {
+        let slot = &self.slots[idx];
+        if slot.generation.load(Ordering::Acquire) == generation {
+            slot.broken.notify_one();
+        }
+    }
+
+    fn complete(
+        &self,
+        ticket: Ticket,
+        started: Nanos,
+        status: Status,
+        load: Option<lblab_policy::LoadReport>,
+    ) {
+        let now = self.clock.now();
+        let outcome = Outcome {
+            status,
+            elapsed: now.saturating_sub(started),
+            load,
+        };
+        let mut core = self.core();
+        core.policy.on_done(now, ticket, outcome);
+        Self::timers(&mut core, now);
+    }
+}
+
+/// One policy instance and its connections; see the [module docs](self). Dropping it stops its
+/// connection and timer tasks; services already handed out keep working with the connections they
+/// have but no longer reconnect.
+pub struct Balancer {
+    shared: Arc<Shared>,
+    tasks: Vec<AbortHandle>,
+}
+
+impl std::fmt::Debug for Balancer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Balancer")
+            .field("endpoints", &self.shared.slots.len())
+            .finish()
+    }
+}
+
+impl Balancer {
+    /// A balancer over `endpoints` (endpoint `i` is [`EndpointId`]`(i)` to the policy). Must be
+    /// called inside a tokio runtime: it spawns one connection task per endpoint and a timer task.
+    pub fn new(
+        mut policy: Box<dyn Policy>,
+        endpoints: Vec<Endpoint>,
+        options: BalancerOptions,
+    ) -> Balancer {
+        let clock = Clock::new(options.origin.unwrap_or_else(Instant::now));
+        let now = clock.now();
+        let ids: Vec<EndpointId> = (0..endpoints.len() as u32).map(EndpointId).collect();
+        policy.set_endpoints(now, &ids);
+        let slots = endpoints
+            .iter()
+            .map(|_| Slot {
+                channel: Mutex::new(None),
+                generation: AtomicU64::new(0),
+                broken: Notify::new(),
+                state: Mutex::new(Connectivity::Idle),
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            clock,
+            core: Mutex::new(Core {
+                policy,
+                rng: SmallRng::seed_from_u64(options.seed),
+            }),
+            slots,
+            changed: Notify::new(),
+        });
+        let mut tasks = Vec::new();
+        for (idx, endpoint) in endpoints.into_iter().enumerate() {
+            let endpoint = endpoint
+                .connect_timeout(options.connect_timeout)
+                .tcp_nodelay(true);
+            let rng = SmallRng::seed_from_u64(options.seed ^ (0x5EED_0000 + idx as u64));
+            let task = tokio::spawn(manage(shared.clone(), idx, endpoint, options.backoff, rng));
+            tasks.push(task.abort_handle());
+        }
+        let weak = Arc::downgrade(&shared);
+        let tick = options.timer_tick;
+        let timer = tokio::spawn(async move {
+            let mut interval = tokio::time::interval(tick);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                let Some(shared) = weak.upgrade() else { return };
+                let now = shared.clock.now();
+                Shared::timers(&mut shared.core(), now);
+            }
+        });
+        tasks.push(timer.abort_handle());
+        Balancer { shared, tasks }
+    }
+
+    /// A balancer from a gRPC service config (`{"loadBalancingConfig":[...]}`): the first policy
+    /// of lblab's that the list names.
+    pub fn from_service_config(
+        service_config: &str,
+        endpoints: Vec<Endpoint>,
+        options: BalancerOptions,
+    ) -> Result<Balancer, ConfigError> {
+        let cfg = config::parse_service_config(service_config)?;
+        let origin = options.origin.unwrap_or_else(Instant::now);
+        let policy = cfg.build(Clock::new(origin).now());
+        Ok(Balancer::new(
+            policy,
+            endpoints,
+            BalancerOptions {
+                origin: Some(origin),
+                ..options
+            },
+        ))
+    }
+
+    /// The tower service to give a tonic client. Cheap to clone.
+    pub fn service(&self) -> PolicyService {
+        PolicyService {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Every endpoint's connectivity as the policy was told it.
+    pub fn connectivity(&self) -> Vec<Connectivity> {
+        self.shared.slots.iter().map(|s| *lock(&s.state)).collect()
+    }
+
+    /// Waits until every endpoint has left CONNECTING/IDLE (or `timeout` passes) and returns how
+    /// many are READY.
+    pub async fn wait_connected(&self, timeout: Duration) -> usize {
+        let end = tokio::time::Instant::now() + timeout;
+        loop {
+            let changed = self.shared.changed.notified();
+            let states = self.connectivity();
+            let settled = states
+                .iter()
+                .all(|s| matches!(s, Connectivity::Ready | Connectivity::TransientFailure));
+            let ready = states.iter().filter(|s| **s == Connectivity::Ready).count();
+            if settled || tokio::time::Instant::now() >= end {
+                return ready;
+            }
+            let _ = tokio::time::timeout_at(end, changed).await;
+        }
+    }
+
+    /// Runs `f` with the policy and the current time, e.g. to read [`Policy::endpoint_view`].
+    pub fn inspect<R>(&self, f: impl FnOnce(&dyn Policy, Nanos) -> R) -> R {
+        let now = self.shared.clock.now();
+        f(self.shared.core().policy.as_ref(), now)
+    }
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Keeps one endpoint connected and its connectivity reported.
+async fn manage(
+    shared: Arc<Shared>,
+    idx: usize,
+    endpoint: Endpoint,
+    backoff: Backoff,
+    mut rng: SmallRng,
+) {
+    let slot = &shared.slots[idx];
+    let mut attempt = 0u32;
+    loop {
+        shared.set_state(idx, Connectivity::Connecting);
+        match endpoint.connect().await {
+            Ok(channel) => {
+                let generation = slot.generation.fetch_add(1, Ordering::AcqRel) + 1;
+                *lock(&slot.channel) = Some((generation, channel));
+                attempt = 0;
+                shared.set_state(idx, Connectivity::Ready);
+                slot.broken.notified().await;
+                lock(&slot.channel).take();
+                // gRPC: READY -> IDLE when the connection goes, and petiole policies ask for a new
+                // connection at once.
+                shared.set_state(idx, Connectivity::Idle);
+            }
+            Err(_) => {
+                shared.set_state(idx, Connectivity::TransientFailure);
+                tokio::time::sleep(backoff.delay(attempt, &mut rng)).await;
+                attempt = attempt.saturating_add(1);
+            }
+        }
+    }
+}
+
+/// The tower service of a [`Balancer`]: `http::Request` in, `http::Response<PolicyBody>` out. Its
+/// errors are gRPC statuses: UNAVAILABLE when no endpoint is READY or the connection failed,
+/// DEADLINE_EXCEEDED when the request's `grpc-timeout` passed.
+#[derive(Clone)]
+pub struct PolicyService {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for PolicyService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PolicyService")
+    }
+}
+
+/// Parses a `grpc-timeout` header (`1S`, `250m`, ...).
+fn grpc_timeout(headers: &http::HeaderMap) -> Option<Duration> {
+    let v = headers.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = v.split_at(v.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+/// Maps a `grpc-status` code to the policy's classes.
+fn status_class(headers: &http::HeaderMap) -> Option<Status> {
+    let code: i32 = headers
+        .get("grpc-status")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(match tonic::Code::from_i32(code) {
+        tonic::Code::Ok => Status::Ok,
+        tonic::Code::DeadlineExceeded => Status::DeadlineExceeded,
+        tonic::Code::Cancelled => Status::Cancelled,
+        _ => Status::Error,
+    })
+}
+
+type ResponseFuture =
+    Pin<Box<dyn Future<Output = Result<http::Response<PolicyBody>, tonic::Status>> + Send>>;
+
+impl Service<http::Request<tonic::body::Body>> for PolicyService {
+    type Response = http::Response<PolicyBody>;
+    type Error = tonic::Status;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), tonic::Status>> {
+        // Readiness is decided per call by the pick (which may wait for a connection).
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<tonic::body::Body>) -> ResponseFuture {
+        let shared = self.shared.clone();
+        Box::pin(call(shared, req))
+    }
+}
+
+async fn call(
+    shared: Arc<Shared>,
+    req: http::Request<tonic::body::Body>,
+) -> Result<http::Response<PolicyBody>, tonic::Status> {
+    let kind = req
+        .extensions()
+        .get::<RpcKind>()
+        .copied()
+        .unwrap_or(RpcKind::Unary);
+    let deadline = grpc_timeout(req.headers()).map(|d| tokio::time::Instant::now() + d);
+    let picked = req.extensions().get::<Picked>().cloned();
+    let (ticket, started, generation, channel) = loop {
+        let changed = shared.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        let now = shared.clock.now();
+        let pick = {
+            let mut core = shared.core();
+            Shared::timers(&mut core, now);
+            let Core { policy, rng } = &mut *core;
+            policy.pick(now, kind, rng)
+        };
+        match pick {
+            Pick::Endpoint(ticket) => {
+                let idx = ticket.endpoint().0 as usize;
+                match shared.channel(idx) {
+                    Some((generation, channel)) => break (ticket, now, generation, channel),
+                    None => {
+                        // READY to the policy, but the connection just went: fail like gRPC's
+                        // picker would after a disconnect.
+                        shared.complete(ticket, now, Status::Error, None);
+                        return Err(tonic::Status::unavailable("connection lost"));
+                    }
+                }
+            }
+            Pick::Fail => return Err(tonic::Status::unavailable("no READY endpoint")),
+            Pick::Queue => match deadline {
+                Some(at) => {
+                    if tokio::time::timeout_at(at, changed).await.is_err() {
+                        return Err(tonic::Status::deadline_exceeded(
+                            "deadline exceeded waiting for a connection",
+                        ));
+                    }
+                }
+                None => changed.await,
+            },
+        }
+    };
+    let idx = ticket.endpoint().0 as usize;
+    if let Some(p) = &picked {
+        p.set(ticket.endpoint());
+    }
+    let mut completion = Completion {
+        shared: shared.clone(),
+        ticket: Some(ticket),
+        started,
+        deadline,
+    };
+    let response = match deadline {
+        Some(at) => match tokio::time::timeout_at(at, channel.oneshot(req)).await {
+            Ok(r) => r,
+            Err(_) => {
+                completion.finish(Status::DeadlineExceeded, None);
+                return Err(tonic::Status::deadline_exceeded("deadline exceeded"));
+            }
+        },
+        None => channel.oneshot(req).await,
+    };
+    let response = match response {
+        Ok(r) => r,
+        Err(e) => {
+            let e: BoxError = e.into();
+            if find::<tonic::TimeoutExpired>(&*e) {
+                completion.finish(Status::DeadlineExceeded, None);
+                return Err(tonic::Status::deadline_exceeded("deadline exceeded"));
+            }
+            shared.mark_broken(idx, generation);
+            completion.finish(Status::Error, None);
+            return Err(tonic::Status::from_error(e));
+        }
+    };
+    if let Some(status) = status_class(response.headers()) {
+        // Trailers-only response: the headers are the trailers.
+        completion.finish(status, orca::from_headers(response.headers()));
+    }
+    let sleep = deadline
+        .filter(|_| completion.ticket.is_some())
+        .map(|at| Box::pin(tokio::time::sleep_until(at)));
+    Ok(response.map(|body| PolicyBody {
+        inner: body,
+        completion,
+        deadline: sleep,
+    }))
+}
+
+fn find<E: std::error::Error + 'static>(mut e: &(dyn std::error::Error + 'static)) -> bool {
+    loop {
+        if e.is::<E>() {
+            return true;
+        }
+        match e.source() {
+            Some(s) => e = s,
+            None => return false,
+        }
+    }
+}
+
+/// Completes a call's ticket exactly once; on drop, as DEADLINE_EXCEEDED or CANCELLED.
+struct Completion {
+    shared: Arc<Shared>,
+    ticket: Option<Ticket>,
+    started: Nanos,
+    deadline: Option<tokio::time::Instant>,
+}
+
+impl Completion {
+    fn finish(&mut self, status: Status, load: Option<lblab_policy::LoadReport>) {
+        if let Some(t) = self.ticket.take() {
+            self.shared.complete(t, self.started, status, load);
+        }
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        if self.ticket.is_some() {
+            let expired = self
+                .deadline
+                .is_some_and(|d| tokio::time::Instant::now() >= d);
+            self.finish(
+                if expired {
+                    Status::DeadlineExceeded
+                } else {
+                    Status::Cancelled
+                },
+                None,
+            );
+        }
+    }
+}
+
+/// The response body of a [`PolicyService`] call: the connection's body, watched for the trailers
+/// that end the call, and cut with DEADLINE_EXCEEDED when the request's deadline passes.
+pub struct PolicyBody {
+    inner: tonic::body::Body,
+    completion: Completion,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl std::fmt::Debug for PolicyBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyBody")
+            .field("done", &self.completion.ticket.is_none())
+            .finish()
+    }
+}
+
+impl Body for PolicyBody {
+    type Data = Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, tonic::Status>>> {
+        let this = &mut *self;
+        if this.completion.ticket.is_some() {
+            if let Some(sleep) = &mut this.deadline {
+                if sleep.as_mut().poll(cx).is_ready() {
+                    this.completion.finish(Status::DeadlineExceeded, None);
+                    return Poll::Ready(Some(Err(tonic::Status::deadline_exceeded(
+                        "deadline exceeded",
+                    ))));
+                }
+            }
+        }
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(trailers) = frame.trailers_ref() {
+                    let status = status_class(trailers).unwrap_or(Status::Error);
+                    this.completion.finish(status, orca::from_headers(trailers));
+                }
+            }
+            Poll::Ready(Some(Err(_))) => this.completion.finish(Status::Error, None),
+            // The body ended without trailers: a protocol error for gRPC.
+            Poll::Ready(None) => this.completion.finish(Status::Error, None),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeout_units() {
+        let mut h = http::HeaderMap::new();
+        for (v, d) in [
+            ("1S", Duration::from_secs(1)),
+            ("250m", Duration::from_millis(250)),
+            ("7u", Duration::from_micros(7)),
+            ("2M", Duration::from_secs(120)),
+        ] {
+            h.insert("grpc-timeout", http::HeaderValue::from_static(v));
+            assert_eq!(grpc_timeout(&h), Some(d));
+        }
+        h.insert("grpc-timeout", http::HeaderValue::from_static("x"));
+        assert_eq!(grpc_timeout(&h), None);
+    }
+
+    #[test]
+    fn backoff_grows_to_its_cap() {
+        let b = Backoff {
+            jitter: 0.0,
+            ..Backoff::default()
+        };
+        let mut rng = SmallRng::seed_from_u64(1);
+        assert_eq!(b.delay(0, &mut rng), Duration::from_secs(1));
+        assert!((b.delay(1, &mut rng).as_secs_f64() - 1.6).abs() < 1e-9);
+        assert_eq!(b.delay(40, &mut rng), Duration::from_secs(120));
+    }
+}

@@ -1,0 +1,62 @@
+//! An open-loop tonic load generator, and the adapter that puts any lblab policy inside a tonic
+//! client.
+//!
+//! - [`balance`]: [`Balancer`](balance::Balancer) and its tower
+//!   [`PolicyService`](balance::PolicyService): one HTTP/2 connection per endpoint, an lblab
+//!   [`Policy`](lblab_policy::Policy) picking among them, connectivity from the real connections,
+//!   ORCA trailers fed back to the policy. A public API: any tonic application can use it (see
+//!   `examples/balanced_client.rs`).
+//! - [`run`]: one run of one scenario policy against a set of targets — open-loop arrivals paced by
+//!   a precise dispatcher thread, latency from the intended send time, dispatch lateness apart,
+//!   per-call deadlines, every request accounted for in the simulator's results schema, and the
+//!   client's CPU time per call.
+//! - [`harness`]: the real harness — every policy of a scenario against a fresh in-process
+//!   fleet, plus the harness floor, delay accuracy and dispatch lateness.
+//! - [`tower_p2c`]: tower's own `p2c` + `PeakEwma` balancer as the reference policy
+//!   `tower_p2c_peak_ewma`.
+//!
+//! This crate does not start servers (that is `lblab-backend`) and holds no policy logic of its own.
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::{Duration, Instant};
+//! let scenario = lblab_model::Scenario::load("scenarios/one-slow.toml".as_ref())?;
+//! let targets: Vec<std::net::SocketAddr> = vec!["127.0.0.1:50051".parse()?];
+//! let options = lblab_loadgen::run::RunOptions::new(Instant::now() + Duration::from_secs(1));
+//! let run = lblab_loadgen::run::run_policy(&scenario, &scenario.policies[0], &targets, &options)?;
+//! println!("p99 {} ms", run.result.summary.p99_ms);
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod balance;
+pub mod cpu;
+pub mod harness;
+pub mod run;
+pub mod tower_p2c;
+
+/// Why a load run could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadgenError {
+    /// A thread or runtime could not be started.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The policy is not one the real harness runs.
+    #[error("policy `{policy}` selects `{name}`, which the real harness does not run")]
+    Unsupported {
+        /// Policy label.
+        policy: String,
+        /// Selected policy name.
+        name: String,
+    },
+    /// An invalid option or config.
+    #[error("{0}")]
+    Config(String),
+}

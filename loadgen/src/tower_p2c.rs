@@ -1,0 +1,136 @@
+//! tower's own balancer, `balance::p2c::Balance` over `load::PeakEwma`, as the reference policy
+//! `tower_p2c_peak_ewma`: what a tonic user gets today without lblab. Config (both optional):
+//! `{"tower_p2c_peak_ewma":{"decayTime":"10s","defaultRtt":"0.030s"}}` (linkerd's values are the
+//! defaults). It has no connectivity states: tonic's channels reconnect on their own, and tower
+//! drops an endpoint for good if its service fails.
+
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use lblab_policy::{duration, EndpointId};
+use serde_json::Value;
+use tonic::transport::{Channel, Endpoint};
+use tower::balance::p2c::Balance;
+use tower::buffer::Buffer;
+use tower::discover::ServiceList;
+use tower::load::{CompleteOnResponse, PeakEwma};
+use tower::util::BoxCloneService;
+use tower::{Service, ServiceExt};
+
+use crate::balance::{BoxError, Picked};
+
+/// The policy name in service configs.
+pub const NAME: &str = "tower_p2c_peak_ewma";
+
+/// `tower_p2c_peak_ewma`'s config.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// PeakEwma's decay (default 10 s).
+    pub decay: Duration,
+    /// PeakEwma's starting RTT (default 30 ms).
+    pub default_rtt: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            decay: Duration::from_secs(10),
+            default_rtt: Duration::from_millis(30),
+        }
+    }
+}
+
+impl Config {
+    /// Reads the config object; unknown fields and invalid durations are errors naming the field.
+    pub fn from_json(v: &Value) -> Result<Config, String> {
+        let mut c = Config::default();
+        let Some(obj) = v.as_object() else {
+            return Err(format!("{NAME}: config must be an object"));
+        };
+        for (k, v) in obj {
+            let d = || {
+                v.as_str()
+                    .ok_or_else(|| format!("{NAME}.{k}: must be a duration string such as \"10s\""))
+                    .and_then(|s| duration::parse(s).map_err(|e| format!("{NAME}.{k}: {e}")))
+                    .and_then(|n| {
+                        if n == 0 {
+                            Err(format!("{NAME}.{k}: must be greater than 0s"))
+                        } else {
+                            Ok(Duration::from_nanos(n))
+                        }
+                    })
+            };
+            match k.as_str() {
+                "decayTime" => c.decay = d()?,
+                "defaultRtt" => c.default_rtt = d()?,
+                other => {
+                    return Err(format!(
+                        "{NAME}.{other}: unknown field; known: decayTime, defaultRtt"
+                    ))
+                }
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// One tonic channel that records its index in the request's [`Picked`], so the load generator
+/// knows where tower sent each call.
+#[derive(Clone)]
+struct Tagged {
+    id: u32,
+    channel: Channel,
+}
+
+impl Service<http::Request<tonic::body::Body>> for Tagged {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = BoxError;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Self::Response, BoxError>> + Send>,
+    >;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.channel.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
+        if let Some(p) = req.extensions().get::<Picked>() {
+            p.set(EndpointId(self.id));
+        }
+        let fut = self.channel.call(req);
+        Box::pin(async move { fut.await.map_err(Into::into) })
+    }
+}
+
+/// tower's balancer as a cloneable service for a tonic client.
+pub type TowerService = BoxCloneService<
+    http::Request<tonic::body::Body>,
+    http::Response<tonic::body::Body>,
+    tonic::Status,
+>;
+
+/// Builds tower's P2C + PeakEwma balancer over lazily connected channels to `endpoints`. Must be
+/// called inside a tokio runtime.
+pub fn service(endpoints: Vec<Endpoint>, config: Config) -> TowerService {
+    let services: Vec<_> = endpoints
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let tagged = Tagged {
+                id: i as u32,
+                channel: e.tcp_nodelay(true).connect_lazy(),
+            };
+            PeakEwma::new(
+                tagged,
+                config.default_rtt,
+                config.decay.as_nanos() as f64,
+                CompleteOnResponse::default(),
+            )
+        })
+        .collect();
+    let balance = Balance::new(ServiceList::new::<http::Request<tonic::body::Body>>(
+        services,
+    ));
+    let buffered = Buffer::new(balance, 4096);
+    BoxCloneService::new(buffered.map_err(tonic::Status::from_error))
+}
