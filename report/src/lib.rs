@@ -9,8 +9,11 @@
 //! - [`write_heatmap`]: a labelled grid of values (for parameter sweeps).
 //! - [`write_compare_chart`]: real vs simulated p50 and p99 per policy ([`ComparePoint`]).
 //!
-//! This crate only draws. It does not read results files, run anything or write Markdown; callers
-//! pass the values in. Output is deterministic: the same input gives byte-identical files.
+//! - [`evidence`]: the Markdown evidence report over every scenario's simulated and real results,
+//!   with the sim-vs-real agreement.
+//!
+//! This crate only draws and writes. It does not read results files or run anything; callers pass
+//! the values in. Output is deterministic: the same input gives byte-identical files.
 //!
 //! Text is rendered with DejaVu Sans, embedded in the library (see `assets/DejaVuSans-LICENSE.txt`),
 //! so PNGs render the same on a machine without any system font or fontconfig. SVGs name the
@@ -53,6 +56,7 @@
 #![warn(missing_docs)]
 
 mod compare;
+pub mod evidence;
 mod heatmap;
 mod render;
 mod run;

@@ -4,6 +4,7 @@ mod check;
 mod output;
 mod sim;
 mod sweep;
+mod report;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,8 @@ enum Command {
     Sim(sim::Args),
     /// Sweep peak-EWMA's parameters and ablation switches over one scenario, in parallel.
     Sweep(sweep::Args),
+    /// Regenerate the evidence report (results/README.md) from the results folders.
+    Report(report::Args),
 }
 
 /// Parses the command line and runs the subcommand. Exit codes: 0 success, 1 invalid input
@@ -36,5 +39,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Sweep(args) => sweep::run(args),
+        Command::Report(args) => report::run(args),
     }
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Regenerates the committed evidence in results/: every canonical scenario in the simulator, then
+# in the real harness (real tonic servers and client over loopback), then results/README.md.
+#
+#   scripts/evidence.sh                  # everything (the real runs take most of the time)
+#   SKIP_REAL=1 scripts/evidence.sh      # simulator only, then the report
+#   REAL_DURATION=30s scripts/evidence.sh
+#   scripts/evidence.sh one-slow healthy # only these scenarios (the report covers all folders)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --quiet
+bin=target/release/lblab
+real_duration=${REAL_DURATION:-20s}
+
+if [ $# -gt 0 ]; then
+    scenarios=()
+    for name in "$@"; do scenarios+=("scenarios/$name.toml"); done
+else
+    scenarios=(scenarios/*.toml)
+fi
+
+for scenario in "${scenarios[@]}"; do
+    echo "== $scenario: simulated"
+    "$bin" sim "$scenario"
+    if [ -z "${SKIP_REAL:-}" ]; then
+        echo "== $scenario: real, $real_duration per policy"
+        "$bin" real "$scenario" --duration "$real_duration"
+    fi
+done
+
+"$bin" report
