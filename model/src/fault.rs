@@ -172,7 +172,9 @@ impl FaultSpec {
             | FaultSpec::BlackHole { start, end, .. } => (start.0, end_or(end)),
             FaultSpec::NoisyNeighbour { start, end, .. } => (start.0, end.0),
             FaultSpec::ColdStart { start, warmup, .. } => (start.0, start.0 + warmup.0),
-            FaultSpec::Crash { at, restart_after, .. } => (at.0, end_or(&restart_after.map(|r| Dur(at.0 + r.0)))),
+            FaultSpec::Crash {
+                at, restart_after, ..
+            } => (at.0, end_or(&restart_after.map(|r| Dur(at.0 + r.0)))),
         }
     }
 }
@@ -183,14 +185,48 @@ const COLD_START_STEPS: u64 = 20;
 /// One fault applied to one backend, with any randomness (GC phase, noisy bursts) fixed.
 #[derive(Debug, Clone)]
 enum Effect {
-    Speed { speed: f64, start: Nanos, end: Nanos },
-    Periodic { first: Nanos, every: Nanos, off_for: Nanos, end: Nanos },
-    Throttle { start: Nanos, end: Nanos, quota: Nanos, period: Nanos },
-    Noisy { start: Nanos, end: Nanos, burst: Nanos, speed: f64, noisy: Vec<bool> },
-    Cold { start: Nanos, warmup: Nanos, factor: f64 },
-    FailFast { start: Nanos, end: Nanos, rate: f64 },
-    Down { start: Nanos, end: Nanos },
-    BlackHole { start: Nanos, end: Nanos },
+    Speed {
+        speed: f64,
+        start: Nanos,
+        end: Nanos,
+    },
+    Periodic {
+        first: Nanos,
+        every: Nanos,
+        off_for: Nanos,
+        end: Nanos,
+    },
+    Throttle {
+        start: Nanos,
+        end: Nanos,
+        quota: Nanos,
+        period: Nanos,
+    },
+    Noisy {
+        start: Nanos,
+        end: Nanos,
+        burst: Nanos,
+        speed: f64,
+        noisy: Vec<bool>,
+    },
+    Cold {
+        start: Nanos,
+        warmup: Nanos,
+        factor: f64,
+    },
+    FailFast {
+        start: Nanos,
+        end: Nanos,
+        rate: f64,
+    },
+    Down {
+        start: Nanos,
+        end: Nanos,
+    },
+    BlackHole {
+        start: Nanos,
+        end: Nanos,
+    },
 }
 
 /// Everything that happens to one backend over time.
@@ -212,12 +248,20 @@ impl Timeline {
         for fault in faults {
             windows.push(fault.window(run_end));
             match fault {
-                FaultSpec::Slowdown { factor, start, end, .. } => effects.push(Effect::Speed {
+                FaultSpec::Slowdown {
+                    factor, start, end, ..
+                } => effects.push(Effect::Speed {
                     speed: 1.0 / factor,
                     start: start.0,
                     end: end_or(end),
                 }),
-                FaultSpec::GcPauses { every, pause, start, end, .. } => {
+                FaultSpec::GcPauses {
+                    every,
+                    pause,
+                    start,
+                    end,
+                    ..
+                } => {
                     let phase = rng.random_range(0..every.0.max(1));
                     effects.push(Effect::Periodic {
                         first: start.0 + phase,
@@ -226,17 +270,31 @@ impl Timeline {
                         end: end_or(end),
                     })
                 }
-                FaultSpec::CpuThrottle { quota, period, start, end, .. } => {
-                    effects.push(Effect::Throttle {
-                        start: start.0,
-                        end: end_or(end),
-                        quota: quota.0,
-                        period: period.0,
-                    })
-                }
-                FaultSpec::NoisyNeighbour { factor, start, end, burst, duty, .. } => {
-                    let n = (end.0.saturating_sub(start.0)).div_ceil(burst.0.max(1));
-                    let noisy = (0..n).map(|_| rng.random_bool(duty.clamp(0.0, 1.0))).collect();
+                FaultSpec::CpuThrottle {
+                    quota,
+                    period,
+                    start,
+                    end,
+                    ..
+                } => effects.push(Effect::Throttle {
+                    start: start.0,
+                    end: end_or(end),
+                    quota: quota.0,
+                    period: period.0,
+                }),
+                FaultSpec::NoisyNeighbour {
+                    factor,
+                    start,
+                    end,
+                    burst,
+                    duty,
+                    ..
+                } => {
+                    // Bursts past the end of the run are never reached: draw none for them.
+                    let n = (end.0.min(run_end).saturating_sub(start.0)).div_ceil(burst.0.max(1));
+                    let noisy = (0..n)
+                        .map(|_| rng.random_bool(duty.clamp(0.0, 1.0)))
+                        .collect();
                     effects.push(Effect::Noisy {
                         start: start.0,
                         end: end.0,
@@ -245,21 +303,38 @@ impl Timeline {
                         noisy,
                     })
                 }
-                FaultSpec::ColdStart { factor, warmup, start, .. } => {
-                    effects.push(Effect::Cold { start: start.0, warmup: warmup.0, factor: *factor })
-                }
-                FaultSpec::FailFast { error_rate, start, end, .. } => {
-                    effects.push(Effect::FailFast { start: start.0, end: end_or(end), rate: *error_rate })
-                }
-                FaultSpec::Crash { at, restart_after, .. } => {
+                FaultSpec::ColdStart {
+                    factor,
+                    warmup,
+                    start,
+                    ..
+                } => effects.push(Effect::Cold {
+                    start: start.0,
+                    warmup: warmup.0,
+                    factor: *factor,
+                }),
+                FaultSpec::FailFast {
+                    error_rate,
+                    start,
+                    end,
+                    ..
+                } => effects.push(Effect::FailFast {
+                    start: start.0,
+                    end: end_or(end),
+                    rate: *error_rate,
+                }),
+                FaultSpec::Crash {
+                    at, restart_after, ..
+                } => {
                     let end = restart_after.map_or(Nanos::MAX, |r| at.0.saturating_add(r.0));
                     effects.push(Effect::Down { start: at.0, end });
                     // A restarted process starts cold if a cold start is configured: handled by
                     // the cold-start fault's own `start`; restarts add no slowdown otherwise.
                 }
-                FaultSpec::BlackHole { start, end, .. } => {
-                    effects.push(Effect::BlackHole { start: start.0, end: end_or(end) })
-                }
+                FaultSpec::BlackHole { start, end, .. } => effects.push(Effect::BlackHole {
+                    start: start.0,
+                    end: end_or(end),
+                }),
             }
         }
         Timeline { effects, windows }
@@ -283,7 +358,12 @@ impl Timeline {
         for e in &self.effects {
             let (s, n) = match *e {
                 Effect::Speed { speed, start, end } => window_piece(t, start, end, speed),
-                Effect::Periodic { first, every, off_for, end } => {
+                Effect::Periodic {
+                    first,
+                    every,
+                    off_for,
+                    end,
+                } => {
                     if t < first {
                         (1.0, first)
                     } else {
@@ -298,7 +378,12 @@ impl Timeline {
                         }
                     }
                 }
-                Effect::Throttle { start, end, quota, period } => {
+                Effect::Throttle {
+                    start,
+                    end,
+                    quota,
+                    period,
+                } => {
                     if t < start {
                         (1.0, start)
                     } else if t >= end {
@@ -312,7 +397,13 @@ impl Timeline {
                         }
                     }
                 }
-                Effect::Noisy { start, end, burst, speed, ref noisy } => {
+                Effect::Noisy {
+                    start,
+                    end,
+                    burst,
+                    speed,
+                    ref noisy,
+                } => {
                     if t < start {
                         (1.0, start)
                     } else if t >= end {
@@ -320,10 +411,21 @@ impl Timeline {
                     } else {
                         let i = ((t - start) / burst.max(1)) as usize;
                         let next = (start + (i as u64 + 1) * burst.max(1)).min(end);
-                        (if noisy.get(i).copied().unwrap_or(false) { speed } else { 1.0 }, next)
+                        (
+                            if noisy.get(i).copied().unwrap_or(false) {
+                                speed
+                            } else {
+                                1.0
+                            },
+                            next,
+                        )
                     }
                 }
-                Effect::Cold { start, warmup, factor } => {
+                Effect::Cold {
+                    start,
+                    warmup,
+                    factor,
+                } => {
                     if t < start {
                         (1.0, start)
                     } else if t >= start + warmup || warmup == 0 {
@@ -434,7 +536,12 @@ mod tests {
 
     #[test]
     fn slowdown_stretches_work_inside_its_window_only() {
-        let f = FaultSpec::Slowdown { targets: vec![], factor: 10.0, start: dur(100), end: Some(dur(200)) };
+        let f = FaultSpec::Slowdown {
+            targets: vec![],
+            factor: 10.0,
+            start: dur(100),
+            end: Some(dur(200)),
+        };
         let t = Timeline::new(&[&f], 1, 1000 * MS);
         assert_eq!(t.finish_time(0, 2 * MS), 2 * MS);
         assert_eq!(t.finish_time(100 * MS, 2 * MS), 120 * MS);
@@ -446,9 +553,17 @@ mod tests {
 
     #[test]
     fn gc_pause_stops_work() {
-        let f = FaultSpec::GcPauses { targets: vec![], every: dur(1000), pause: dur(50), start: Dur(0), end: None };
+        let f = FaultSpec::GcPauses {
+            targets: vec![],
+            every: dur(1000),
+            pause: dur(50),
+            start: Dur(0),
+            end: None,
+        };
         let t = Timeline::new(&[&f], 7, 10_000 * MS);
-        let Effect::Periodic { first, .. } = t.effects[0] else { panic!() };
+        let Effect::Periodic { first, .. } = t.effects[0] else {
+            panic!()
+        };
         // A request starting at a pause start waits out the pause.
         assert_eq!(t.finish_time(first, 2 * MS), first + 52 * MS);
         assert!(t.faulty_at(first));
@@ -456,7 +571,13 @@ mod tests {
 
     #[test]
     fn throttle_runs_quota_per_period() {
-        let f = FaultSpec::CpuThrottle { targets: vec![], quota: dur(20), period: dur(100), start: Dur(0), end: None };
+        let f = FaultSpec::CpuThrottle {
+            targets: vec![],
+            quota: dur(20),
+            period: dur(100),
+            start: Dur(0),
+            end: None,
+        };
         let t = Timeline::new(&[&f], 1, 1000 * MS);
         assert_eq!(t.finish_time(0, 10 * MS), 10 * MS);
         assert_eq!(t.finish_time(15 * MS, 10 * MS), 105 * MS);
@@ -464,7 +585,12 @@ mod tests {
 
     #[test]
     fn cold_start_fades() {
-        let f = FaultSpec::ColdStart { targets: vec![], factor: 5.0, warmup: dur(1000), start: Dur(0) };
+        let f = FaultSpec::ColdStart {
+            targets: vec![],
+            factor: 5.0,
+            warmup: dur(1000),
+            start: Dur(0),
+        };
         let t = Timeline::new(&[&f], 1, 10_000 * MS);
         let early = t.finish_time(0, MS);
         let late = t.finish_time(900 * MS, MS) - 900 * MS;
@@ -474,11 +600,22 @@ mod tests {
 
     #[test]
     fn crash_and_black_hole_windows() {
-        let c = FaultSpec::Crash { targets: vec![], at: dur(100), restart_after: Some(dur(50)) };
-        let b = FaultSpec::BlackHole { targets: vec![], start: dur(300), end: Some(dur(400)) };
+        let c = FaultSpec::Crash {
+            targets: vec![],
+            at: dur(100),
+            restart_after: Some(dur(50)),
+        };
+        let b = FaultSpec::BlackHole {
+            targets: vec![],
+            start: dur(300),
+            end: Some(dur(400)),
+        };
         let t = Timeline::new(&[&c, &b], 1, 1000 * MS);
         assert!(t.down_at(120 * MS) && !t.down_at(150 * MS));
-        assert_eq!(t.availability_changes(), vec![(100 * MS, false), (150 * MS, true)]);
+        assert_eq!(
+            t.availability_changes(),
+            vec![(100 * MS, false), (150 * MS, true)]
+        );
         assert!(t.black_hole_at(350 * MS) && !t.black_hole_at(400 * MS));
     }
 }

@@ -32,6 +32,7 @@
 pub mod backend;
 pub mod dist;
 pub mod fault;
+mod locate;
 pub mod results;
 pub mod scenario;
 pub mod units;
@@ -39,6 +40,10 @@ pub mod units;
 pub use scenario::Scenario;
 
 /// An error in a scenario file or while writing results.
+///
+/// Errors in a scenario name the file, the field (a dotted path such as `fleet[1].workers`) and,
+/// when the text is at hand, the line and column, like a compiler: `one-slow.toml:14:11:
+/// `fleet[0].count`: must be at least 1`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
@@ -50,39 +55,100 @@ pub enum ModelError {
         /// The cause.
         source: std::io::Error,
     },
-    /// The file is not valid TOML or does not match the schema (the message has line and column).
-    #[error("{file}: {message}")]
+    /// The file is not valid TOML or does not match the schema.
+    #[error("{}{message}", location(file, field.as_deref(), *position))]
     Parse {
         /// The file.
         file: String,
-        /// What the parser said, with the position.
+        /// Dotted path of the field the parser stopped at, when it can be told.
+        field: Option<String>,
+        /// 1-based line and column.
+        position: Option<(usize, usize)>,
+        /// What the parser said.
         message: String,
     },
     /// A value parses but makes no sense.
-    #[error("{file}: `{field}`: {message}")]
+    #[error("{}{message}", location(file, Some(field), *position))]
     Invalid {
         /// The file.
         file: String,
         /// Dotted path of the field, e.g. `fleet[1].workers`.
         field: String,
+        /// 1-based line and column of the field in the file, when known.
+        position: Option<(usize, usize)>,
         /// What is wrong and what would be valid.
         message: String,
     },
 }
 
+/// `file:line:column: `field`: ` (the parts that are known).
+fn location(file: &str, field: Option<&str>, position: Option<(usize, usize)>) -> String {
+    let mut s = String::new();
+    match (file.is_empty(), position) {
+        (false, Some((line, col))) => s.push_str(&format!("{file}:{line}:{col}: ")),
+        (false, None) => s.push_str(&format!("{file}: ")),
+        (true, Some((line, col))) => s.push_str(&format!("line {line}, column {col}: ")),
+        (true, None) => {}
+    }
+    if let Some(field) = field.filter(|f| !f.is_empty()) {
+        s.push_str(&format!("`{field}`: "));
+    }
+    s
+}
+
 impl ModelError {
     pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Self {
-        ModelError::Invalid { file: String::new(), field: field.to_string(), message: message.into() }
+        ModelError::Invalid {
+            file: String::new(),
+            field: field.to_string(),
+            position: None,
+            message: message.into(),
+        }
     }
 
     /// Names the file the error is in.
     pub fn in_file(self, name: &str) -> Self {
         match self {
-            ModelError::Parse { message, .. } => ModelError::Parse { file: name.into(), message },
-            ModelError::Invalid { field, message, .. } => {
-                ModelError::Invalid { file: name.into(), field, message }
-            }
+            ModelError::Parse {
+                field,
+                position,
+                message,
+                ..
+            } => ModelError::Parse {
+                file: name.into(),
+                field,
+                position,
+                message,
+            },
+            ModelError::Invalid {
+                field,
+                position,
+                message,
+                ..
+            } => ModelError::Invalid {
+                file: name.into(),
+                field,
+                position,
+                message,
+            },
             other => other,
+        }
+    }
+
+    /// The dotted path of the offending field, if the error has one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            ModelError::Parse { field, .. } => field.as_deref(),
+            ModelError::Invalid { field, .. } => Some(field),
+            ModelError::Io { .. } => None,
+        }
+    }
+
+    /// The 1-based line and column of the error in its file, if known.
+    pub fn position(&self) -> Option<(usize, usize)> {
+        match self {
+            ModelError::Parse { position, .. } | ModelError::Invalid { position, .. } => *position,
+            ModelError::Io { .. } => None,
         }
     }
 }

@@ -462,7 +462,7 @@ pub fn file_stem(label: &str) -> String {
 
 /// Reads `timeseries.csv` back (for charts).
 pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
-    let io = |e: String| ModelError::Parse { file: path.display().to_string(), message: e };
+    let io = |e: String| ModelError::Parse { file: path.display().to_string(), field: None, position: None, message: e };
     let mut reader = csv::Reader::from_path(path).map_err(|e| io(e.to_string()))?;
     let mut rows = Vec::new();
     for rec in reader.records() {

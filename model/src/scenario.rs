@@ -38,6 +38,8 @@ use serde::{Deserialize, Serialize};
 use crate::backend::BackendParams;
 use crate::dist::{Dist, DistSpec};
 use crate::fault::{FaultSpec, Timeline};
+use crate::locate::Locator;
+use crate::results::file_stem;
 use crate::units::Dur;
 use crate::ModelError;
 
@@ -126,7 +128,9 @@ fn default_deadline() -> Dur {
 }
 
 fn default_stream() -> DistSpec {
-    DistSpec::Constant { value: Dur(1_000_000_000) }
+    DistSpec::Constant {
+        value: Dur(1_000_000_000),
+    }
 }
 
 /// `[[fleet]]`: a group of identical backends.
@@ -266,7 +270,8 @@ pub struct Scenario {
 /// Derives a component's seed from the run seed and its id, so adding one component does not
 /// change what the others draw (SplitMix64 finalizer).
 pub fn derive_seed(seed: u64, stream: u64, id: u64) -> u64 {
-    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut z =
+        seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -284,126 +289,246 @@ pub mod streams {
     pub const POLICY: u64 = 4;
 }
 
+/// Limits that keep what a scenario asks for within memory and integer arithmetic. Each is far
+/// beyond any sensible lab run; a value past one is a typo (or a fuzzer), rejected with a message
+/// that names it.
+pub mod limits {
+    /// Backends in the whole fleet.
+    pub const BACKENDS: u64 = 100_000;
+    /// Clients.
+    pub const CLIENTS: u32 = 100_000;
+    /// Clients × backends: every client keeps a connection and policy state per backend.
+    pub const CONNECTIONS: u64 = 10_000_000;
+    /// Workers of one backend.
+    pub const WORKERS: u32 = 100_000;
+    /// Closed loop: clients × concurrency, the requests in flight.
+    pub const IN_FLIGHT: u64 = 10_000_000;
+    /// Total offered requests per second.
+    pub const RATE: f64 = 1e9;
+    /// Noisy-neighbour bursts drawn in advance, over all targeted backends of one fault.
+    pub const NOISY_BURSTS: u64 = 10_000_000;
+    /// Characters in a scenario, group or policy name.
+    pub const NAME: usize = 100;
+    /// Bytes in a scenario file.
+    pub const FILE_BYTES: u64 = 16 << 20;
+}
+
 impl Scenario {
-    /// Reads and validates a scenario file.
+    /// Reads and validates a scenario file. Errors name the file, the field and its line.
     pub fn load(path: &Path) -> Result<Scenario, ModelError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ModelError::Io { file: path.display().to_string(), source })?;
+        use std::io::Read as _;
+        let io = |source| ModelError::Io {
+            file: path.display().to_string(),
+            source,
+        };
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(limits::FILE_BYTES + 1).read_to_string(&mut text))
+            .map_err(io)?;
+        if text.len() as u64 > limits::FILE_BYTES {
+            return Err(io(std::io::Error::other(format!(
+                "larger than {} MiB; a scenario file is a few kilobytes of TOML",
+                limits::FILE_BYTES >> 20
+            ))));
+        }
         Scenario::parse(&text).map_err(|e| e.in_file(&path.display().to_string()))
     }
 
-    /// Parses and validates scenario TOML text.
+    /// Parses and validates scenario TOML text. Errors carry the field's line and column.
     pub fn parse(text: &str) -> Result<Scenario, ModelError> {
-        let file: ScenarioFile = toml::from_str(text).map_err(|e| ModelError::Parse {
-            file: String::new(),
-            message: e.to_string().trim_end().to_string(),
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| {
+            let locator = Locator::new(text);
+            let offset = e.span().map(|r| r.start);
+            let mut field = offset.and_then(|o| locator.path_at(o));
+            let mut position = offset.map(|o| locator.line_col(o));
+            // Inside a tagged table (faults, distributions) the parser reports the whole table;
+            // an unknown key it names can still be found.
+            let unknown = e
+                .message()
+                .strip_prefix("unknown field `")
+                .and_then(|r| r.split_once('`'))
+                .map(|(k, _)| k);
+            if let (Some(table), Some(key)) = (&field, unknown) {
+                let path = format!("{table}.{key}");
+                if let Some(span) = locator.exact_span_of(&path) {
+                    position = Some(locator.line_col(span.start));
+                    field = Some(path);
+                }
+            }
+            // Likewise a value the message quotes, as in "`3x` is not a duration".
+            let quoted = e
+                .message()
+                .strip_prefix('`')
+                .and_then(|r| r.split_once('`'))
+                .map(|(v, _)| v);
+            if let (Some(table), Some(value), None) = (&field, quoted, unknown) {
+                if let Some((path, span)) = locator.string_field(table, value) {
+                    position = Some(locator.line_col(span.start));
+                    field = Some(path);
+                }
+            }
+            ModelError::Parse {
+                file: String::new(),
+                field,
+                position,
+                message: e.message().trim_end().to_string(),
+            }
         })?;
-        Scenario::validate(file)
+        let locator = Locator::new(text);
+        Scenario::check(file, Some(&locator)).map_err(|e| match e {
+            ModelError::Invalid {
+                file,
+                field,
+                position: None,
+                message,
+            } => {
+                let position = locator.position_of(&field);
+                ModelError::Invalid {
+                    file,
+                    field,
+                    position,
+                    message,
+                }
+            }
+            other => other,
+        })
     }
 
-    /// Validates a parsed file.
+    /// Validates a parsed file (without positions: there is no text to point into).
     pub fn validate(file: ScenarioFile) -> Result<Scenario, ModelError> {
+        Scenario::check(file, None)
+    }
+
+    fn check(file: ScenarioFile, locator: Option<&Locator<'_>>) -> Result<Scenario, ModelError> {
         let bad = |field: &str, msg: String| Err(ModelError::invalid(field, msg));
-        if file.name.is_empty()
-            || !file.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return bad("name", format!("{:?} must be non-empty and use only letters, digits, '-' and '_' (it names the results folder)", file.name));
+        if !is_file_name(&file.name) {
+            return bad("name", format!("{:?} must be 1 to {} letters, digits, '-' or '_' (it names the results folder)", file.name, limits::NAME));
         }
-        let w = &file.workload;
-        if w.clients == 0 {
-            return bad("workload.clients", "must be at least 1".into());
-        }
-        let concurrency = match w.arrival {
-            Arrival::Closed => match w.concurrency {
-                Some(c) if c > 0 => c,
-                _ => return bad("workload.concurrency", "a closed-loop workload needs concurrency >= 1 (requests in flight per client)".into()),
-            },
-            _ => {
-                if !(w.rate.is_finite() && w.rate > 0.0) {
-                    return bad("workload.rate", format!("{} must be a positive number of requests per second", w.rate));
-                }
-                if w.concurrency.is_some() {
-                    return bad("workload.concurrency", "only applies to arrival = \"closed\"".into());
-                }
-                0
-            }
-        };
-        if w.duration.0 == 0 {
-            return bad("workload.duration", "must be greater than 0s".into());
-        }
-        if w.warmup.0 >= w.duration.0 {
-            return bad("workload.warmup", format!("{} must be shorter than the measured duration ({})", w.warmup, w.duration));
-        }
-        if w.deadline.0 == 0 {
-            return bad("workload.deadline", "must be greater than 0s".into());
-        }
-        if !(0.0..=1.0).contains(&w.streaming_share) {
-            return bad("workload.streaming_share", format!("{} must be within [0, 1]", w.streaming_share));
-        }
-        let workload = Workload {
-            clients: w.clients,
-            rate: w.rate,
-            arrival: w.arrival,
-            concurrency,
-            warmup: w.warmup.0,
-            duration: w.duration.0,
-            deadline: w.deadline.0,
-            streaming_share: w.streaming_share,
-            stream_duration: w.stream_duration.build("workload.stream_duration")?,
-        };
+        let workload = check_workload(&file.workload)?;
         let run_end = workload.end();
 
         if file.fleet.is_empty() {
-            return bad("fleet", "needs at least one [[fleet]] group".into());
+            return bad("fleet", "needs at least one [[fleet]] group, e.g. [[fleet]] name = \"main\" count = 4 service_time = { dist = \"constant\", value = \"2ms\" }".into());
         }
         let mut names = std::collections::HashSet::new();
+        let mut total = 0u64;
         for (i, g) in file.fleet.iter().enumerate() {
             let f = |k: &str| format!("fleet[{i}].{k}");
-            if g.name.is_empty() || g.name.contains('/') || !names.insert(g.name.clone()) {
-                return bad(&f("name"), format!("{:?} must be non-empty, unique and without '/'", g.name));
+            if !is_group_name(&g.name) {
+                return bad(&f("name"), format!("{:?} must be 1 to {} letters, digits, '-', '_' or '.' (backends are named group/index)", g.name, limits::NAME));
+            }
+            if !names.insert(g.name.as_str()) {
+                return bad(
+                    &f("name"),
+                    format!(
+                        "{:?} is already the name of another group; group names must be unique",
+                        g.name
+                    ),
+                );
             }
             if g.count == 0 {
-                return bad(&f("count"), "must be at least 1".into());
+                return bad(&f("count"), "must be at least 1 backend".into());
             }
-            if g.workers == 0 {
-                return bad(&f("workers"), "must be at least 1".into());
+            total += u64::from(g.count);
+            if total > limits::BACKENDS {
+                return bad(
+                    &f("count"),
+                    format!(
+                        "the fleet would have {total} backends; at most {} are allowed",
+                        limits::BACKENDS
+                    ),
+                );
+            }
+            if g.workers == 0 || g.workers > limits::WORKERS {
+                return bad(
+                    &f("workers"),
+                    format!(
+                        "{} must be from 1 to {} (requests served in parallel)",
+                        g.workers,
+                        limits::WORKERS
+                    ),
+                );
+            }
+            if g.zone.is_empty()
+                || g.zone
+                    .chars()
+                    .any(|c| c.is_control() || c == ',' || c == '"')
+            {
+                return bad(
+                    &f("zone"),
+                    format!(
+                        "{:?} must be non-empty, without commas, quotes or control characters",
+                        g.zone
+                    ),
+                );
             }
             g.service_time.build(&f("service_time"))?;
         }
+        let connections = u64::from(workload.clients) * total;
+        if connections > limits::CONNECTIONS {
+            return bad("workload.clients", format!("{} clients x {total} backends = {connections} connections; at most {} are allowed", workload.clients, limits::CONNECTIONS));
+        }
         // Resolve fault targets to backend indexes.
         let mut starts = Vec::new();
-        let mut total = 0usize;
+        let mut next = 0usize;
         for g in &file.fleet {
-            starts.push(total);
-            total += g.count as usize;
+            starts.push(next);
+            next += g.count as usize;
         }
+        let total = next;
         let mut per_backend: Vec<Vec<&FaultSpec>> = vec![Vec::new(); total];
         for (i, fault) in file.faults.iter().enumerate() {
             let field = format!("faults[{i}]");
-            check_fault(fault, &field, run_end)?;
+            let bursts = check_fault(fault, &field, run_end)?;
             if fault.targets().is_empty() {
-                return bad(&format!("{field}.targets"), "must name at least one group or backend".into());
+                return bad(
+                    &format!("{field}.targets"),
+                    "must name at least one group or backend, e.g. [\"slow\"] or [\"main/0\"]"
+                        .into(),
+                );
             }
-            for target in fault.targets() {
+            let mut hit = std::collections::BTreeSet::new();
+            for (t, target) in fault.targets().iter().enumerate() {
+                let tfield = format!("{field}.targets[{t}]");
                 let (group, index) = match target.split_once('/') {
                     Some((g, idx)) => (g, Some(idx)),
                     None => (target.as_str(), None),
                 };
                 let Some(gi) = file.fleet.iter().position(|g| g.name == group) else {
                     let known: Vec<&str> = file.fleet.iter().map(|g| g.name.as_str()).collect();
-                    return bad(&format!("{field}.targets"), format!("{target:?} names no fleet group; groups: {known:?}"));
+                    return bad(&tfield, format!("{target:?} names no fleet group; groups: {known:?} (or one backend as \"group/index\")"));
                 };
                 let count = file.fleet[gi].count as usize;
                 let range = match index {
                     None => 0..count,
                     Some(idx) => match idx.parse::<usize>() {
-                        Ok(k) if k < count => k..k + 1,
-                        _ => return bad(&format!("{field}.targets"), format!("{target:?}: group {group:?} has backends {group}/0 to {group}/{}", count - 1)),
+                        Ok(k) if k < count && idx.bytes().all(|b| b.is_ascii_digit()) => k..k + 1,
+                        _ => return bad(
+                            &tfield,
+                            format!(
+                                "{target:?}: group {group:?} has backends {group}/0 to {group}/{}",
+                                count - 1
+                            ),
+                        ),
                     },
                 };
                 for k in range {
-                    per_backend[starts[gi] + k].push(fault);
+                    if !hit.insert(starts[gi] + k) {
+                        return bad(
+                            &tfield,
+                            format!(
+                                "{target:?} targets {}/{k} again; list each backend once",
+                                file.fleet[gi].name
+                            ),
+                        );
+                    }
                 }
+            }
+            if bursts.saturating_mul(hit.len() as u64) > limits::NOISY_BURSTS {
+                return bad(&format!("{field}.burst"), format!("{bursts} bursts on each of {} backends; at most {} in all: make `burst` longer or the window shorter", hit.len(), limits::NOISY_BURSTS));
+            }
+            for b in hit {
+                per_backend[b].push(fault);
             }
         }
         let mut backends = Vec::with_capacity(total);
@@ -422,7 +547,11 @@ impl Scenario {
                         service_time,
                         stream_duration: workload.stream_duration,
                     },
-                    timeline: Timeline::new(&per_backend[id], derive_seed(file.seed, streams::FAULT, id as u64), run_end),
+                    timeline: Timeline::new(
+                        &per_backend[id],
+                        derive_seed(file.seed, streams::FAULT, id as u64),
+                        run_end,
+                    ),
                     median_service: g.service_time.median_ns() as Nanos,
                     seed: derive_seed(file.seed, streams::BACKEND, id as u64),
                 });
@@ -430,21 +559,70 @@ impl Scenario {
         }
 
         if file.policies.is_empty() {
-            return bad("policies", "needs at least one [[policies]] entry".into());
+            return bad("policies", "needs at least one [[policies]] entry, e.g. [[policies]] name = \"rr\" config = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'".into());
         }
         let mut extra: Vec<&str> = SIM_ONLY_POLICIES.to_vec();
         extra.extend_from_slice(REAL_ONLY_POLICIES);
-        let mut labels = std::collections::HashSet::new();
+        let mut stems: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut policies = Vec::new();
         for (i, p) in file.policies.iter().enumerate() {
-            if p.name.is_empty() || !labels.insert(p.name.clone()) {
-                return bad(&format!("policies[{i}].name"), format!("{:?} must be non-empty and unique", p.name));
+            let field = format!("policies[{i}].name");
+            if p.name.is_empty()
+                || p.name.chars().count() > limits::NAME
+                || p.name
+                    .chars()
+                    .any(|c| c.is_control() || c == ',' || c == '"')
+            {
+                return bad(&field, format!("{:?} must be 1 to {} characters without commas, quotes or control characters (it labels tables, charts and CSV rows)", p.name, limits::NAME));
             }
-            let selected = config::parse_service_config_with(&p.config, &extra)
-                .map_err(|e| ModelError::invalid(&format!("policies[{i}].config"), e.to_string()))?;
-            policies.push(PolicyEntry { name: p.name.clone(), config_json: p.config.clone(), selected });
+            if let Some(j) = stems.insert(file_stem(&p.name), i) {
+                let other = &file.policies[j].name;
+                let why = if *other == p.name {
+                    "policy names must be unique".to_string()
+                } else {
+                    format!("both would write {}.hlog", file_stem(&p.name))
+                };
+                return bad(
+                    &field,
+                    format!("{:?} clashes with policies[{j}] {other:?}: {why}", p.name),
+                );
+            }
+            let selected = config::parse_service_config_with(&p.config, &extra).map_err(|e| {
+                let field = format!("policies[{i}].config");
+                let position = match (locator, e.position) {
+                    (Some(l), Some((line, col))) => l.literal_string_start(&field).map(|start| {
+                        let (l0, c0) = l.line_col(start);
+                        if line == 1 {
+                            (l0, c0 + col - 1)
+                        } else {
+                            (l0 + line - 1, col)
+                        }
+                    }),
+                    _ => None,
+                };
+                ModelError::Invalid {
+                    file: String::new(),
+                    field,
+                    position,
+                    message: match e.position {
+                        // The JSON's own line and column stay in the message, relative to the JSON.
+                        Some(_) => format!("invalid service config: {}", e.message),
+                        None => format!("invalid service config: {e}"),
+                    },
+                }
+            })?;
+            policies.push(PolicyEntry {
+                name: p.name.clone(),
+                config_json: p.config.clone(),
+                selected,
+            });
         }
-        Ok(Scenario { file, workload, backends, policies })
+        Ok(Scenario {
+            file,
+            workload,
+            backends,
+            policies,
+        })
     }
 
     /// Fault windows per backend, `[start, end)` ns, bounded by the run end.
@@ -459,33 +637,194 @@ impl Scenario {
     }
 }
 
-fn check_fault(fault: &FaultSpec, field: &str, run_end: Nanos) -> Result<(), ModelError> {
+fn check_workload(w: &WorkloadSpec) -> Result<Workload, ModelError> {
+    let bad = |field: &str, msg: String| Err(ModelError::invalid(field, msg));
+    if w.clients == 0 || w.clients > limits::CLIENTS {
+        return bad(
+            "workload.clients",
+            format!("{} must be from 1 to {}", w.clients, limits::CLIENTS),
+        );
+    }
+    let concurrency = match w.arrival {
+        Arrival::Closed => {
+            if w.rate != 0.0 {
+                return bad("workload.rate", "applies to open-loop arrivals only; a closed loop's rate follows from `concurrency`: remove it, or use arrival = \"poisson\"".into());
+            }
+            match w.concurrency {
+                Some(c) if c > 0 && u64::from(c) * u64::from(w.clients) <= limits::IN_FLIGHT => c,
+                _ => return bad("workload.concurrency", format!("a closed-loop workload needs concurrency from 1 to {} requests in flight per client ({} in all)", limits::IN_FLIGHT / u64::from(w.clients), limits::IN_FLIGHT)),
+            }
+        }
+        _ => {
+            if !(w.rate.is_finite() && w.rate > 0.0 && w.rate <= limits::RATE) {
+                return bad(
+                    "workload.rate",
+                    format!(
+                        "{} must be a positive number of requests per second, at most {:e}",
+                        w.rate,
+                        limits::RATE
+                    ),
+                );
+            }
+            if w.rate / f64::from(w.clients) < 1e-3 {
+                return bad("workload.rate", format!("{} requests per second over {} clients is under one request per 1000 s per client", w.rate, w.clients));
+            }
+            if w.concurrency.is_some() {
+                return bad(
+                    "workload.concurrency",
+                    "only applies to arrival = \"closed\"".into(),
+                );
+            }
+            0
+        }
+    };
+    if w.duration.0 == 0 {
+        return bad(
+            "workload.duration",
+            "must be greater than 0s, e.g. \"30s\"".into(),
+        );
+    }
+    if w.warmup.0 >= w.duration.0 {
+        return bad(
+            "workload.warmup",
+            format!(
+                "{} must be shorter than the measured duration ({})",
+                w.warmup, w.duration
+            ),
+        );
+    }
+    if w.deadline.0 == 0 {
+        return bad(
+            "workload.deadline",
+            "must be greater than 0s, e.g. \"1s\"".into(),
+        );
+    }
+    if !(0.0..=1.0).contains(&w.streaming_share) {
+        return bad(
+            "workload.streaming_share",
+            format!("{} must be within [0, 1]", w.streaming_share),
+        );
+    }
+    Ok(Workload {
+        clients: w.clients,
+        rate: w.rate,
+        arrival: w.arrival,
+        concurrency,
+        warmup: w.warmup.0,
+        duration: w.duration.0,
+        deadline: w.deadline.0,
+        streaming_share: w.streaming_share,
+        stream_duration: w.stream_duration.build("workload.stream_duration")?,
+    })
+}
+
+/// A scenario name: it names a folder, so letters, digits, `-` and `_` only.
+fn is_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= limits::NAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// A group name: it is a prefix of backend names, fault targets and CSV headers.
+fn is_group_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= limits::NAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+}
+
+/// Checks one fault's own fields; returns how many noisy-neighbour bursts it draws per backend.
+fn check_fault(fault: &FaultSpec, field: &str, run_end: Nanos) -> Result<u64, ModelError> {
     let bad = |k: &str, msg: String| Err(ModelError::invalid(&format!("{field}.{k}"), msg));
     let factor_ok = |f: f64| f.is_finite() && f >= 1.0;
+    let mut bursts = 0;
     match fault {
-        FaultSpec::Slowdown { factor, .. } | FaultSpec::NoisyNeighbour { factor, .. } | FaultSpec::ColdStart { factor, .. } if !factor_ok(*factor) => {
-            return bad("factor", format!("{factor} must be a finite slowdown factor >= 1"));
+        FaultSpec::Slowdown { factor, .. }
+        | FaultSpec::NoisyNeighbour { factor, .. }
+        | FaultSpec::ColdStart { factor, .. }
+            if !factor_ok(*factor) =>
+        {
+            return bad(
+                "factor",
+                format!("{factor} must be a finite slowdown factor >= 1 (10 = ten times slower)"),
+            );
         }
-        FaultSpec::GcPauses { every, pause, .. } if every.0 == 0 || pause.0 >= every.0 => {
-            return bad("pause", format!("need 0 < pause ({pause}) < every ({every})"));
+        FaultSpec::GcPauses { every, pause, .. }
+            if every.0 == 0 || pause.0 == 0 || pause.0 >= every.0 =>
+        {
+            return bad(
+                "pause",
+                format!("need 0 < pause ({pause}) < every ({every})"),
+            );
         }
         FaultSpec::CpuThrottle { quota, period, .. } if quota.0 == 0 || quota.0 >= period.0 => {
-            return bad("quota", format!("need 0 < quota ({quota}) < period ({period})"));
+            return bad(
+                "quota",
+                format!("need 0 < quota ({quota}) < period ({period})"),
+            );
         }
-        FaultSpec::NoisyNeighbour { duty, burst, .. } if !(0.0..=1.0).contains(duty) || burst.0 == 0 => {
-            return bad("duty", format!("duty {duty} must be within [0, 1] and burst > 0"));
+        FaultSpec::NoisyNeighbour { duty, .. } if !(0.0..=1.0).contains(duty) => {
+            return bad(
+                "duty",
+                format!("{duty} must be within [0, 1] (the share of noisy bursts)"),
+            );
+        }
+        FaultSpec::NoisyNeighbour { burst, .. } if burst.0 == 0 => {
+            return bad("burst", "must be greater than 0s, e.g. \"100ms\"".into());
+        }
+        FaultSpec::NoisyNeighbour {
+            start, end, burst, ..
+        } => {
+            bursts = end.0.min(run_end).saturating_sub(start.0).div_ceil(burst.0);
+        }
+        FaultSpec::ColdStart { warmup, .. } if warmup.0 == 0 => {
+            return bad(
+                "warmup",
+                "must be greater than 0s (the time the slowdown takes to fade)".into(),
+            );
         }
         FaultSpec::FailFast { error_rate, .. } if !(0.0..=1.0).contains(error_rate) => {
             return bad("error_rate", format!("{error_rate} must be within [0, 1]"));
         }
+        FaultSpec::Crash {
+            restart_after: Some(r),
+            ..
+        } if r.0 == 0 => {
+            return bad(
+                "restart_after",
+                "must be greater than 0s, or absent for a backend that stays down".into(),
+            );
+        }
         _ => {}
     }
+    let (start_key, end_key) = match fault {
+        FaultSpec::Crash { .. } => ("at", "restart_after"),
+        FaultSpec::ColdStart { .. } => ("start", "warmup"),
+        _ => ("start", "end"),
+    };
     let (start, end) = fault.window(run_end);
-    if end <= start {
-        return bad("end", format!("the fault ends ({}) before it starts ({})", Dur(end), Dur(start)));
-    }
     if start >= run_end {
-        return bad("start", format!("{} is after the end of the run ({})", Dur(start), Dur(run_end)));
+        return bad(
+            start_key,
+            format!(
+                "{} is at or after the end of the run ({} = warmup + duration)",
+                Dur(start),
+                Dur(run_end)
+            ),
+        );
     }
-    Ok(())
+    if end <= start {
+        return bad(
+            end_key,
+            format!(
+                "the fault would end ({}) before it starts ({})",
+                Dur(end),
+                Dur(start)
+            ),
+        );
+    }
+    Ok(bursts)
 }

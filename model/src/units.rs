@@ -11,6 +11,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct Dur(pub Nanos);
 
 impl Dur {
+    /// The longest duration a scenario or flag may give: one year (8760h). Sums of a few such
+    /// values stay far from `u64` nanoseconds' limit (584 years), so no time arithmetic overflows.
+    pub const MAX: Dur = Dur(365 * 24 * 3600 * lblab_policy::NANOS_PER_SEC);
+
     /// Nanoseconds as f64.
     pub fn as_f64(self) -> f64 {
         self.0 as f64
@@ -47,7 +51,13 @@ impl fmt::Display for Dur {
 impl std::str::FromStr for Dur {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        duration::parse_human(s).map(Dur)
+        let d = duration::parse_human(s)?;
+        if d > Dur::MAX.0 {
+            return Err(format!(
+                "`{s}` is longer than the maximum of 8760h (one year)"
+            ));
+        }
+        Ok(Dur(d))
     }
 }
 
