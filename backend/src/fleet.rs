@@ -45,6 +45,9 @@ pub struct FleetOptions {
     pub origin: Option<Instant>,
     /// How long before each deadline the timer thread spins instead of sleeping.
     pub spin: Duration,
+    /// Run the timer thread in the real-time scheduling class at this priority
+    /// ([`timer::set_realtime`](crate::timer::set_realtime)); `None`: normal priority.
+    pub realtime: Option<i32>,
 }
 
 impl Default for FleetOptions {
@@ -53,6 +56,7 @@ impl Default for FleetOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             origin: None,
             spin: DEFAULT_SPIN,
+            realtime: None,
         }
     }
 }
@@ -125,12 +129,11 @@ impl Fleet {
     ) -> Result<Fleet, BackendError> {
         let origin = options.origin.unwrap_or_else(Instant::now);
         let clock = Clock::new(origin);
-        let timer = PreciseTimer::start("lblab-backend-timer", options.spin).map_err(|source| {
-            BackendError::Io {
+        let timer = PreciseTimer::start("lblab-backend-timer", options.spin, options.realtime)
+            .map_err(|source| BackendError::Io {
                 what: "starting the timer thread".into(),
                 source,
-            }
-        })?;
+            })?;
         let (stop, _) = watch::channel(false);
         let mut fleet = Fleet {
             nodes: Vec::new(),

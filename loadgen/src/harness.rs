@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use lblab_backend::{DelayAccuracy, Fleet, FleetOptions};
+use lblab_backend::{timer, DelayAccuracy, Fleet, FleetOptions};
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{self, Selected};
 use lblab_policy::NANOS_PER_SEC;
@@ -34,6 +34,10 @@ pub struct HarnessOptions<'a> {
     pub fleet_threads: usize,
     /// Worker threads of the load generator's runtime.
     pub client_threads: usize,
+    /// Run the fleet's and the load generator's threads in the real-time scheduling class
+    /// ([`lblab_backend::timer::set_realtime`]), so that other work on the machine does not
+    /// delay them (needs root or CAP_SYS_NICE).
+    pub realtime: bool,
 }
 
 impl Default for HarnessOptions<'_> {
@@ -45,6 +49,7 @@ impl Default for HarnessOptions<'_> {
             floor: Some(Duration::from_secs(10)),
             fleet_threads: 2,
             client_threads: 2,
+            realtime: false,
         }
     }
 }
@@ -149,10 +154,16 @@ pub fn run_one(
     policy: &PolicyEntry,
     options: &HarnessOptions<'_>,
 ) -> Result<PolicyReport, LoadgenError> {
+    let realtime = options.realtime;
     let fleet_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.fleet_threads.max(1))
         .thread_name("lblab-fleet")
         .enable_all()
+        .on_thread_start(move || {
+            if realtime {
+                let _ = timer::set_realtime(timer::RT_WORKER_PRIORITY);
+            }
+        })
         .build()
         .map_err(|source| LoadgenError::Io {
             what: "building the fleet's runtime".into(),
@@ -163,6 +174,7 @@ pub fn run_one(
     let fleet_options = FleetOptions {
         listen: options.listen,
         origin: Some(origin),
+        realtime: realtime.then_some(timer::RT_TIMER_PRIORITY),
         ..FleetOptions::default()
     };
     let fleet = fleet_rt
@@ -172,6 +184,7 @@ pub fn run_one(
     let run_options = RunOptions {
         stop: options.stop,
         worker_threads: options.client_threads,
+        realtime,
         ..RunOptions::new(origin)
     };
     let run = run_policy(scenario, policy, &targets, &run_options);

@@ -53,6 +53,9 @@ pub struct RunOptions<'a> {
     pub spin: Duration,
     /// How long to wait for connections before the run.
     pub connect_wait: Duration,
+    /// Run the runtime's workers and the dispatcher in the real-time scheduling class
+    /// ([`timer::set_realtime`]), so that other processes on the machine do not delay them.
+    pub realtime: bool,
 }
 
 impl RunOptions<'_> {
@@ -65,6 +68,7 @@ impl RunOptions<'_> {
             worker_threads: 2,
             spin: DEFAULT_SPIN,
             connect_wait: Duration::from_secs(5),
+            realtime: false,
         }
     }
 }
@@ -392,11 +396,17 @@ pub fn run_policy(
     let w = &scenario.workload;
     let meter = CpuMeter::new();
     let (m1, m2) = (meter.clone(), meter.clone());
+    let realtime = options.realtime;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.worker_threads.max(1))
         .thread_name("lblab-loadgen")
         .enable_all()
-        .on_thread_start(move || m1.register_current())
+        .on_thread_start(move || {
+            m1.register_current();
+            if realtime {
+                let _ = timer::set_realtime(timer::RT_WORKER_PRIORITY);
+            }
+        })
         .on_thread_stop(move || m2.unregister_current())
         .build()
         .map_err(|source| LoadgenError::Io {
@@ -464,166 +474,190 @@ pub fn run_policy(
     let deadline = Duration::from_nanos(w.deadline);
     let stream_bound = Duration::from_nanos(end + w.deadline) + Duration::from_secs(5);
     let cpu_before = meter.total_ns();
-    timer::set_precise_timer_slack();
-    let dispatcher_before = cpu::current_thread_ns();
-    let mut calls = 0u64;
     let handle = runtime.handle().clone();
+    let in_flight_now = &in_flight;
+    let dispatched = std::thread::scope(|scope| {
+        let dispatcher = std::thread::Builder::new()
+            .name("lblab-dispatch".into())
+            .spawn_scoped(scope, move || -> Result<(u64, u64), LoadgenError> {
+                timer::set_precise_timer_slack();
+                if options.realtime {
+                    let _ = timer::set_realtime(timer::RT_TIMER_PRIORITY);
+                }
+                let dispatcher_before = cpu::current_thread_ns();
+                let mut calls = 0u64;
 
-    let spawn_call =
-        |client: &Client, intended: Nanos, kind: RpcKind, id: u64, tx: &mpsc::Sender<Event>| {
-            in_flight.fetch_add(1, Ordering::AcqRel);
-            let mut pending = Pending {
-                intended,
-                kind,
-                events: tx.clone(),
-                in_flight: in_flight.clone(),
-                done: false,
-            };
-            let mut client = client.clone();
-            handle.spawn(async move {
-                let lateness = clock.now().saturating_sub(intended);
-                let picked = Picked::new();
-                let result = call_once(
-                    &mut client,
-                    id,
-                    kind,
-                    deadline,
-                    stream_bound.saturating_sub(Duration::from_nanos(intended)),
-                    picked.clone(),
-                )
-                .await;
-                let end = clock.now();
-                pending.done = true;
-                let _ = pending.events.send(Event::Done {
-                    intended,
-                    backend: picked.get().map(|e| e.0),
-                    kind,
-                    end,
-                    result,
-                    lateness: Some(lateness),
-                });
-            });
-        };
-
-    let mut arrival_rngs: Vec<SmallRng> = (0..w.clients)
-        .map(|c| SmallRng::seed_from_u64(derive_seed(seed, streams::ARRIVALS, u64::from(c))))
-        .collect();
-    let kind_of = |rng: &mut SmallRng| {
-        if w.streaming_share > 0.0 && rng.random_bool(w.streaming_share) {
-            RpcKind::Streaming
-        } else {
-            RpcKind::Unary
-        }
-    };
-    let per_client_rate = w.rate / f64::from(w.clients);
-    match w.arrival {
-        Arrival::Poisson | Arrival::Constant => {
-            let exp = Exp::new(per_client_rate / NANOS_PER_SEC as f64)
-                .map_err(|e| LoadgenError::Config(format!("workload.rate: {e}")))?;
-            let gap_const = NANOS_PER_SEC as f64 / per_client_rate;
-            let poisson = w.arrival == Arrival::Poisson;
-            let next_gap = |rng: &mut SmallRng| -> Nanos {
-                if poisson {
-                    exp.sample(rng) as Nanos
-                } else {
-                    gap_const as Nanos
-                }
-            };
-            let mut heap = BinaryHeap::new();
-            for (c, rng) in arrival_rngs.iter_mut().enumerate() {
-                let first = if poisson {
-                    next_gap(rng)
-                } else {
-                    (gap_const * c as f64 / f64::from(w.clients)) as Nanos
-                };
-                heap.push(Reverse((first, c)));
-            }
-            while let Some(Reverse((t, c))) = heap.pop() {
-                if t >= end || stopped() {
-                    continue;
-                }
-                let next = t + next_gap(&mut arrival_rngs[c]).max(1);
-                if next < end {
-                    heap.push(Reverse((next, c)));
-                }
-                let kind = kind_of(&mut arrival_rngs[c]);
-                timer::sleep_until(clock.instant(t), options.spin);
-                calls += 1;
-                if in_flight.load(Ordering::Acquire) >= options.max_in_flight {
-                    let _ = tx.send(Event::Done {
-                        intended: t,
-                        backend: None,
+                let spawn_call = |client: &Client,
+                                  intended: Nanos,
+                                  kind: RpcKind,
+                                  id: u64,
+                                  tx: &mpsc::Sender<Event>| {
+                    in_flight_now.fetch_add(1, Ordering::AcqRel);
+                    let mut pending = Pending {
+                        intended,
                         kind,
-                        end: t,
-                        result: RequestResult::Dropped,
-                        lateness: None,
-                    });
-                    continue;
-                }
-                spawn_call(&clients[c], t, kind, calls, &tx);
-            }
-        }
-        Arrival::Closed => {
-            // Each client keeps `concurrency` calls in flight: a call starts when the previous ends.
-            let stop = Arc::new(AtomicBool::new(false));
-            for (c, client) in clients.iter().enumerate() {
-                for k in 0..w.concurrency {
+                        events: tx.clone(),
+                        in_flight: in_flight_now.clone(),
+                        done: false,
+                    };
                     let mut client = client.clone();
-                    let tx = tx.clone();
-                    let stop = stop.clone();
-                    let mut rng = SmallRng::seed_from_u64(derive_seed(
-                        seed,
-                        streams::ARRIVALS,
-                        (c as u64) << 32 | u64::from(k),
-                    ));
-                    let share = w.streaming_share;
                     handle.spawn(async move {
-                        tokio::time::sleep_until(clock.instant(0).into()).await;
-                        let mut id = 0;
-                        loop {
-                            let now = clock.now();
-                            if now >= end || stop.load(Ordering::Relaxed) {
-                                return;
-                            }
-                            let kind = if share > 0.0 && rng.random_bool(share) {
-                                RpcKind::Streaming
+                        let lateness = clock.now().saturating_sub(intended);
+                        let picked = Picked::new();
+                        let result = call_once(
+                            &mut client,
+                            id,
+                            kind,
+                            deadline,
+                            stream_bound.saturating_sub(Duration::from_nanos(intended)),
+                            picked.clone(),
+                        )
+                        .await;
+                        let end = clock.now();
+                        pending.done = true;
+                        let _ = pending.events.send(Event::Done {
+                            intended,
+                            backend: picked.get().map(|e| e.0),
+                            kind,
+                            end,
+                            result,
+                            lateness: Some(lateness),
+                        });
+                    });
+                };
+
+                let mut arrival_rngs: Vec<SmallRng> = (0..w.clients)
+                    .map(|c| {
+                        SmallRng::seed_from_u64(derive_seed(seed, streams::ARRIVALS, u64::from(c)))
+                    })
+                    .collect();
+                let kind_of = |rng: &mut SmallRng| {
+                    if w.streaming_share > 0.0 && rng.random_bool(w.streaming_share) {
+                        RpcKind::Streaming
+                    } else {
+                        RpcKind::Unary
+                    }
+                };
+                let per_client_rate = w.rate / f64::from(w.clients);
+                match w.arrival {
+                    Arrival::Poisson | Arrival::Constant => {
+                        let exp = Exp::new(per_client_rate / NANOS_PER_SEC as f64)
+                            .map_err(|e| LoadgenError::Config(format!("workload.rate: {e}")))?;
+                        let gap_const = NANOS_PER_SEC as f64 / per_client_rate;
+                        let poisson = w.arrival == Arrival::Poisson;
+                        let next_gap = |rng: &mut SmallRng| -> Nanos {
+                            if poisson {
+                                exp.sample(rng) as Nanos
                             } else {
-                                RpcKind::Unary
+                                gap_const as Nanos
+                            }
+                        };
+                        let mut heap = BinaryHeap::new();
+                        for (c, rng) in arrival_rngs.iter_mut().enumerate() {
+                            let first = if poisson {
+                                next_gap(rng)
+                            } else {
+                                (gap_const * c as f64 / f64::from(w.clients)) as Nanos
                             };
-                            let picked = Picked::new();
-                            id += 1;
-                            let result = call_once(
-                                &mut client,
-                                id,
-                                kind,
-                                deadline,
-                                stream_bound,
-                                picked.clone(),
-                            )
-                            .await;
-                            let done = clock.now();
-                            let _ = tx.send(Event::Done {
-                                intended: now,
-                                backend: picked.get().map(|e| e.0),
-                                kind,
-                                end: done,
-                                result,
-                                lateness: Some(0),
-                            });
-                            if done == now && result != RequestResult::Ok {
-                                tokio::time::sleep(Duration::from_millis(1)).await;
+                            heap.push(Reverse((first, c)));
+                        }
+                        while let Some(Reverse((t, c))) = heap.pop() {
+                            if t >= end || stopped() {
+                                continue;
+                            }
+                            let next = t + next_gap(&mut arrival_rngs[c]).max(1);
+                            if next < end {
+                                heap.push(Reverse((next, c)));
+                            }
+                            let kind = kind_of(&mut arrival_rngs[c]);
+                            timer::sleep_until(clock.instant(t), options.spin);
+                            calls += 1;
+                            if in_flight_now.load(Ordering::Acquire) >= options.max_in_flight {
+                                let _ = tx.send(Event::Done {
+                                    intended: t,
+                                    backend: None,
+                                    kind,
+                                    end: t,
+                                    result: RequestResult::Dropped,
+                                    lateness: None,
+                                });
+                                continue;
+                            }
+                            spawn_call(&clients[c], t, kind, calls, &tx);
+                        }
+                    }
+                    Arrival::Closed => {
+                        // Each client keeps `concurrency` calls in flight: a call starts when the previous ends.
+                        let stop = Arc::new(AtomicBool::new(false));
+                        for (c, client) in clients.iter().enumerate() {
+                            for k in 0..w.concurrency {
+                                let mut client = client.clone();
+                                let tx = tx.clone();
+                                let stop = stop.clone();
+                                let mut rng = SmallRng::seed_from_u64(derive_seed(
+                                    seed,
+                                    streams::ARRIVALS,
+                                    (c as u64) << 32 | u64::from(k),
+                                ));
+                                let share = w.streaming_share;
+                                handle.spawn(async move {
+                                    tokio::time::sleep_until(clock.instant(0).into()).await;
+                                    let mut id = 0;
+                                    loop {
+                                        let now = clock.now();
+                                        if now >= end || stop.load(Ordering::Relaxed) {
+                                            return;
+                                        }
+                                        let kind = if share > 0.0 && rng.random_bool(share) {
+                                            RpcKind::Streaming
+                                        } else {
+                                            RpcKind::Unary
+                                        };
+                                        let picked = Picked::new();
+                                        id += 1;
+                                        let result = call_once(
+                                            &mut client,
+                                            id,
+                                            kind,
+                                            deadline,
+                                            stream_bound,
+                                            picked.clone(),
+                                        )
+                                        .await;
+                                        let done = clock.now();
+                                        let _ = tx.send(Event::Done {
+                                            intended: now,
+                                            backend: picked.get().map(|e| e.0),
+                                            kind,
+                                            end: done,
+                                            result,
+                                            lateness: Some(0),
+                                        });
+                                        if done == now && result != RequestResult::Ok {
+                                            tokio::time::sleep(Duration::from_millis(1)).await;
+                                        }
+                                    }
+                                });
                             }
                         }
-                    });
+                        while clock.now() < end && !stopped() {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                        stop.store(true, Ordering::Relaxed);
+                    }
                 }
-            }
-            while clock.now() < end && !stopped() {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            stop.store(true, Ordering::Relaxed);
-        }
-    }
-    let dispatcher_cpu_ns = cpu::current_thread_ns().saturating_sub(dispatcher_before);
+                let dispatcher_cpu_ns = cpu::current_thread_ns().saturating_sub(dispatcher_before);
+                Ok((calls, dispatcher_cpu_ns))
+            })
+            .map_err(|source| LoadgenError::Io {
+                what: "starting the dispatcher thread".into(),
+                source,
+            })?;
+        dispatcher
+            .join()
+            .map_err(|_| LoadgenError::Config("the dispatcher thread panicked".into()))?
+    });
+    let (mut calls, dispatcher_cpu_ns) = dispatched?;
 
     // Let calls in flight end: each is bounded by its deadline (streams by the run end).
     let drain_until = Instant::now() + deadline + Duration::from_secs(2);
@@ -634,9 +668,7 @@ pub fn run_policy(
     if w.arrival == Arrival::Closed {
         calls = 0; // counted by the recorder below
     }
-    drop(clients);
     drop(balancers);
-    drop(tx);
     // Calls still in flight are dropped with the runtime and counted as dropped.
     runtime.shutdown_timeout(Duration::from_secs(2));
     let (result, lateness, sends_per_backend) = recorder

@@ -1,10 +1,14 @@
 //! Command-line interface: clap definitions and one function per subcommand.
 
+mod backend;
 mod check;
+mod compare;
+mod loadgen;
 mod output;
+mod real;
+mod report;
 mod sim;
 mod sweep;
-mod report;
 
 use std::process::ExitCode;
 
@@ -29,6 +33,15 @@ enum Command {
     Sweep(sweep::Args),
     /// Regenerate the evidence report (results/README.md) from the results folders.
     Report(report::Args),
+    /// Serve a scenario's fleet of gRPC backends on loopback (or --listen) until interrupted.
+    Backend(backend::Args),
+    /// Run a scenario's workload and policies against servers given with --targets.
+    Loadgen(loadgen::Args),
+    /// Run every policy of a scenario against a fresh fleet of real gRPC servers, print the table
+    /// and write results, charts and the harness's own accuracy figures.
+    Real(real::Args),
+    /// Run a scenario in the simulator and for real, and write compare.csv and a chart.
+    Compare(compare::Args),
 }
 
 /// Parses the command line and runs the subcommand. Exit codes: 0 success, 1 invalid input
@@ -40,5 +53,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Sim(args) => sim::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
+        Command::Backend(args) => backend::run(args),
+        Command::Loadgen(args) => loadgen::run(args),
+        Command::Real(args) => real::run(args),
+        Command::Compare(args) => compare::run(args),
     }
 }

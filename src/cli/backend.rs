@@ -1,0 +1,115 @@
+//! `lblab backend`: serve a scenario's fleet until interrupted.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use lblab_backend::{timer, Fleet, FleetOptions};
+use lblab_model::units::Dur;
+
+use super::output;
+
+/// Arguments of `lblab backend`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario file (TOML): its fleet and faults are served.
+    scenario: PathBuf,
+    /// Where to listen; port 0 gives every backend an ephemeral port, port P gives backend i
+    /// port P+i.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+    /// Stop after this long [default: until Ctrl-C].
+    #[arg(long = "for")]
+    run_for: Option<Dur>,
+    /// Time 0 of the fault timeline as Unix time in seconds (give `lblab loadgen` the same value
+    /// so both agree on when faults happen) [default: now].
+    #[arg(long)]
+    start_at: Option<f64>,
+    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
+    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
+    #[arg(long)]
+    no_realtime: bool,
+}
+
+/// The `Instant` of a Unix time in seconds, or now.
+pub fn origin_of(start_at: Option<f64>) -> anyhow::Result<Instant> {
+    let Some(at) = start_at else {
+        return Ok(Instant::now());
+    };
+    anyhow::ensure!(
+        at.is_finite() && at > 0.0,
+        "--start-at {at}: must be a Unix time in seconds"
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs_f64();
+    let now_i = Instant::now();
+    Ok(if at >= now {
+        now_i + Duration::from_secs_f64(at - now)
+    } else {
+        now_i
+            .checked_sub(Duration::from_secs_f64(now - at))
+            .unwrap_or(now_i)
+    })
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let scenario = lblab_model::Scenario::load(&args.scenario)?;
+    let origin = origin_of(args.start_at)?;
+    let stop = output::stop_flag();
+    let realtime = super::real::realtime(args.no_realtime);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("lblab-fleet")
+        .enable_all()
+        .on_thread_start(move || {
+            if realtime {
+                let _ = timer::set_realtime(timer::RT_WORKER_PRIORITY);
+            }
+        })
+        .build()
+        .context("building the runtime")?;
+    let options = FleetOptions {
+        listen: args.listen,
+        origin: Some(origin),
+        realtime: realtime.then_some(timer::RT_TIMER_PRIORITY),
+        ..FleetOptions::default()
+    };
+    let fleet = runtime
+        .block_on(Fleet::start(&scenario.backends, &options))
+        .with_context(|| {
+            format!(
+                "starting the fleet of {} on {}",
+                scenario.file.name, args.listen
+            )
+        })?;
+    for (spec, addr) in scenario.backends.iter().zip(fleet.addrs()) {
+        println!("{:<16} {addr}", spec.name);
+    }
+    let targets: Vec<String> = fleet.addrs().iter().map(|a| a.to_string()).collect();
+    println!("--targets {}", targets.join(","));
+    println!(
+        "serving until Ctrl-C; fault timeline starts at {}",
+        match args.start_at {
+            Some(t) => format!("Unix time {t}"),
+            None => "now".into(),
+        }
+    );
+    let until = args
+        .run_for
+        .map(|d| Instant::now() + Duration::from_nanos(d.0));
+    runtime.block_on(async {
+        while !stop.load(Ordering::Relaxed) && until.is_none_or(|u| Instant::now() < u) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    let acc = runtime.block_on(fleet.shutdown());
+    println!(
+        "served {} unary requests; delay error p50 {:.0} µs, p99 {:.0} µs, p99.9 {:.0} µs, max {:.0} µs",
+        acc.count, acc.p50_us, acc.p99_us, acc.p999_us, acc.max_us
+    );
+    Ok(ExitCode::SUCCESS)
+}

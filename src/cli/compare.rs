@@ -1,0 +1,220 @@
+//! `lblab compare`: one scenario in the simulator and over real TCP, and how well they agree.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use lblab_loadgen::harness::HarnessOptions;
+use lblab_model::results::{write_atomic, SummaryRow};
+use lblab_model::units::Dur;
+use lblab_report::ComparePoint;
+
+use super::output;
+
+/// The scenario `lblab compare` runs when given none.
+pub const DEFAULT_SCENARIO: &str = "scenarios/one-slow.toml";
+
+/// Arguments of `lblab compare`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario file (TOML) [default: scenarios/one-slow.toml].
+    scenario: Option<PathBuf>,
+    /// Folder for sim/, real/, compare.csv and the chart [default: results/<scenario-name>].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Measured duration per policy, replacing the scenario's, in both modes.
+    #[arg(long)]
+    duration: Option<Dur>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Only these policies (repeatable).
+    #[arg(long = "policy")]
+    policies: Vec<String>,
+    /// Where the real fleet listens.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+    /// Length of the harness-floor run; 0s skips it.
+    #[arg(long, default_value = "10s")]
+    floor: Dur,
+    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
+    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
+    #[arg(long)]
+    no_realtime: bool,
+}
+
+/// One policy's agreement.
+struct Agreement {
+    policy: String,
+    sim: SummaryRow,
+    real: SummaryRow,
+}
+
+/// Real and simulated values agree when within ±20 %, or within 1 ms where values are small.
+pub fn agrees(sim: f64, real: f64) -> bool {
+    (real - sim).abs() <= (0.2 * sim.abs()).max(1.0)
+}
+
+impl Agreement {
+    fn p50_ok(&self) -> bool {
+        agrees(self.sim.p50_ms, self.real.p50_ms)
+    }
+    fn p99_ok(&self) -> bool {
+        agrees(self.sim.p99_ms, self.real.p99_ms)
+    }
+}
+
+fn pct(sim: f64, real: f64) -> f64 {
+    if sim > 0.0 {
+        100.0 * (real - sim) / sim
+    } else {
+        f64::NAN
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let path = args
+        .scenario
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO));
+    let scenario = super::real::load(&path, args.seed, args.duration)?;
+    let base = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&scenario.file.name));
+
+    eprintln!("simulating {} ...", scenario.file.name);
+    let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.policies, None)?;
+    let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
+    let sim_summary = output::summarize(&scenario, "sim", &sim_results, sim_partial, Vec::new());
+    output::write(&base.join("sim"), &sim_summary, &sim_results)
+        .context("writing simulation results")?;
+    if sim_partial {
+        println!(
+            "interrupted during the simulation; wrote {}",
+            base.join("sim").display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+
+    eprintln!("running {} over real TCP ...", scenario.file.name);
+    let options = HarnessOptions {
+        listen: args.listen,
+        stop: Some(output::stop_flag()),
+        only: args.policies.clone(),
+        floor: (args.floor.0 > 0).then(|| std::time::Duration::from_nanos(args.floor.0)),
+        realtime: super::real::realtime(args.no_realtime),
+        ..HarnessOptions::default()
+    };
+    let (real, real_summary, _, real_dir) =
+        super::real::run_and_write(&scenario, &options, Some(&base.join("real")))?;
+
+    let rows: Vec<Agreement> = real_summary
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let s = sim_summary.rows.iter().find(|s| s.policy == r.policy)?;
+            Some(Agreement {
+                policy: r.policy.clone(),
+                sim: s.clone(),
+                real: r.clone(),
+            })
+        })
+        .collect();
+    let mut csv = String::from("policy,sim_p50_ms,real_p50_ms,p50_diff_pct,p50_agrees,sim_p99_ms,real_p99_ms,p99_diff_pct,p99_agrees,sim_requests,real_requests,sim_slow_share,real_slow_share\n");
+    for a in &rows {
+        let _ = writeln!(
+            csv,
+            "{},{:.3},{:.3},{:.1},{},{:.3},{:.3},{:.1},{},{},{},{:.4},{:.4}",
+            a.policy,
+            a.sim.p50_ms,
+            a.real.p50_ms,
+            pct(a.sim.p50_ms, a.real.p50_ms),
+            a.p50_ok(),
+            a.sim.p99_ms,
+            a.real.p99_ms,
+            pct(a.sim.p99_ms, a.real.p99_ms),
+            a.p99_ok(),
+            a.sim.requests,
+            a.real.requests,
+            a.sim.slow_share,
+            a.real.slow_share
+        );
+    }
+    write_atomic(&base.join("compare.csv"), csv.as_bytes())?;
+    let points: Vec<ComparePoint> = rows
+        .iter()
+        .map(|a| ComparePoint {
+            policy: a.policy.clone(),
+            sim_p50_ms: a.sim.p50_ms,
+            sim_p99_ms: a.sim.p99_ms,
+            real_p50_ms: a.real.p50_ms,
+            real_p99_ms: a.real.p99_ms,
+        })
+        .collect();
+    let title = format!("{}: simulated vs real latency", scenario.file.name);
+    lblab_report::write_compare_chart(&base.join("compare"), &title, &points)
+        .context("drawing the comparison chart")?;
+
+    println!(
+        "scenario {} (seed {}): simulated vs real over loopback TCP",
+        scenario.file.name, scenario.file.seed
+    );
+    let width = rows
+        .iter()
+        .map(|a| a.policy.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "{:<width$} {:>8} {:>8} {:>7} {:>5}  {:>8} {:>8} {:>7} {:>5}",
+        "policy", "sim p50", "real p50", "diff", "ok", "sim p99", "real p99", "diff", "ok"
+    );
+    for a in &rows {
+        let mark = |ok: bool| if ok { "yes" } else { "NO" };
+        println!(
+            "{:<width$} {:>8.2} {:>8.2} {:>6.0}% {:>5}  {:>8.2} {:>8.2} {:>6.0}% {:>5}",
+            a.policy,
+            a.sim.p50_ms,
+            a.real.p50_ms,
+            pct(a.sim.p50_ms, a.real.p50_ms),
+            mark(a.p50_ok()),
+            a.sim.p99_ms,
+            a.real.p99_ms,
+            pct(a.sim.p99_ms, a.real.p99_ms),
+            mark(a.p99_ok())
+        );
+    }
+    let agree = rows.iter().filter(|a| a.p50_ok() && a.p99_ok()).count();
+    println!(
+        "{agree} of {} policies agree (p50 and p99 within ±20 %, or within 1 ms)",
+        rows.len()
+    );
+    super::real::print_harness(&real);
+    println!(
+        "wrote {}, {} and {}",
+        base.join("sim").display(),
+        real_dir.display(),
+        base.join("compare.csv").display()
+    );
+    Ok(if real.partial {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::agrees;
+
+    #[test]
+    fn agreement_is_20_percent_or_1_ms() {
+        assert!(agrees(10.0, 11.9));
+        assert!(!agrees(10.0, 12.1));
+        assert!(agrees(2.0, 2.9)); // small: within 1 ms
+        assert!(!agrees(2.0, 3.1));
+    }
+}

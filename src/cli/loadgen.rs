@@ -1,0 +1,135 @@
+//! `lblab loadgen`: every policy of a scenario against servers that run elsewhere.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use lblab_loadgen::run::{run_policy, Quantiles, RunOptions};
+use lblab_model::units::Dur;
+
+use super::output;
+
+/// Arguments of `lblab loadgen`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario file (TOML): its workload and policies are run.
+    scenario: PathBuf,
+    /// The servers, one per backend of the scenario, in order: host:port,host:port,...
+    #[arg(long, value_delimiter = ',', required = true)]
+    targets: Vec<String>,
+    /// Results folder [default: results/<scenario-name>/loadgen].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Measured duration per policy, replacing the scenario's.
+    #[arg(long)]
+    duration: Option<Dur>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Only run the policies with these labels (repeatable).
+    #[arg(long = "policy")]
+    policies: Vec<String>,
+    /// Time 0 of the fault timeline as Unix time in seconds, the value given to `lblab backend`
+    /// [default: when each policy's run starts].
+    #[arg(long)]
+    start_at: Option<f64>,
+    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
+    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
+    #[arg(long)]
+    no_realtime: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let scenario = super::real::load(&args.scenario, args.seed, args.duration)?;
+    let mut targets: Vec<SocketAddr> = Vec::new();
+    for t in &args.targets {
+        let addr = t
+            .to_socket_addrs()
+            .with_context(|| format!("--targets: {t:?} is not host:port"))?
+            .next()
+            .with_context(|| format!("--targets: {t:?} resolves to no address"))?;
+        targets.push(addr);
+    }
+    if targets.len() != scenario.backends.len() {
+        eprintln!(
+            "note: {} targets for {} backends in the scenario: fault windows (slow%) are not attributed",
+            targets.len(),
+            scenario.backends.len()
+        );
+    }
+    for name in &args.policies {
+        anyhow::ensure!(
+            scenario.policies.iter().any(|p| &p.name == name),
+            "--policy {name:?}: no such policy in the scenario"
+        );
+    }
+    let stop = output::stop_flag();
+    let realtime = super::real::realtime(args.no_realtime);
+    let mut results = Vec::new();
+    let mut notes = Vec::new();
+    let mut partial = false;
+    for p in &scenario.policies {
+        if !args.policies.is_empty() && !args.policies.contains(&p.name) {
+            continue;
+        }
+        if !p.runs_in_real() {
+            eprintln!(
+                "note: policy {:?} runs only in the simulator; skipped",
+                p.name
+            );
+            continue;
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            partial = true;
+            break;
+        }
+        let origin = match args.start_at {
+            Some(_) => super::backend::origin_of(args.start_at)?,
+            None => std::time::Instant::now() + Duration::from_millis(500),
+        };
+        eprintln!(
+            "{}: running for {:.0}s",
+            p.name,
+            scenario.workload.end() as f64 / 1e9
+        );
+        let run = run_policy(
+            &scenario,
+            p,
+            &targets,
+            &RunOptions {
+                stop: Some(stop),
+                realtime,
+                ..RunOptions::new(origin)
+            },
+        )?;
+        let late = Quantiles::of(&run.lateness);
+        notes.push((
+            format!("{}: dispatch lateness p99 us", p.name),
+            format!("{:.0}", late.p99_us),
+        ));
+        notes.push((
+            format!("{}: client cpu per call us", p.name),
+            format!("{:.1}", run.cpu_per_call_us()),
+        ));
+        eprintln!(
+            "{}: dispatch lateness p99 {:.0} µs, client CPU {:.1} µs per call",
+            p.name,
+            late.p99_us,
+            run.cpu_per_call_us()
+        );
+        partial |= run.partial;
+        results.push(run.result);
+    }
+    let summary = output::summarize(&scenario, "real", &results, partial, notes);
+    let dir = output::results_dir(&scenario, "loadgen", args.out.as_deref());
+    output::write(&dir, &summary, &results).context("writing load-generator results")?;
+    output::print_table(&summary);
+    println!("wrote {}", dir.display());
+    Ok(if partial {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,190 @@
+//! `lblab real`: every policy of a scenario against real tonic servers on loopback.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use lblab_loadgen::harness::{self, HarnessOptions, RealRun};
+use lblab_model::results::{write_atomic, PolicyResult, RunSummary};
+use lblab_model::units::Dur;
+use lblab_model::Scenario;
+
+use super::output;
+
+/// Arguments of `lblab real`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario file (TOML).
+    scenario: PathBuf,
+    /// Results folder [default: results/<scenario-name>/real].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Measured duration per policy, replacing the scenario's (e.g. 20s); the warm-up is kept
+    /// unless it is not shorter, then it becomes a fifth of this.
+    #[arg(long)]
+    duration: Option<Dur>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Only run the policies with these labels (repeatable).
+    #[arg(long = "policy")]
+    policies: Vec<String>,
+    /// Where the fleet listens; port 0 gives every backend an ephemeral port, port P gives
+    /// backend i port P+i.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+    /// Length of the harness-floor run (zero-delay backends at the same rate); 0s skips it.
+    #[arg(long, default_value = "10s")]
+    floor: Dur,
+    /// Worker threads of the fleet's runtime.
+    #[arg(long, default_value_t = 2)]
+    fleet_threads: usize,
+    /// Worker threads of the load generator's runtime.
+    #[arg(long, default_value_t = 2)]
+    client_threads: usize,
+    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
+    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
+    #[arg(long)]
+    no_realtime: bool,
+}
+
+/// Loads a scenario with the seed and duration overrides of `real`, `loadgen` and `compare`.
+pub fn load(path: &Path, seed: Option<u64>, duration: Option<Dur>) -> anyhow::Result<Scenario> {
+    let scenario = super::sim::load(path, seed)?;
+    let Some(duration) = duration else {
+        return Ok(scenario);
+    };
+    anyhow::ensure!(
+        duration.0 > 0,
+        "--duration must be greater than 0s (e.g. --duration 20s)"
+    );
+    let mut file = scenario.file;
+    file.workload.duration = duration;
+    if file.workload.warmup.0 >= duration.0 {
+        let warmup = Dur(duration.0 / 5);
+        eprintln!(
+            "note: warm-up {} is not shorter than --duration {duration}; using {warmup}",
+            file.workload.warmup
+        );
+        file.workload.warmup = warmup;
+    }
+    Scenario::validate(file)
+        .with_context(|| format!("{} with --duration {duration}", path.display()))
+}
+
+/// Whether to run the harness's threads real-time: unless disabled, when the process may.
+pub fn realtime(disabled: bool) -> bool {
+    if disabled {
+        return false;
+    }
+    let ok = lblab_backend::timer::realtime_available();
+    if !ok {
+        eprintln!("note: cannot use real-time scheduling here (needs root or CAP_SYS_NICE); timing is less precise on a busy machine");
+    }
+    ok
+}
+
+/// Runs the real harness and writes its results; returns them with the folder.
+pub fn run_and_write(
+    scenario: &Scenario,
+    options: &HarnessOptions<'_>,
+    out: Option<&Path>,
+) -> anyhow::Result<(RealRun, RunSummary, Vec<PolicyResult>, PathBuf)> {
+    let real = harness::run_real(scenario, options, &mut |line| eprintln!("{line}"))?;
+    let results: Vec<PolicyResult> = real.policies.iter().map(|p| p.run.result.clone()).collect();
+    let h = real.summary();
+    let mut notes = Vec::new();
+    if let Some(f) = &h.floor {
+        notes.push(("harness_floor_p50_ms".into(), format!("{:.3}", f.p50_ms)));
+        notes.push(("harness_floor_p99_ms".into(), format!("{:.3}", f.p99_ms)));
+    }
+    for p in &h.policies {
+        notes.push((
+            format!("{}: backend delay error p99 us", p.policy),
+            format!("{:.0}", p.delay_error.p99_us),
+        ));
+        notes.push((
+            format!("{}: dispatch lateness p99 us", p.policy),
+            format!("{:.0}", p.dispatch_lateness.p99_us),
+        ));
+        notes.push((
+            format!("{}: client cpu per call us", p.policy),
+            format!("{:.1}", p.client_cpu_per_call_us),
+        ));
+    }
+    for (name, why) in &real.skipped {
+        notes.push((format!("{name}: skipped"), why.clone()));
+    }
+    let summary = output::summarize(scenario, "real", &results, real.partial, notes);
+    let dir = output::results_dir(scenario, "real", out);
+    output::write(&dir, &summary, &results).context("writing real-harness results")?;
+    let json = serde_json::to_string_pretty(&h)?;
+    write_atomic(&dir.join("harness.json"), (json + "\n").as_bytes())?;
+    Ok((real, summary, results, dir))
+}
+
+/// Prints the harness's own numbers.
+pub fn print_harness(real: &RealRun) {
+    let h = real.summary();
+    if let Some(f) = &h.floor {
+        println!(
+            "harness floor ({} zero-delay backends, {} req/s): p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
+            f.backends, f.rate, f.p50_ms, f.p99_ms, f.p999_ms
+        );
+    }
+    let width = h
+        .policies
+        .iter()
+        .map(|p| p.policy.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "{:<width$} {:>14} {:>14} {:>16} {:>16} {:>12}",
+        "policy",
+        "delay err p50",
+        "delay err p99",
+        "dispatch late p50",
+        "dispatch late p99",
+        "cpu/call"
+    );
+    for p in &h.policies {
+        println!(
+            "{:<width$} {:>11.0} µs {:>11.0} µs {:>13.0} µs {:>13.0} µs {:>9.1} µs",
+            p.policy,
+            p.delay_error.p50_us,
+            p.delay_error.p99_us,
+            p.dispatch_lateness.p50_us,
+            p.dispatch_lateness.p99_us,
+            p.client_cpu_per_call_us
+        );
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let scenario = load(&args.scenario, args.seed, args.duration)?;
+    let stop = output::stop_flag();
+    let options = HarnessOptions {
+        listen: args.listen,
+        stop: Some(stop),
+        only: args.policies.clone(),
+        floor: (args.floor.0 > 0).then(|| std::time::Duration::from_nanos(args.floor.0)),
+        realtime: realtime(args.no_realtime),
+        fleet_threads: args.fleet_threads,
+        client_threads: args.client_threads,
+    };
+    let (real, summary, _, dir) = run_and_write(&scenario, &options, args.out.as_deref())?;
+    println!(
+        "scenario {} (seed {}), real over loopback TCP:",
+        scenario.file.name, scenario.file.seed
+    );
+    output::print_table(&summary);
+    print_harness(&real);
+    println!("wrote {}", dir.display());
+    Ok(if real.partial {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
