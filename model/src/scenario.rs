@@ -592,6 +592,8 @@ impl Scenario {
                 let position = match (locator, e.position) {
                     (Some(l), Some((line, col))) => l.literal_string_start(&field).map(|start| {
                         let (l0, c0) = l.line_col(start);
+                        // serde_json says column 0 for an error at a line break: the line's start.
+                        let col = col.max(1);
                         if line == 1 {
                             (l0, c0 + col - 1)
                         } else {

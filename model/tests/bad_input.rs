@@ -819,3 +819,12 @@ fn seed_override_revalidates_without_positions() {
     assert_eq!(err.field(), Some("fleet[0].count"));
     assert_eq!(err.position(), None);
 }
+
+/// Found by fuzzing: a raw line break inside a JSON string is reported by serde_json at column 0,
+/// which came out as "column 0" of the file.
+#[test]
+fn json_error_at_a_line_break_has_column_one_not_zero() {
+    let text = with("\"peak_ewma_experimental\"", "\"peak_ewma_\nexperimental\"");
+    let msg = rejects(&text, "policies[1].config", Some("experimental\""), &["control character"]);
+    assert!(msg.contains("column 1:"), "{msg}");
+}
