@@ -135,7 +135,10 @@ impl Backend {
             let boundary = self.current.start + REPORT_WINDOW;
             self.current.busy_integral += busy * (boundary - self.last_change) as f64;
             self.previous = Some(self.current);
-            self.current = Window { start: boundary, ..Window::default() };
+            self.current = Window {
+                start: boundary,
+                ..Window::default()
+            };
             self.last_change = boundary;
             if now >= boundary + 2 * REPORT_WINDOW {
                 // Whole windows without events: the last of them is what a report shows.
@@ -146,7 +149,10 @@ impl Backend {
                     ..Window::default()
                 };
                 self.previous = Some(idle);
-                self.current = Window { start, ..Window::default() };
+                self.current = Window {
+                    start,
+                    ..Window::default()
+                };
                 self.last_change = start;
             }
         }
@@ -158,7 +164,11 @@ impl Backend {
         self.busy += 1;
         self.running.push(token);
         let done_at = self.timeline.finish_time(now, work);
-        Started { token, done_at, service: done_at.saturating_sub(now) }
+        Started {
+            token,
+            done_at,
+            service: done_at.saturating_sub(now),
+        }
     }
 
     /// A request arrives at `now`.
@@ -177,7 +187,11 @@ impl Backend {
         }
         if kind == RpcKind::Streaming {
             let len = self.params.stream_duration.sample(&mut self.rng);
-            return Admission::Started(Started { token, done_at: now.saturating_add(len), service: len });
+            return Admission::Started(Started {
+                token,
+                done_at: now.saturating_add(len),
+                service: len,
+            });
         }
         let work = self.params.service_time.sample(&mut self.rng);
         if self.busy < self.params.workers {
@@ -253,7 +267,8 @@ impl Backend {
         if self.timeline.down_at(now) || self.timeline.black_hole_at(now) {
             return Nanos::MAX;
         }
-        let ahead = (self.busy as u64 + self.queue.len() as u64 + 1).saturating_sub(self.params.workers as u64);
+        let ahead = (self.busy as u64 + self.queue.len() as u64 + 1)
+            .saturating_sub(self.params.workers as u64);
         let rounds = ahead.div_ceil(self.params.workers.max(1) as u64);
         let work = mean_work.saturating_mul(rounds + 1);
         self.timeline.finish_time(now, work)

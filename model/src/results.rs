@@ -184,7 +184,8 @@ impl IntervalEncoder {
         self.raw.clear();
         V2Serializer::new().serialize(h, &mut self.raw).ok()?;
         self.out.clear();
-        self.out.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
+        self.out
+            .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
         self.out.extend_from_slice(&[0; 4]);
         self.out.reserve(self.raw.len() + 64);
         self.zlib.reset();
@@ -192,7 +193,11 @@ impl IntervalEncoder {
             let consumed = self.zlib.total_in() as usize;
             let status = self
                 .zlib
-                .compress_vec(&self.raw[consumed..], &mut self.out, flate2::FlushCompress::Finish)
+                .compress_vec(
+                    &self.raw[consumed..],
+                    &mut self.out,
+                    flate2::FlushCompress::Finish,
+                )
                 .ok()?;
             if status == flate2::Status::StreamEnd {
                 break;
@@ -275,7 +280,11 @@ impl Recorder {
             return;
         }
         let second = self.sends_second;
-        let shares: Vec<f64> = self.sends.iter().map(|&c| c as f64 / total as f64).collect();
+        let shares: Vec<f64> = self
+            .sends
+            .iter()
+            .map(|&c| c as f64 / total as f64)
+            .collect();
         self.row_mut(second).shares = shares;
         self.sends.iter_mut().for_each(|c| *c = 0);
     }
@@ -357,7 +366,13 @@ impl Recorder {
         self.flush_interval();
         let h = &self.total;
         let ms = |v: u64| v as f64 / 1e6;
-        let q = |p: f64| if h.is_empty() { 0.0 } else { ms(h.value_at_quantile(p)) };
+        let q = |p: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                ms(h.value_at_quantile(p))
+            }
+        };
         let row = SummaryRow {
             policy: self.policy.clone(),
             requests: self.ok + self.errors + self.dropped,
@@ -381,7 +396,12 @@ impl Recorder {
             "#[Histogram log of policy {} (latency in ms for the max column; values in ns)]\n#[StartTime: 0.000 (seconds since run start)]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n{}",
             self.policy, self.hlog
         );
-        PolicyResult { summary: row, timeseries: self.rows, hlog, histogram: self.total }
+        PolicyResult {
+            summary: row,
+            timeseries: self.rows,
+            hlog,
+            histogram: self.total,
+        }
     }
 }
 
@@ -402,7 +422,10 @@ pub struct PolicyResult {
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then a rename, so
 /// an interrupted run never leaves a half-written file.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ModelError> {
-    let io = |source| ModelError::Io { file: path.display().to_string(), source };
+    let io = |source| ModelError::Io {
+        file: path.display().to_string(),
+        source,
+    };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
     let tmp: PathBuf = dir.join(format!(
@@ -423,9 +446,13 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
     };
     let mut csv_out = csv::Writer::from_writer(Vec::new());
     for row in &run.rows {
-        csv_out.serialize(row).map_err(|e| ser("summary.csv", e.to_string()))?;
+        csv_out
+            .serialize(row)
+            .map_err(|e| ser("summary.csv", e.to_string()))?;
     }
-    let bytes = csv_out.into_inner().map_err(|e| ser("summary.csv", e.to_string()))?;
+    let bytes = csv_out
+        .into_inner()
+        .map_err(|e| ser("summary.csv", e.to_string()))?;
     write_atomic(&dir.join("summary.csv"), &bytes)?;
     let json = serde_json::to_string_pretty(run).map_err(|e| ser("summary.json", e.to_string()))?;
     write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())?;
@@ -437,8 +464,22 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
     ts.push('\n');
     for r in results {
         for row in &r.timeseries {
-            let fmt = |v: f64| if v.is_nan() { String::new() } else { format!("{v:.3}") };
-            let _ = write!(ts, "{},{},{},{},{}", row.policy, row.second, row.completed, fmt(row.p50_ms), fmt(row.p99_ms));
+            let fmt = |v: f64| {
+                if v.is_nan() {
+                    String::new()
+                } else {
+                    format!("{v:.3}")
+                }
+            };
+            let _ = write!(
+                ts,
+                "{},{},{},{},{}",
+                row.policy,
+                row.second,
+                row.completed,
+                fmt(row.p50_ms),
+                fmt(row.p99_ms)
+            );
             for s in &row.shares {
                 let _ = write!(ts, ",{s:.4}");
             }
@@ -447,7 +488,10 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
     }
     write_atomic(&dir.join("timeseries.csv"), ts.as_bytes())?;
     for r in results {
-        write_atomic(&dir.join(format!("{}.hlog", file_stem(&r.summary.policy))), r.hlog.as_bytes())?;
+        write_atomic(
+            &dir.join(format!("{}.hlog", file_stem(&r.summary.policy))),
+            r.hlog.as_bytes(),
+        )?;
     }
     Ok(())
 }
@@ -456,18 +500,33 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
 pub fn file_stem(label: &str) -> String {
     label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 /// Reads `timeseries.csv` back (for charts).
 pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
-    let io = |e: String| ModelError::Parse { file: path.display().to_string(), field: None, position: None, message: e };
+    let io = |e: String| ModelError::Parse {
+        file: path.display().to_string(),
+        field: None,
+        position: None,
+        message: e,
+    };
     let mut reader = csv::Reader::from_path(path).map_err(|e| io(e.to_string()))?;
     let mut rows = Vec::new();
     for rec in reader.records() {
         let rec = rec.map_err(|e| io(e.to_string()))?;
-        let num = |i: usize| rec.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(f64::NAN);
+        let num = |i: usize| {
+            rec.get(i)
+                .and_then(|s| s.parse::<f64>().ok())
+                .unwrap_or(f64::NAN)
+        };
         rows.push(TimeseriesRow {
             policy: rec.get(0).unwrap_or_default().to_string(),
             second: num(1) as u64,

@@ -503,13 +503,15 @@ impl Scenario {
                     None => 0..count,
                     Some(idx) => match idx.parse::<usize>() {
                         Ok(k) if k < count && idx.bytes().all(|b| b.is_ascii_digit()) => k..k + 1,
-                        _ => return bad(
-                            &tfield,
-                            format!(
+                        _ => {
+                            return bad(
+                                &tfield,
+                                format!(
                                 "{target:?}: group {group:?} has backends {group}/0 to {group}/{}",
                                 count - 1
                             ),
-                        ),
+                            )
+                        }
                     },
                 };
                 for k in range {

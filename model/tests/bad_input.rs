@@ -825,6 +825,11 @@ fn seed_override_revalidates_without_positions() {
 #[test]
 fn json_error_at_a_line_break_has_column_one_not_zero() {
     let text = with("\"peak_ewma_experimental\"", "\"peak_ewma_\nexperimental\"");
-    let msg = rejects(&text, "policies[1].config", Some("experimental\""), &["control character"]);
+    let msg = rejects(
+        &text,
+        "policies[1].config",
+        Some("experimental\""),
+        &["control character"],
+    );
     assert!(msg.contains("column 1:"), "{msg}");
 }

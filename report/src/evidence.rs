@@ -97,7 +97,8 @@ fn notes(out: &mut String, run: &RunSummary) {
 
 /// Renders the whole report. `preface` goes after the title (how it was generated, on what).
 pub fn markdown(items: &[ScenarioEvidence], preface: &str) -> String {
-    let mut out = String::from("# lblab evidence: latency-aware load balancing under slow backends\n\n");
+    let mut out =
+        String::from("# lblab evidence: latency-aware load balancing under slow backends\n\n");
     out.push_str(preface.trim_end());
     out.push_str("\n\n");
     out.push_str(

@@ -27,15 +27,24 @@ fn bench(c: &mut Criterion) {
     for (backends, clients) in [(20, 4), (1000, 4), (10_000, 4), (20, 1), (20, 100)] {
         let scenario = one_slow(backends, clients);
         for policy in ["round_robin", "peak_ewma"] {
-            let entry = scenario.policies.iter().find(|p| p.name == policy).expect("policy");
+            let entry = scenario
+                .policies
+                .iter()
+                .find(|p| p.name == policy)
+                .expect("policy");
             // Expected request count (Poisson arrivals: within a fraction of a percent); computed,
             // not simulated, so filtering to one benchmark does not run the others' setup.
             let w = &scenario.workload;
             let requests = (w.rate * w.end() as f64 / 1e9) as u64;
             group.throughput(Throughput::Elements(requests));
-            group.bench_function(format!("{policy}/backends={backends}/clients={clients}"), |b| {
-                b.iter(|| lblab_sim::run_policy(&scenario, entry, &Default::default()).expect("runs"))
-            });
+            group.bench_function(
+                format!("{policy}/backends={backends}/clients={clients}"),
+                |b| {
+                    b.iter(|| {
+                        lblab_sim::run_policy(&scenario, entry, &Default::default()).expect("runs")
+                    })
+                },
+            );
         }
     }
     group.finish();

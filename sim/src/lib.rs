@@ -101,5 +101,9 @@ pub fn run_policy(
     let mut world = engine::World::new(scenario, &policy.selected, &policy.name)?;
     world.run(options.stop);
     let stats = world.stats;
-    Ok(PolicyRun { result: world.recorder.finish(), stats, wall: started.elapsed() })
+    Ok(PolicyRun {
+        result: world.recorder.finish(),
+        stats,
+        wall: started.elapsed(),
+    })
 }

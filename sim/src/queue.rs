@@ -47,7 +47,12 @@ pub struct EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue at time 0.
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::new(), lane: VecDeque::new(), seq: 0, now: 0 }
+        EventQueue {
+            heap: BinaryHeap::new(),
+            lane: VecDeque::new(),
+            seq: 0,
+            now: 0,
+        }
     }
 
     /// The time of the last popped event.
@@ -58,22 +63,38 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `at` (>= now).
     #[inline]
     pub fn schedule(&mut self, at: Nanos, event: E) {
-        assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < {}",
+            self.now
+        );
         self.seq += 1;
-        self.heap.push(Entry { at, seq: self.seq, event });
+        self.heap.push(Entry {
+            at,
+            seq: self.seq,
+            event,
+        });
     }
 
     /// Schedules `event` at `at`, which must be no earlier than any event already scheduled this
     /// way (true of events a fixed delay ahead of a clock that only moves forward).
     #[inline]
     pub fn schedule_in_order(&mut self, at: Nanos, event: E) {
-        assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < {}",
+            self.now
+        );
         assert!(
             self.lane.back().is_none_or(|last| last.at <= at),
             "in-order lane scheduled out of order"
         );
         self.seq += 1;
-        self.lane.push_back(Entry { at, seq: self.seq, event });
+        self.lane.push_back(Entry {
+            at,
+            seq: self.seq,
+            event,
+        });
     }
 
     /// Pops the earliest event and advances the clock to it.
@@ -84,7 +105,11 @@ impl<E> EventQueue<E> {
             (None, Some(_)) => true,
             (_, None) => false,
         };
-        let e = if from_lane { self.lane.pop_front()? } else { self.heap.pop()? };
+        let e = if from_lane {
+            self.lane.pop_front()?
+        } else {
+            self.heap.pop()?
+        };
         self.now = e.at;
         Some((e.at, e.event))
     }

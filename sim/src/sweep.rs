@@ -36,7 +36,12 @@ impl Grid {
             for &ablation in &self.ablations {
                 for &choice_count in &self.choice_counts {
                     for &decay_time in &self.decay_times {
-                        v.push(Point(Config { choice_count, decay_time, default_rtt, ablation }));
+                        v.push(Point(Config {
+                            choice_count,
+                            decay_time,
+                            default_rtt,
+                            ablation,
+                        }));
                     }
                 }
             }
@@ -138,7 +143,9 @@ pub fn run(
                     summary: run.result.summary,
                     partial: run.stats.interrupted,
                 });
-                slots.lock().expect("no thread panics while holding the lock")[i] = Some(result);
+                slots
+                    .lock()
+                    .expect("no thread panics while holding the lock")[i] = Some(result);
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1);
             });
         }

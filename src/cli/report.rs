@@ -25,15 +25,21 @@ fn read_summary(path: &Path) -> anyhow::Result<Option<RunSummary>> {
     if !path.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let summary = serde_json::from_str(&text).with_context(|| format!("{} is not a run summary", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let summary = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a run summary", path.display()))?;
     Ok(Some(summary))
 }
 
 fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     format!("{cores} cores, {cpu}")
@@ -48,8 +54,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     files.sort();
     let mut items = Vec::new();
     for file in files {
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-        let scenario = lblab_model::Scenario::parse(&text).map_err(|e| e.in_file(&file.display().to_string()))?;
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        let scenario = lblab_model::Scenario::parse(&text)
+            .map_err(|e| e.in_file(&file.display().to_string()))?;
         let name = scenario.file.name.clone();
         let dir = args.results.join(&name);
         items.push(ScenarioEvidence {
