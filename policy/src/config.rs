@@ -257,7 +257,8 @@ pub fn parse_policy(name: &str, config: &Value, path: &str) -> Result<PolicyConf
         }
         "outlier_detection_experimental" => {
             let d = outlier_detection::Config::default();
-            let interval = f.duration("interval", d.interval)?;
+            // An interval of 0 would make the sweep timer due for ever: a spin, not a policy.
+            let interval = f.positive_duration("interval", d.interval)?;
             let base_ejection_time = f.duration("baseEjectionTime", d.base_ejection_time)?;
             let max_ejection_time = f.duration(
                 "maxEjectionTime",
@@ -565,5 +566,23 @@ impl<'a> Fields<'a> {
         v.as_str()
             .and_then(|s| choices.iter().find(|c| **c == s).copied())
             .ok_or_else(|| self.err(key, format!("{v} is not one of {}", choices.join(", "))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outlier_detection_interval_of_zero_is_rejected() {
+        let err = parse_service_config(
+            r#"{"loadBalancingConfig":[{"outlier_detection_experimental":{"interval":"0s","childPolicy":[{"round_robin":{}}]}}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.path,
+            "loadBalancingConfig[0].outlier_detection_experimental.interval"
+        );
+        assert!(err.message.contains("greater than 0s"), "{err}");
     }
 }
