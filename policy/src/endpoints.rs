@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Connectivity, EndpointId, Ticket};
+use crate::{Connectivity, EndpointId, EndpointView, Pick, RpcKind, Ticket};
 
 /// One endpoint's slot.
 #[derive(Debug)]
@@ -44,12 +44,6 @@ impl<S> Default for Endpoints<S> {
             version: 0,
         }
     }
-}
-
-/// What a pick should do when no endpoint is READY.
-pub(crate) enum Unready {
-    Queue,
-    Fail,
 }
 
 impl<S> Endpoints<S> {
@@ -158,7 +152,7 @@ impl<S> Endpoints<S> {
 
     /// What to do when nothing is READY: queue while something may still connect, fail when all
     /// endpoints are in TRANSIENT_FAILURE or there are none.
-    pub(crate) fn unready(&self) -> Unready {
+    pub(crate) fn unready(&self) -> Pick {
         let connecting = self.order.iter().any(|&s| {
             matches!(
                 self.slots[s as usize].state,
@@ -166,9 +160,9 @@ impl<S> Endpoints<S> {
             )
         });
         if connecting {
-            Unready::Queue
+            Pick::Queue
         } else {
-            Unready::Fail
+            Pick::Fail
         }
     }
 
@@ -189,7 +183,7 @@ impl<S> Endpoints<S> {
 
     /// Makes a ticket for an RPC sent to `slot`.
     #[inline]
-    pub(crate) fn ticket(&self, slot: u32, kind: crate::RpcKind) -> Ticket {
+    pub(crate) fn ticket(&self, slot: u32, kind: RpcKind) -> Ticket {
         let s = &self.slots[slot as usize];
         Ticket::new(s.id, slot, s.generation, kind)
     }
@@ -219,5 +213,38 @@ impl<S> Endpoints<S> {
     #[inline]
     pub(crate) fn ready_and_slots_mut(&mut self) -> (&[u32], &mut [Slot<S>]) {
         (&self.ready, &mut self.slots)
+    }
+}
+
+/// Policies whose only per-endpoint state is a count of outstanding RPCs.
+impl Endpoints<u32> {
+    /// Counts an RPC sent to `slot` and returns its ticket.
+    #[inline]
+    pub(crate) fn send(&mut self, slot: u32, kind: RpcKind) -> Pick {
+        let outstanding = &mut self.slot_mut(slot).data;
+        *outstanding = outstanding.saturating_add(1);
+        Pick::Endpoint(self.ticket(slot, kind))
+    }
+
+    /// Un-counts a completed RPC (a stale ticket changes nothing).
+    #[inline]
+    pub(crate) fn complete(&mut self, ticket: &Ticket) {
+        if let Some(outstanding) = self.redeem(ticket) {
+            *outstanding = outstanding.saturating_sub(1);
+        }
+    }
+
+    /// The view of `endpoint`, with `cost` computed from its outstanding count.
+    pub(crate) fn view(
+        &self,
+        endpoint: EndpointId,
+        cost: impl Fn(u32) -> Option<f64>,
+    ) -> Option<EndpointView> {
+        let s = self.slot(self.lookup(endpoint)?);
+        Some(EndpointView {
+            state: s.state,
+            outstanding: s.data,
+            cost: cost(s.data),
+        })
     }
 }

@@ -4,7 +4,7 @@
 
 use rand::RngCore;
 
-use crate::endpoints::{Endpoints, Unready};
+use crate::endpoints::Endpoints;
 use crate::p2c::{self, Sampling};
 use crate::{
     Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
@@ -61,10 +61,7 @@ impl Policy for LeastRequest {
         self.clock.advance(now);
         let ready = self.endpoints.ready();
         if ready.is_empty() {
-            return match self.endpoints.unready() {
-                Unready::Queue => Pick::Queue,
-                Unready::Fail => Pick::Fail,
-            };
+            return self.endpoints.unready();
         }
         let endpoints = &self.endpoints;
         let slot = p2c::pick(
@@ -74,23 +71,15 @@ impl Policy for LeastRequest {
             rng,
             |s| endpoints.slot(s).data as f64,
         );
-        self.endpoints.slot_mut(slot).data += 1;
-        Pick::Endpoint(self.endpoints.ticket(slot, kind))
+        self.endpoints.send(slot, kind)
     }
 
     fn on_done(&mut self, now: Nanos, ticket: Ticket, _outcome: Outcome) {
         self.clock.advance(now);
-        if let Some(outstanding) = self.endpoints.redeem(&ticket) {
-            *outstanding = outstanding.saturating_sub(1);
-        }
+        self.endpoints.complete(&ticket);
     }
 
     fn endpoint_view(&self, _now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
-        let s = self.endpoints.slot(self.endpoints.lookup(endpoint)?);
-        Some(EndpointView {
-            state: s.state,
-            outstanding: s.data,
-            cost: Some(s.data as f64),
-        })
+        self.endpoints.view(endpoint, |n| Some(f64::from(n)))
     }
 }

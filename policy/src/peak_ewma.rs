@@ -14,7 +14,7 @@
 
 use rand::RngCore;
 
-use crate::endpoints::{Endpoints, Unready};
+use crate::endpoints::Endpoints;
 use crate::estimator::{Decay, DecayMode, PeakEwma};
 use crate::p2c::{self, Sampling};
 use crate::{
@@ -139,10 +139,7 @@ impl Policy for PeakEwmaPolicy {
         let now = self.advance(now);
         let (ready, slots) = self.endpoints.ready_and_slots_mut();
         if ready.is_empty() {
-            return match self.endpoints.unready() {
-                Unready::Queue => Pick::Queue,
-                Unready::Fail => Pick::Fail,
-            };
+            return self.endpoints.unready();
         }
         let (choices, sampling) = (self.config.choice_count, self.config.ablation.sampling);
         let slot = match self.config.ablation.decay {

@@ -2,7 +2,7 @@
 
 use rand::RngCore;
 
-use crate::endpoints::{Endpoints, Unready};
+use crate::endpoints::Endpoints;
 use crate::{
     Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
 };
@@ -43,28 +43,17 @@ impl Policy for PickFirst {
     fn pick(&mut self, now: Nanos, kind: RpcKind, _rng: &mut dyn RngCore) -> Pick {
         self.clock.advance(now);
         let Some(&slot) = self.endpoints.ready().first() else {
-            return match self.endpoints.unready() {
-                Unready::Queue => Pick::Queue,
-                Unready::Fail => Pick::Fail,
-            };
+            return self.endpoints.unready();
         };
-        self.endpoints.slot_mut(slot).data += 1;
-        Pick::Endpoint(self.endpoints.ticket(slot, kind))
+        self.endpoints.send(slot, kind)
     }
 
     fn on_done(&mut self, now: Nanos, ticket: Ticket, _outcome: Outcome) {
         self.clock.advance(now);
-        if let Some(outstanding) = self.endpoints.redeem(&ticket) {
-            *outstanding = outstanding.saturating_sub(1);
-        }
+        self.endpoints.complete(&ticket);
     }
 
     fn endpoint_view(&self, _now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
-        let s = self.endpoints.slot(self.endpoints.lookup(endpoint)?);
-        Some(EndpointView {
-            state: s.state,
-            outstanding: s.data,
-            cost: None,
-        })
+        self.endpoints.view(endpoint, |_| None)
     }
 }

@@ -3,7 +3,7 @@
 
 use rand::{Rng, RngCore};
 
-use crate::endpoints::{Endpoints, Unready};
+use crate::endpoints::Endpoints;
 use crate::{
     Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
 };
@@ -49,10 +49,7 @@ impl Policy for RoundRobin {
         let ready = self.endpoints.ready();
         let n = ready.len();
         if n == 0 {
-            return match self.endpoints.unready() {
-                Unready::Queue => Pick::Queue,
-                Unready::Fail => Pick::Fail,
-            };
+            return self.endpoints.unready();
         }
         if self.seeded_for != Some(self.endpoints.version) {
             self.seeded_for = Some(self.endpoints.version);
@@ -60,23 +57,15 @@ impl Policy for RoundRobin {
         }
         let slot = ready[self.next % n];
         self.next = (self.next + 1) % n;
-        self.endpoints.slot_mut(slot).data += 1;
-        Pick::Endpoint(self.endpoints.ticket(slot, kind))
+        self.endpoints.send(slot, kind)
     }
 
     fn on_done(&mut self, now: Nanos, ticket: Ticket, _outcome: Outcome) {
         self.clock.advance(now);
-        if let Some(outstanding) = self.endpoints.redeem(&ticket) {
-            *outstanding = outstanding.saturating_sub(1);
-        }
+        self.endpoints.complete(&ticket);
     }
 
     fn endpoint_view(&self, _now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
-        let s = self.endpoints.slot(self.endpoints.lookup(endpoint)?);
-        Some(EndpointView {
-            state: s.state,
-            outstanding: s.data,
-            cost: None,
-        })
+        self.endpoints.view(endpoint, |_| None)
     }
 }

@@ -13,7 +13,7 @@ use std::collections::BinaryHeap;
 
 use rand::{Rng, RngCore};
 
-use crate::endpoints::{Endpoints, Unready};
+use crate::endpoints::Endpoints;
 use crate::{
     Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick, Policy,
     RpcKind, Ticket, NANOS_PER_SEC,
@@ -240,10 +240,7 @@ impl Policy for WeightedRoundRobin {
     fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
         let now = self.clock.advance(now);
         if self.endpoints.ready().is_empty() {
-            return match self.endpoints.unready() {
-                Unready::Queue => Pick::Queue,
-                Unready::Fail => Pick::Fail,
-            };
+            return self.endpoints.unready();
         }
         if self.built_for != Some(self.endpoints.version) {
             self.rebuild(now, rng);
