@@ -95,7 +95,8 @@ impl PolicyRun {
 
     /// Simulated requests per second of the simulating thread's CPU time, if measured.
     pub fn requests_per_cpu_sec(&self) -> Option<f64> {
-        self.cpu.map(|cpu| self.stats.requests as f64 / cpu.as_secs_f64().max(1e-9))
+        self.cpu
+            .map(|cpu| self.stats.requests as f64 / cpu.as_secs_f64().max(1e-9))
     }
 }
 
@@ -114,14 +115,19 @@ pub fn run_policy(
         result: world.recorder.finish(),
         stats,
         wall: started.elapsed(),
-        cpu: thread_cpu_time().zip(cpu_started).map(|(end, start)| end.saturating_sub(start)),
+        cpu: thread_cpu_time()
+            .zip(cpu_started)
+            .map(|(end, start)| end.saturating_sub(start)),
     })
 }
 
 /// CPU time consumed by the calling thread so far.
 #[cfg(unix)]
 fn thread_cpu_time() -> Option<Duration> {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes one timespec through a valid pointer to a local.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
