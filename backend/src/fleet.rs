@@ -48,6 +48,8 @@ pub struct FleetOptions {
     /// Run the timer thread in the real-time scheduling class at this priority
     /// ([`timer::set_realtime`](crate::timer::set_realtime)); `None`: normal priority.
     pub realtime: Option<i32>,
+    /// Pin the timer thread to this CPU ([`timer::pin_to_cpu`](crate::timer::pin_to_cpu)).
+    pub cpu: Option<usize>,
 }
 
 impl Default for FleetOptions {
@@ -57,6 +59,7 @@ impl Default for FleetOptions {
             origin: None,
             spin: DEFAULT_SPIN,
             realtime: None,
+            cpu: None,
         }
     }
 }
@@ -129,11 +132,16 @@ impl Fleet {
     ) -> Result<Fleet, BackendError> {
         let origin = options.origin.unwrap_or_else(Instant::now);
         let clock = Clock::new(origin);
-        let timer = PreciseTimer::start("lblab-backend-timer", options.spin, options.realtime)
-            .map_err(|source| BackendError::Io {
-                what: "starting the timer thread".into(),
-                source,
-            })?;
+        let timer = PreciseTimer::start(
+            "lblab-backend-timer",
+            options.spin,
+            options.realtime,
+            options.cpu,
+        )
+        .map_err(|source| BackendError::Io {
+            what: "starting the timer thread".into(),
+            source,
+        })?;
         let (stop, _) = watch::channel(false);
         let mut fleet = Fleet {
             nodes: Vec::new(),

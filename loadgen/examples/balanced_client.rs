@@ -15,7 +15,6 @@ use lblab_backend::pb::echo::echo_client::EchoClient;
 use lblab_backend::pb::echo::CallRequest;
 use lblab_backend::{Fleet, FleetOptions};
 use lblab_loadgen::balance::{Balancer, BalancerOptions, Picked};
-use tonic::transport::Endpoint;
 
 const FLEET: &str = r#"
 name = "example"
@@ -46,10 +45,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fleet = Fleet::start(&scenario.backends, &FleetOptions::default()).await?;
 
     // The client side: one endpoint per server, and the policy from a gRPC service config.
-    let endpoints: Vec<Endpoint> = fleet
+    let endpoints: Vec<http::Uri> = fleet
         .addrs()
         .iter()
-        .map(|a| Endpoint::from_shared(format!("http://{a}")))
+        .map(|a| format!("http://{a}").parse())
         .collect::<Result<_, _>>()?;
     let balancer = Balancer::from_service_config(
         r#"{"loadBalancingConfig":[{"peak_ewma_experimental":{"decayTime":"1s","defaultRtt":"0.002s"}}]}"#,

@@ -1,18 +1,17 @@
 //! An lblab policy behind a tower [`Service`]: client-side load balancing for any tonic client.
 //!
-//! [`Balancer`] owns one HTTP/2 connection (a tonic [`Channel`]) per endpoint and one policy
-//! instance. Its [`PolicyService`] is what a generated tonic client wraps:
+//! [`Balancer`] owns one HTTP/2 connection per endpoint (hyper's client connection, with no
+//! buffer task between the call and the connection) and one policy instance. Its [`PolicyService`] is what a generated tonic client wraps:
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use lblab_backend::pb::echo::{echo_client::EchoClient, CallRequest};
 //! use lblab_loadgen::balance::{Balancer, BalancerOptions};
-//! use tonic::transport::Endpoint;
 //!
-//! let endpoints = ["http://127.0.0.1:50051", "http://127.0.0.1:50052"]
-//!     .into_iter()
-//!     .map(Endpoint::from_static)
-//!     .collect();
+//! let endpoints = vec![
+//!     "http://127.0.0.1:50051".parse()?,
+//!     "http://127.0.0.1:50052".parse()?,
+//! ];
 //! let balancer = Balancer::from_service_config(
 //!     r#"{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}"#,
 //!     endpoints,
@@ -34,15 +33,17 @@
 //! - enforces the request's `grpc-timeout` and fails it with DEADLINE_EXCEEDED;
 //! - maps connectivity from the real connections: a connection attempt in progress is CONNECTING,
 //!   a refused or failed one TRANSIENT_FAILURE (sticky until READY, as gRPC reports it) with gRPC's
-//!   reconnect backoff, a connected one READY; a call that fails with a transport error marks its
-//!   connection broken, and a new one is made at once;
+//!   reconnect backoff, an established HTTP/2 connection READY; when a connection ends (the server
+//!   closed it or it failed) the endpoint goes IDLE and a new connection is attempted at once, as
+//!   gRPC's petiole policies do;
 //! - drives the policy's timers ([`Policy::next_timer`]).
 //!
 //! A call is unary unless the request carries [`RpcKind::Streaming`] in its extensions
 //! (`request.extensions_mut().insert(RpcKind::Streaming)`); only unary calls are latency
 //! samples. To learn which endpoint a call went to, put a [`Picked`] in its extensions.
 //!
-//! Not done: out-of-band ORCA reports (the ORCA streaming service), name resolution and retries.
+//! Endpoints are `http://host:port` URIs (plaintext HTTP/2). Not done: TLS, name re-resolution,
+//! out-of-band ORCA reports (the ORCA streaming service) and retries.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -52,7 +53,10 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use http::Uri;
 use http_body::{Body, Frame, SizeHint};
+use hyper::client::conn::http2::SendRequest;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use lblab_backend::orca;
 use lblab_backend::Clock;
 use lblab_policy::config::{self, ConfigError};
@@ -63,8 +67,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
-use tonic::transport::{Channel, Endpoint};
-use tower::{Service, ServiceExt};
+use tower::Service;
 
 /// A boxed error, as tower's middleware returns them.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -170,8 +173,18 @@ struct Core {
     rng: SmallRng,
 }
 
+/// One endpoint's connection, if it has one.
+#[derive(Clone)]
+struct Conn {
+    generation: u64,
+    send: SendRequest<tonic::body::Body>,
+    /// `scheme://authority` of the endpoint, for the request URI.
+    scheme: http::uri::Scheme,
+    authority: http::uri::Authority,
+}
+
 struct Slot {
-    channel: Mutex<Option<(u64, Channel)>>,
+    channel: Mutex<Option<Conn>>,
     generation: AtomicU64,
     broken: Notify,
     state: Mutex<Connectivity>,
@@ -223,7 +236,7 @@ impl Shared {
         self.changed.notify_waiters();
     }
 
-    fn channel(&self, idx: usize) -> Option<(u64, Channel)> {
+    fn channel(&self, idx: usize) -> Option<Conn> {
         lock(&self.slots[idx].channel).clone()
     }
 
@@ -270,11 +283,12 @@ impl std::fmt::Debug for Balancer {
 }
 
 impl Balancer {
-    /// A balancer over `endpoints` (endpoint `i` is [`EndpointId`]`(i)` to the policy). Must be
-    /// called inside a tokio runtime: it spawns one connection task per endpoint and a timer task.
+    /// A balancer over `endpoints`, `http://host:port` URIs (endpoint `i` is
+    /// [`EndpointId`]`(i)` to the policy). Must be called inside a tokio runtime: it spawns one
+    /// connection task per endpoint and a timer task.
     pub fn new(
         mut policy: Box<dyn Policy>,
-        endpoints: Vec<Endpoint>,
+        endpoints: Vec<Uri>,
         options: BalancerOptions,
     ) -> Balancer {
         let clock = Clock::new(options.origin.unwrap_or_else(Instant::now));
@@ -301,11 +315,8 @@ impl Balancer {
         });
         let mut tasks = Vec::new();
         for (idx, endpoint) in endpoints.into_iter().enumerate() {
-            let endpoint = endpoint
-                .connect_timeout(options.connect_timeout)
-                .tcp_nodelay(true);
             let rng = SmallRng::seed_from_u64(options.seed ^ (0x5EED_0000 + idx as u64));
-            let task = tokio::spawn(manage(shared.clone(), idx, endpoint, options.backoff, rng));
+            let task = tokio::spawn(manage(shared.clone(), idx, endpoint, options.clone(), rng));
             tasks.push(task.abort_handle());
         }
         let weak = Arc::downgrade(&shared);
@@ -328,7 +339,7 @@ impl Balancer {
     /// of lblab's that the list names.
     pub fn from_service_config(
         service_config: &str,
-        endpoints: Vec<Endpoint>,
+        endpoints: Vec<Uri>,
         options: BalancerOptions,
     ) -> Result<Balancer, ConfigError> {
         let cfg = config::parse_service_config(service_config)?;
@@ -389,22 +400,69 @@ impl Drop for Balancer {
     }
 }
 
+/// Why a connection attempt failed.
+type ConnectError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Opens one HTTP/2 connection to `uri` and spawns its connection task, which tells `shared` when
+/// the connection ends.
+async fn connect(
+    shared: &Arc<Shared>,
+    idx: usize,
+    uri: &Uri,
+    generation: u64,
+) -> Result<Conn, ConnectError> {
+    let authority = uri
+        .authority()
+        .ok_or("endpoint URI has no host:port")?
+        .clone();
+    let scheme = uri.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP);
+    if scheme != http::uri::Scheme::HTTP {
+        return Err("only plaintext http:// endpoints are supported".into());
+    }
+    let port = authority.port_u16().unwrap_or(80);
+    let stream = tokio::net::TcpStream::connect((authority.host(), port)).await?;
+    stream.set_nodelay(true)?;
+    let (send, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .handshake(TokioIo::new(stream))
+        .await?;
+    let weak = Arc::downgrade(shared);
+    tokio::spawn(async move {
+        let _ = conn.await;
+        if let Some(shared) = weak.upgrade() {
+            shared.mark_broken(idx, generation);
+        }
+    });
+    Ok(Conn {
+        generation,
+        send,
+        scheme,
+        authority,
+    })
+}
+
 /// Keeps one endpoint connected and its connectivity reported.
 async fn manage(
     shared: Arc<Shared>,
     idx: usize,
-    endpoint: Endpoint,
-    backoff: Backoff,
+    uri: Uri,
+    options: BalancerOptions,
     mut rng: SmallRng,
 ) {
     let slot = &shared.slots[idx];
     let mut attempt = 0u32;
     loop {
         shared.set_state(idx, Connectivity::Connecting);
-        match endpoint.connect().await {
-            Ok(channel) => {
-                let generation = slot.generation.fetch_add(1, Ordering::AcqRel) + 1;
-                *lock(&slot.channel) = Some((generation, channel));
+        let generation = slot.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        let attempt_result = tokio::time::timeout(
+            options.connect_timeout,
+            connect(&shared, idx, &uri, generation),
+        )
+        .await
+        .unwrap_or_else(|_| Err("connection attempt timed out".into()));
+        match attempt_result {
+            Ok(conn) => {
+                *lock(&slot.channel) = Some(conn);
                 attempt = 0;
                 shared.set_state(idx, Connectivity::Ready);
                 slot.broken.notified().await;
@@ -415,7 +473,7 @@ async fn manage(
             }
             Err(_) => {
                 shared.set_state(idx, Connectivity::TransientFailure);
-                tokio::time::sleep(backoff.delay(attempt, &mut rng)).await;
+                tokio::time::sleep(options.backoff.delay(attempt, &mut rng)).await;
                 attempt = attempt.saturating_add(1);
             }
         }
@@ -499,7 +557,7 @@ async fn call(
         .unwrap_or(RpcKind::Unary);
     let deadline = grpc_timeout(req.headers()).map(|d| tokio::time::Instant::now() + d);
     let picked = req.extensions().get::<Picked>().cloned();
-    let (ticket, started, generation, channel) = loop {
+    let (ticket, started, mut conn) = loop {
         let changed = shared.changed.notified();
         tokio::pin!(changed);
         changed.as_mut().enable();
@@ -514,7 +572,7 @@ async fn call(
             Pick::Endpoint(ticket) => {
                 let idx = ticket.endpoint().0 as usize;
                 match shared.channel(idx) {
-                    Some((generation, channel)) => break (ticket, now, generation, channel),
+                    Some(conn) => break (ticket, now, conn),
                     None => {
                         // READY to the policy, but the connection just went: fail like gRPC's
                         // picker would after a disconnect.
@@ -546,27 +604,46 @@ async fn call(
         started,
         deadline,
     };
+    // The request URI: the endpoint's scheme and authority with the call's path.
+    let (mut parts, body) = req.into_parts();
+    let mut uri = http::uri::Parts::default();
+    uri.scheme = Some(conn.scheme.clone());
+    uri.authority = Some(conn.authority.clone());
+    uri.path_and_query = parts.uri.path_and_query().cloned();
+    match Uri::from_parts(uri) {
+        Ok(u) => parts.uri = u,
+        Err(e) => {
+            completion.finish(Status::Error, None);
+            return Err(tonic::Status::internal(format!("bad request URI: {e}")));
+        }
+    }
+    let req = http::Request::from_parts(parts, body);
+    let generation = conn.generation;
+    let send = async {
+        conn.send.ready().await?;
+        conn.send.send_request(req).await
+    };
     let response = match deadline {
-        Some(at) => match tokio::time::timeout_at(at, channel.oneshot(req)).await {
+        Some(at) => match tokio::time::timeout_at(at, send).await {
             Ok(r) => r,
             Err(_) => {
                 completion.finish(Status::DeadlineExceeded, None);
                 return Err(tonic::Status::deadline_exceeded("deadline exceeded"));
             }
         },
-        None => channel.oneshot(req).await,
+        None => send.await,
     };
     let response = match response {
         Ok(r) => r,
         Err(e) => {
-            let e: BoxError = e.into();
-            if find::<tonic::TimeoutExpired>(&*e) {
-                completion.finish(Status::DeadlineExceeded, None);
-                return Err(tonic::Status::deadline_exceeded("deadline exceeded"));
+            // The connection failed under the call: its task notices too, this is only sooner.
+            if e.is_closed() || e.is_canceled() {
+                shared.mark_broken(idx, generation);
             }
-            shared.mark_broken(idx, generation);
             completion.finish(Status::Error, None);
-            return Err(tonic::Status::from_error(e));
+            let mut status = tonic::Status::unavailable(format!("connection error: {e}"));
+            status.set_source(Arc::new(e));
+            return Err(status);
         }
     };
     if let Some(status) = status_class(response.headers()) {
@@ -581,18 +658,6 @@ async fn call(
         completion,
         deadline: sleep,
     }))
-}
-
-fn find<E: std::error::Error + 'static>(mut e: &(dyn std::error::Error + 'static)) -> bool {
-    loop {
-        if e.is::<E>() {
-            return true;
-        }
-        match e.source() {
-            Some(s) => e = s,
-            None => return false,
-        }
-    }
 }
 
 /// Completes a call's ticket exactly once; on drop, as DEADLINE_EXCEEDED or CANCELLED.
@@ -632,7 +697,7 @@ impl Drop for Completion {
 /// The response body of a [`PolicyService`] call: the connection's body, watched for the trailers
 /// that end the call, and cut with DEADLINE_EXCEEDED when the request's deadline passes.
 pub struct PolicyBody {
-    inner: tonic::body::Body,
+    inner: hyper::body::Incoming,
     completion: Completion,
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
@@ -677,7 +742,11 @@ impl Body for PolicyBody {
             Poll::Ready(None) => this.completion.finish(Status::Error, None),
             Poll::Pending => {}
         }
-        polled
+        polled.map_err(|e| {
+            let mut status = tonic::Status::unavailable(format!("connection error: {e}"));
+            status.set_source(Arc::new(e));
+            status
+        })
     }
 
     fn is_end_stream(&self) -> bool {

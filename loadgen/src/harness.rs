@@ -38,6 +38,12 @@ pub struct HarnessOptions<'a> {
     /// ([`lblab_backend::timer::set_realtime`]), so that other work on the machine does not
     /// delay them (needs root or CAP_SYS_NICE).
     pub realtime: bool,
+    /// How long the timer and dispatcher threads spin before each deadline.
+    pub spin: Duration,
+    /// Pin the load generator's threads to the first CPU and the fleet's to the second, so that
+    /// each side's hand-offs stay on one CPU ([`timer::pin_to_cpu`]). Ignored with fewer than two
+    /// CPUs.
+    pub pin: bool,
 }
 
 impl Default for HarnessOptions<'_> {
@@ -47,9 +53,11 @@ impl Default for HarnessOptions<'_> {
             stop: None,
             only: Vec::new(),
             floor: Some(Duration::from_secs(10)),
-            fleet_threads: 2,
-            client_threads: 2,
+            fleet_threads: 1,
+            client_threads: 1,
             realtime: false,
+            spin: timer::DEFAULT_SPIN,
+            pin: false,
         }
     }
 }
@@ -155,6 +163,12 @@ pub fn run_one(
     options: &HarnessOptions<'_>,
 ) -> Result<PolicyReport, LoadgenError> {
     let realtime = options.realtime;
+    let two_cpus = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let (client_cpu, fleet_cpu) = if options.pin && two_cpus {
+        (Some(0), Some(1))
+    } else {
+        (None, None)
+    };
     let fleet_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.fleet_threads.max(1))
         .thread_name("lblab-fleet")
@@ -162,6 +176,9 @@ pub fn run_one(
         .on_thread_start(move || {
             if realtime {
                 let _ = timer::set_realtime(timer::RT_WORKER_PRIORITY);
+            }
+            if let Some(c) = fleet_cpu {
+                let _ = timer::pin_to_cpu(c);
             }
         })
         .build()
@@ -175,7 +192,8 @@ pub fn run_one(
         listen: options.listen,
         origin: Some(origin),
         realtime: realtime.then_some(timer::RT_TIMER_PRIORITY),
-        ..FleetOptions::default()
+        spin: options.spin,
+        cpu: fleet_cpu,
     };
     let fleet = fleet_rt
         .block_on(Fleet::start(&scenario.backends, &fleet_options))
@@ -185,6 +203,8 @@ pub fn run_one(
         stop: options.stop,
         worker_threads: options.client_threads,
         realtime,
+        spin: options.spin,
+        cpu: client_cpu,
         ..RunOptions::new(origin)
     };
     let run = run_policy(scenario, policy, &targets, &run_options);

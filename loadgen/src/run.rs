@@ -11,7 +11,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -56,6 +55,8 @@ pub struct RunOptions<'a> {
     /// Run the runtime's workers and the dispatcher in the real-time scheduling class
     /// ([`timer::set_realtime`]), so that other processes on the machine do not delay them.
     pub realtime: bool,
+    /// Pin the runtime's workers and the dispatcher to this CPU.
+    pub cpu: Option<usize>,
 }
 
 impl RunOptions<'_> {
@@ -69,6 +70,7 @@ impl RunOptions<'_> {
             spin: DEFAULT_SPIN,
             connect_wait: Duration::from_secs(5),
             realtime: false,
+            cpu: None,
         }
     }
 }
@@ -162,11 +164,61 @@ enum Event {
     },
 }
 
+/// Where calls report their end. Pushing takes a lock but wakes no thread: the recorder thread
+/// collects every 10 ms, so the run adds no cross-thread wake-up per call (costly on a VM).
+#[derive(Clone)]
+struct Sink(Arc<SinkInner>);
+
+struct SinkInner {
+    events: std::sync::Mutex<Vec<Event>>,
+    closed: AtomicBool,
+}
+
+impl Sink {
+    fn new() -> Sink {
+        Sink(Arc::new(SinkInner {
+            events: std::sync::Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+        }))
+    }
+
+    fn send(&self, ev: Event) {
+        self.0
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(ev);
+    }
+
+    /// No more events will come (the recorder then drains and ends).
+    fn close(&self) {
+        self.0.closed.store(true, Ordering::Release);
+    }
+
+    /// Waits for a batch; `None` when closed and empty.
+    fn next_batch(&self, spare: &mut Vec<Event>) -> Option<()> {
+        loop {
+            let closed = self.0.closed.load(Ordering::Acquire);
+            std::mem::swap(
+                &mut *self.0.events.lock().unwrap_or_else(|e| e.into_inner()),
+                spare,
+            );
+            if !spare.is_empty() {
+                return Some(());
+            }
+            if closed {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 /// Counts a call as dropped if its task is dropped before it ends (runtime shut down).
 struct Pending {
     intended: Nanos,
     kind: RpcKind,
-    events: mpsc::Sender<Event>,
+    events: Sink,
     in_flight: Arc<AtomicUsize>,
     done: bool,
 }
@@ -175,7 +227,7 @@ impl Drop for Pending {
     fn drop(&mut self) {
         self.in_flight.fetch_sub(1, Ordering::AcqRel);
         if !self.done {
-            let _ = self.events.send(Event::Done {
+            self.events.send(Event::Done {
                 intended: self.intended,
                 backend: None,
                 kind: self.kind,
@@ -283,7 +335,8 @@ fn make_client(
     let endpoints = targets
         .iter()
         .map(|a| {
-            Endpoint::from_shared(format!("http://{a}"))
+            format!("http://{a}")
+                .parse::<http::Uri>()
                 .map_err(|e| LoadgenError::Config(format!("target {a}: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -307,6 +360,7 @@ fn make_client(
         }
         Selected::Extra { name, config } if name == tower_p2c::NAME => {
             let cfg = tower_p2c::Config::from_json(config).map_err(LoadgenError::Config)?;
+            let endpoints = endpoints.into_iter().map(Endpoint::from).collect();
             Ok((
                 Client::Tower(EchoClient::new(tower_p2c::service(endpoints, cfg))),
                 None,
@@ -347,9 +401,20 @@ impl RecorderThread {
         }
     }
 
-    fn run(mut self, rx: mpsc::Receiver<Event>) -> (PolicyResult, Histogram<u64>, Vec<u64>) {
+    fn run(mut self, rx: Sink) -> (PolicyResult, Histogram<u64>, Vec<u64>) {
         let mut newest = 0;
-        for ev in rx {
+        let mut batch = Vec::new();
+        while rx.next_batch(&mut batch).is_some() {
+            for ev in batch.drain(..) {
+                self.on_event(ev, &mut newest);
+            }
+        }
+        self.release(Nanos::MAX);
+        (self.recorder.finish(), self.lateness, self.sends)
+    }
+
+    fn on_event(&mut self, ev: Event, newest: &mut Nanos) {
+        {
             let Event::Done {
                 intended,
                 backend,
@@ -367,15 +432,13 @@ impl RecorderThread {
                 }
                 self.held.push(Reverse((intended, b)));
             }
-            newest = newest.max(intended);
+            *newest = (*newest).max(intended);
             self.release(newest.saturating_sub(self.window));
             match kind {
                 RpcKind::Unary => self.recorder.on_result(intended, end, result),
                 RpcKind::Streaming => self.recorder.on_stream_result(intended, result),
             }
         }
-        self.release(Nanos::MAX);
-        (self.recorder.finish(), self.lateness, self.sends)
     }
 }
 
@@ -397,6 +460,7 @@ pub fn run_policy(
     let meter = CpuMeter::new();
     let (m1, m2) = (meter.clone(), meter.clone());
     let realtime = options.realtime;
+    let cpu = options.cpu;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.worker_threads.max(1))
         .thread_name("lblab-loadgen")
@@ -405,6 +469,9 @@ pub fn run_policy(
             m1.register_current();
             if realtime {
                 let _ = timer::set_realtime(timer::RT_WORKER_PRIORITY);
+            }
+            if let Some(c) = cpu {
+                let _ = timer::pin_to_cpu(c);
             }
         })
         .on_thread_stop(move || m2.unregister_current())
@@ -439,7 +506,9 @@ pub fn run_policy(
         }
     });
 
-    let (tx, rx) = mpsc::channel::<Event>();
+    let tx = Sink::new();
+    let rx = tx.clone();
+    let closer = tx.clone();
     let timelines = (targets.len() == scenario.backends.len()).then(|| {
         scenario
             .backends
@@ -487,44 +556,41 @@ pub fn run_policy(
                 let dispatcher_before = cpu::current_thread_ns();
                 let mut calls = 0u64;
 
-                let spawn_call = |client: &Client,
-                                  intended: Nanos,
-                                  kind: RpcKind,
-                                  id: u64,
-                                  tx: &mpsc::Sender<Event>| {
-                    in_flight_now.fetch_add(1, Ordering::AcqRel);
-                    let mut pending = Pending {
-                        intended,
-                        kind,
-                        events: tx.clone(),
-                        in_flight: in_flight_now.clone(),
-                        done: false,
-                    };
-                    let mut client = client.clone();
-                    handle.spawn(async move {
-                        let lateness = clock.now().saturating_sub(intended);
-                        let picked = Picked::new();
-                        let result = call_once(
-                            &mut client,
-                            id,
-                            kind,
-                            deadline,
-                            stream_bound.saturating_sub(Duration::from_nanos(intended)),
-                            picked.clone(),
-                        )
-                        .await;
-                        let end = clock.now();
-                        pending.done = true;
-                        let _ = pending.events.send(Event::Done {
+                let spawn_call =
+                    |client: &Client, intended: Nanos, kind: RpcKind, id: u64, tx: &Sink| {
+                        in_flight_now.fetch_add(1, Ordering::AcqRel);
+                        let mut pending = Pending {
                             intended,
-                            backend: picked.get().map(|e| e.0),
                             kind,
-                            end,
-                            result,
-                            lateness: Some(lateness),
+                            events: tx.clone(),
+                            in_flight: in_flight_now.clone(),
+                            done: false,
+                        };
+                        let mut client = client.clone();
+                        handle.spawn(async move {
+                            let lateness = clock.now().saturating_sub(intended);
+                            let picked = Picked::new();
+                            let result = call_once(
+                                &mut client,
+                                id,
+                                kind,
+                                deadline,
+                                stream_bound.saturating_sub(Duration::from_nanos(intended)),
+                                picked.clone(),
+                            )
+                            .await;
+                            let end = clock.now();
+                            pending.done = true;
+                            pending.events.send(Event::Done {
+                                intended,
+                                backend: picked.get().map(|e| e.0),
+                                kind,
+                                end,
+                                result,
+                                lateness: Some(lateness),
+                            });
                         });
-                    });
-                };
+                    };
 
                 let mut arrival_rngs: Vec<SmallRng> = (0..w.clients)
                     .map(|c| {
@@ -573,7 +639,7 @@ pub fn run_policy(
                             timer::sleep_until(clock.instant(t), options.spin);
                             calls += 1;
                             if in_flight_now.load(Ordering::Acquire) >= options.max_in_flight {
-                                let _ = tx.send(Event::Done {
+                                tx.send(Event::Done {
                                     intended: t,
                                     backend: None,
                                     kind,
@@ -625,7 +691,7 @@ pub fn run_policy(
                                         )
                                         .await;
                                         let done = clock.now();
-                                        let _ = tx.send(Event::Done {
+                                        tx.send(Event::Done {
                                             intended: now,
                                             backend: picked.get().map(|e| e.0),
                                             kind,
@@ -671,6 +737,7 @@ pub fn run_policy(
     drop(balancers);
     // Calls still in flight are dropped with the runtime and counted as dropped.
     runtime.shutdown_timeout(Duration::from_secs(2));
+    closer.close();
     let (result, lateness, sends_per_backend) = recorder
         .join()
         .map_err(|_| LoadgenError::Config("the recorder thread panicked".into()))?;

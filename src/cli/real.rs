@@ -38,11 +38,17 @@ pub struct Args {
     #[arg(long, default_value = "10s")]
     floor: Dur,
     /// Worker threads of the fleet's runtime.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 1)]
     fleet_threads: usize,
     /// Worker threads of the load generator's runtime.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 1)]
     client_threads: usize,
+    /// Do not pin the load generator to the first CPU and the fleet to the second.
+    #[arg(long)]
+    no_pin: bool,
+    /// How long the timer and dispatcher threads spin before each deadline instead of sleeping.
+    #[arg(long, default_value = "120us")]
+    spin: Dur,
     /// Keep the harness's threads at normal priority instead of the real-time scheduling class
     /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
     #[arg(long)]
@@ -173,6 +179,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         realtime: realtime(args.no_realtime),
         fleet_threads: args.fleet_threads,
         client_threads: args.client_threads,
+        spin: std::time::Duration::from_nanos(args.spin.0),
+        pin: !args.no_pin,
     };
     let (real, summary, _, dir) = run_and_write(&scenario, &options, args.out.as_deref())?;
     println!(
