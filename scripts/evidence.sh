@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the committed evidence in results/: every canonical scenario in the simulator, then
-# in the real harness (real tonic servers and client over loopback), then results/README.md.
+# Regenerates the committed evidence in results/: every canonical scenario in the simulator at full
+# length (results/<name>/sim), then `lblab compare` at a shorter length, which runs the real harness
+# (real tonic servers and client over loopback) and the simulator at that same length and seed
+# (results/<name>/compare), then results/README.md.
 #
 #   scripts/evidence.sh                  # everything (the real runs take most of the time)
 #   SKIP_REAL=1 scripts/evidence.sh      # simulator only, then the report
@@ -24,8 +26,9 @@ for scenario in "${scenarios[@]}"; do
     echo "== $scenario: simulated"
     "$bin" sim "$scenario"
     if [ -z "${SKIP_REAL:-}" ]; then
-        echo "== $scenario: real, $real_duration per policy"
-        "$bin" real "$scenario" --duration "$real_duration"
+        name=$(basename "$scenario" .toml)
+        echo "== $scenario: real and simulated, $real_duration measured per policy"
+        "$bin" compare "$scenario" --duration "$real_duration" --out "results/$name/compare"
     fi
 done
 

@@ -22,10 +22,17 @@ pub struct ScenarioEvidence {
     pub name: String,
     /// What it models and why (the scenario file's opening comment).
     pub description: String,
-    /// `results/<name>/sim/summary.json`, if present.
+    /// The full simulated run (`results/<name>/sim/summary.json`), if present.
     pub sim: Option<RunSummary>,
-    /// `results/<name>/real/summary.json`, if present.
+    /// The real run, if present.
     pub real: Option<RunSummary>,
+    /// The simulated run of the same length as the real one (from `lblab compare`), which the
+    /// agreement is computed against; `None` to use `sim`.
+    pub sim_matched: Option<RunSummary>,
+    /// Folder of the real run's charts, relative to the report.
+    pub real_dir: String,
+    /// The real-vs-simulated chart (without extension), relative to the report, if any.
+    pub compare_chart: Option<String>,
 }
 
 /// Agreement of one policy's real and simulated percentiles.
@@ -180,11 +187,13 @@ pub fn markdown(items: &[ScenarioEvidence], preface: &str) -> String {
             notes(&mut out, real);
             let _ = writeln!(
                 out,
-                "\n![p99 per second, real]({0}/real/p99_over_time.png)\n",
-                item.name
+                "\n![p99 per second, real]({}/p99_over_time.png)\n",
+                item.real_dir
             );
         }
-        if let (Some(sim), Some(real)) = (&item.sim, &item.real) {
+        if let (Some(sim), Some(real)) =
+            (item.sim_matched.as_ref().or(item.sim.as_ref()), &item.real)
+        {
             let rows = agreement(sim, real);
             let agreeing = rows.iter().filter(|r| r.agrees()).count();
             let _ = writeln!(
@@ -192,6 +201,12 @@ pub fn markdown(items: &[ScenarioEvidence], preface: &str) -> String {
                 "### Agreement: {agreeing} of {} policies within tolerance\n",
                 rows.len()
             );
+            if item.sim_matched.is_some() {
+                out.push_str(
+                    "Against a simulated run of the same length and seed as the real one \
+                     (`lblab compare`).\n\n",
+                );
+            }
             out.push_str("| policy | p50 sim | p50 real | p99 sim | p99 real | agrees |\n|---|---:|---:|---:|---:|:---:|\n");
             for r in &rows {
                 let _ = writeln!(
@@ -206,6 +221,9 @@ pub fn markdown(items: &[ScenarioEvidence], preface: &str) -> String {
                 );
             }
             out.push('\n');
+            if let Some(chart) = &item.compare_chart {
+                let _ = writeln!(out, "![real vs simulated p50 and p99]({chart}.png)\n");
+            }
         }
     }
     out

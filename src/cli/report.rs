@@ -60,10 +60,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_err(|e| e.in_file(&file.display().to_string()))?;
         let name = scenario.file.name.clone();
         let dir = args.results.join(&name);
+        // `lblab compare --out results/<name>/compare` (what scripts/evidence.sh runs) leaves a
+        // real run and a simulated run of the same length; a plain `lblab real` leaves real/.
+        let compared = dir.join("compare");
+        let (real, real_dir) = match read_summary(&compared.join("real/summary.json"))? {
+            Some(real) => (Some(real), format!("{name}/compare/real")),
+            None => (
+                read_summary(&dir.join("real/summary.json"))?,
+                format!("{name}/real"),
+            ),
+        };
         items.push(ScenarioEvidence {
             description: evidence::scenario_description(&text),
             sim: read_summary(&dir.join("sim/summary.json"))?,
-            real: read_summary(&dir.join("real/summary.json"))?,
+            sim_matched: read_summary(&compared.join("sim/summary.json"))?,
+            compare_chart: compared
+                .join("compare.png")
+                .exists()
+                .then(|| format!("{name}/compare/compare")),
+            real,
+            real_dir,
             name,
         });
     }
