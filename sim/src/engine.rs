@@ -33,7 +33,10 @@ impl ReqRef {
     }
 
     fn from_token(token: u64) -> Self {
-        ReqRef { slot: token as u32, gen: (token >> 32) as u32 }
+        ReqRef {
+            slot: token as u32,
+            gen: (token >> 32) as u32,
+        }
     }
 }
 
@@ -56,9 +59,17 @@ enum Event {
     /// A backend process goes down or comes back.
     Availability { backend: u32, up: bool },
     /// A client's connection to a backend changes state.
-    Conn { client: u32, backend: u32, state: Connectivity },
+    Conn {
+        client: u32,
+        backend: u32,
+        state: Connectivity,
+    },
     /// A client tries to reconnect to a backend.
-    Reconnect { client: u32, backend: u32, attempt: u32 },
+    Reconnect {
+        client: u32,
+        backend: u32,
+        attempt: u32,
+    },
 }
 
 #[derive(Debug)]
@@ -108,6 +119,9 @@ pub struct RunStats {
     pub events: u64,
     /// Requests generated (warm-up included).
     pub requests: u64,
+    /// Requests generated at or after the warm-up: every one of them ends up in the summary as
+    /// ok, error or dropped (`requests == ok + errors + dropped` of the summary row).
+    pub measured: u64,
     /// Whether the run was stopped early.
     pub interrupted: bool,
 }
@@ -134,7 +148,11 @@ fn backoff(attempt: u32, rng: &mut SmallRng) -> Nanos {
 }
 
 impl<'a> World<'a> {
-    pub(crate) fn new(scenario: &'a Scenario, policy: &Selected, label: &str) -> Result<Self, SimError> {
+    pub(crate) fn new(
+        scenario: &'a Scenario,
+        policy: &Selected,
+        label: &str,
+    ) -> Result<Self, SimError> {
         let seed = scenario.file.seed;
         let w = &scenario.workload;
         let backends: Vec<Backend> = scenario
@@ -153,7 +171,10 @@ impl<'a> World<'a> {
                 }
                 Selected::Extra { name, .. } if name == "oracle" => Picker::Oracle,
                 Selected::Extra { name, .. } => {
-                    return Err(SimError::Unsupported { policy: label.to_string(), name: name.clone() })
+                    return Err(SimError::Unsupported {
+                        policy: label.to_string(),
+                        name: name.clone(),
+                    })
                 }
             };
             let c = u64::from(c);
@@ -169,7 +190,10 @@ impl<'a> World<'a> {
         }
         let per_client_rate = w.rate / f64::from(w.clients);
         let gap = match w.arrival {
-            Arrival::Poisson => Some(Exp::new(per_client_rate / NANOS_PER_SEC as f64).map_err(|e| SimError::Config(e.to_string()))?),
+            Arrival::Poisson => Some(
+                Exp::new(per_client_rate / NANOS_PER_SEC as f64)
+                    .map_err(|e| SimError::Config(e.to_string()))?,
+            ),
             _ => None,
         };
         Ok(World {
@@ -190,13 +214,35 @@ impl<'a> World<'a> {
     /// Runs to the end (or until `stop` is set).
     pub(crate) fn run(&mut self, stop: Option<&AtomicBool>) {
         self.start();
+        let mut last = 0;
         while let Some((now, event)) = self.queue.pop() {
+            last = now;
             self.stats.events += 1;
             if self.stats.events & 0xFFF == 0 && stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
                 self.stats.interrupted = true;
                 break;
             }
             self.handle(now, event);
+        }
+        self.close_open_requests(last);
+    }
+
+    /// Accounts for the requests still open when the run stops: after an interruption they never
+    /// finished (dropped); after a complete run only a stream swallowed by a black hole can be
+    /// open (it has no deadline), and its client gives up on it when the run ends (an error).
+    fn close_open_requests(&mut self, now: Nanos) {
+        let result = if self.stats.interrupted {
+            RequestResult::Dropped
+        } else {
+            RequestResult::Error
+        };
+        for r in self.reqs.iter().filter(|r| r.live) {
+            match r.kind {
+                RpcKind::Unary => self
+                    .recorder
+                    .on_result(r.intended, now.max(r.intended), result),
+                RpcKind::Streaming => self.recorder.on_stream_result(r.intended, result),
+            }
         }
     }
 
@@ -205,15 +251,27 @@ impl<'a> World<'a> {
         for b in 0..self.backends.len() as u32 {
             let up = !self.backends[b as usize].timeline().down_at(0);
             for c in 0..self.clients.len() as u32 {
-                let state = if up { Connectivity::Ready } else { Connectivity::TransientFailure };
+                let state = if up {
+                    Connectivity::Ready
+                } else {
+                    Connectivity::TransientFailure
+                };
                 self.set_conn(0, c, b, state);
                 if !up {
-                    self.queue.schedule(0, Event::Reconnect { client: c, backend: b, attempt: 0 });
+                    self.queue.schedule(
+                        0,
+                        Event::Reconnect {
+                            client: c,
+                            backend: b,
+                            attempt: 0,
+                        },
+                    );
                 }
             }
             for (t, up) in self.backends[b as usize].timeline().availability_changes() {
                 if t > 0 && t < self.end {
-                    self.queue.schedule(t, Event::Availability { backend: b, up });
+                    self.queue
+                        .schedule(t, Event::Availability { backend: b, up });
                 }
             }
         }
@@ -228,7 +286,8 @@ impl<'a> World<'a> {
                     // Clients evenly staggered within one inter-arrival gap.
                     let gap = NANOS_PER_SEC as f64 / self.per_client_rate;
                     let phase = gap * f64::from(c) / self.clients.len() as f64;
-                    self.queue.schedule(phase as Nanos, Event::Arrival { client: c });
+                    self.queue
+                        .schedule(phase as Nanos, Event::Arrival { client: c });
                 }
                 Arrival::Poisson => {
                     let first = self.next_gap(c);
@@ -285,7 +344,9 @@ impl<'a> World<'a> {
     }
 
     fn is_live(&self, r: ReqRef) -> bool {
-        self.reqs.get(r.slot as usize).is_some_and(|q| q.live && q.gen == r.gen)
+        self.reqs
+            .get(r.slot as usize)
+            .is_some_and(|q| q.live && q.gen == r.gen)
     }
 
     fn handle(&mut self, now: Nanos, event: Event) {
@@ -320,7 +381,8 @@ impl<'a> World<'a> {
                     }
                     if let Some(period) = p.oob_reporting_period() {
                         if now + period < self.end {
-                            self.queue.schedule(now + period.max(1), Event::Oob { client });
+                            self.queue
+                                .schedule(now + period.max(1), Event::Oob { client });
                         }
                     }
                 }
@@ -332,32 +394,70 @@ impl<'a> World<'a> {
                         let r = ReqRef::from_token(token);
                         if self.is_live(r) {
                             self.reqs[r.slot as usize].at_server = false;
-                            self.queue.schedule(now + half, Event::AtClient { req: r, ok: false });
+                            self.queue
+                                .schedule(now + half, Event::AtClient { req: r, ok: false });
                         }
                     }
                     for c in 0..self.clients.len() as u32 {
-                        self.queue.schedule(now + half, Event::Conn { client: c, backend, state: Connectivity::TransientFailure });
+                        self.queue.schedule(
+                            now + half,
+                            Event::Conn {
+                                client: c,
+                                backend,
+                                state: Connectivity::TransientFailure,
+                            },
+                        );
                         let retry = now + half + backoff(0, &mut self.clients[c as usize].misc_rng);
-                        self.queue.schedule(retry, Event::Reconnect { client: c, backend, attempt: 1 });
+                        self.queue.schedule(
+                            retry,
+                            Event::Reconnect {
+                                client: c,
+                                backend,
+                                attempt: 1,
+                            },
+                        );
                     }
                 }
                 // Coming back up is noticed by the clients' reconnect attempts.
             }
-            Event::Conn { client, backend, state } => self.set_conn(now, client, backend, state),
-            Event::Reconnect { client, backend, attempt } => {
+            Event::Conn {
+                client,
+                backend,
+                state,
+            } => self.set_conn(now, client, backend, state),
+            Event::Reconnect {
+                client,
+                backend,
+                attempt,
+            } => {
                 if self.clients[client as usize].conn[backend as usize] == Connectivity::Ready {
                     return;
                 }
                 if self.backends[backend as usize].timeline().down_at(now) {
                     if now < self.end {
-                        let retry = now + backoff(attempt, &mut self.clients[client as usize].misc_rng);
-                        self.queue.schedule(retry, Event::Reconnect { client, backend, attempt: attempt + 1 });
+                        let retry =
+                            now + backoff(attempt, &mut self.clients[client as usize].misc_rng);
+                        self.queue.schedule(
+                            retry,
+                            Event::Reconnect {
+                                client,
+                                backend,
+                                attempt: attempt + 1,
+                            },
+                        );
                     }
                 } else {
                     // A TCP + HTTP/2 handshake takes about one round trip.
                     let rtt = 2 * self.half_rtt(backend);
                     self.set_conn(now, client, backend, Connectivity::Connecting);
-                    self.queue.schedule(now + rtt, Event::Conn { client, backend, state: Connectivity::Ready });
+                    self.queue.schedule(
+                        now + rtt,
+                        Event::Conn {
+                            client,
+                            backend,
+                            state: Connectivity::Ready,
+                        },
+                    );
                 }
             }
         }
@@ -400,7 +500,10 @@ impl<'a> World<'a> {
             }
             None => {
                 self.reqs.push(req);
-                ReqRef { slot: (self.reqs.len() - 1) as u32, gen: 0 }
+                ReqRef {
+                    slot: (self.reqs.len() - 1) as u32,
+                    gen: 0,
+                }
             }
         }
     }
@@ -417,6 +520,9 @@ impl<'a> World<'a> {
             }
         }
         self.stats.requests += 1;
+        if now >= w.warmup {
+            self.stats.measured += 1;
+        }
         let share = w.streaming_share;
         let kind = if share > 0.0 && self.clients[client as usize].arrival_rng.random_bool(share) {
             RpcKind::Streaming
@@ -425,7 +531,8 @@ impl<'a> World<'a> {
         };
         let req = self.alloc(client, kind, now);
         if kind == RpcKind::Unary {
-            self.queue.schedule_in_order(now + w.deadline, Event::Deadline { req });
+            self.queue
+                .schedule_in_order(now + w.deadline, Event::Deadline { req });
         }
         self.dispatch(now, req);
     }
@@ -458,7 +565,9 @@ impl<'a> World<'a> {
                     let backend = &self.backends[b];
                     let spec = &self.scenario.backends[b];
                     let half = spec.network_rtt / 2;
-                    let done = backend.expected_finish(now + half, spec.median_service).saturating_add(half);
+                    let done = backend
+                        .expected_finish(now + half, spec.median_service)
+                        .saturating_add(half);
                     // A backend that fails a share p of requests at once takes 1/(1-p) tries per
                     // success: the oracle knows that too.
                     let p = backend.timeline().error_rate(now + half);
@@ -480,7 +589,9 @@ impl<'a> World<'a> {
         };
         match picked {
             Ok((backend, ticket)) => {
-                let faulty = self.scenario.backends[backend as usize].timeline.faulty_at(now);
+                let faulty = self.scenario.backends[backend as usize]
+                    .timeline
+                    .faulty_at(now);
                 let r = &mut self.reqs[req.slot as usize];
                 r.backend = backend;
                 r.ticket = ticket;
@@ -511,7 +622,11 @@ impl<'a> World<'a> {
             }
             Admission::Queued => self.reqs[req.slot as usize].at_server = true,
             Admission::Rejected | Admission::Failed | Admission::Down => {
-                self.after(now, self.half_rtt(backend), Event::AtClient { req, ok: false });
+                self.after(
+                    now,
+                    self.half_rtt(backend),
+                    Event::AtClient { req, ok: false },
+                );
             }
             Admission::Swallowed => {}
         }
@@ -519,7 +634,12 @@ impl<'a> World<'a> {
 
     fn schedule_done(&mut self, s: Started) {
         if s.done_at != Nanos::MAX {
-            self.queue.schedule(s.done_at, Event::ServerDone { req: ReqRef::from_token(s.token) });
+            self.queue.schedule(
+                s.done_at,
+                Event::ServerDone {
+                    req: ReqRef::from_token(s.token),
+                },
+            );
         }
     }
 
@@ -538,7 +658,11 @@ impl<'a> World<'a> {
         }
         let b = &mut self.backends[backend as usize];
         self.reqs[req.slot as usize].load = Some(b.load_report(now));
-        self.after(now, self.half_rtt(backend), Event::AtClient { req, ok: true });
+        self.after(
+            now,
+            self.half_rtt(backend),
+            Event::AtClient { req, ok: true },
+        );
     }
 
     fn on_deadline(&mut self, now: Nanos, req: ReqRef) {
@@ -565,9 +689,17 @@ impl<'a> World<'a> {
         let r = &mut self.reqs[req.slot as usize];
         r.live = false;
         r.pending = false;
-        let (client, ticket, sent, intended, load, kind) =
-            (r.client, r.ticket.take(), r.sent, r.intended, r.load.take(), r.kind);
-        if let (Some(ticket), Picker::Policy(p)) = (ticket, &mut self.clients[client as usize].picker) {
+        let (client, ticket, sent, intended, load, kind) = (
+            r.client,
+            r.ticket.take(),
+            r.sent,
+            r.intended,
+            r.load.take(),
+            r.kind,
+        );
+        if let (Some(ticket), Picker::Policy(p)) =
+            (ticket, &mut self.clients[client as usize].picker)
+        {
             let mut outcome = Outcome::new(status, now - sent);
             outcome.load = load;
             p.on_done(now, ticket, outcome);
@@ -584,7 +716,11 @@ impl<'a> World<'a> {
         self.free.push(req.slot);
         if self.scenario.workload.arrival == Arrival::Closed && now < self.end {
             // A request that failed at once is retried after 1 ms, not in the same instant.
-            let at = if now == sent && status != Status::Ok { now + 1_000_000 } else { now };
+            let at = if now == sent && status != Status::Ok {
+                now + 1_000_000
+            } else {
+                now
+            };
             self.queue.schedule(at, Event::Arrival { client });
         }
     }

@@ -72,6 +72,12 @@ fn run(scenario: &Scenario) -> BTreeMap<String, SummaryRow> {
         .filter(|p| p.runs_in_sim())
         .map(|p| {
             let run = lblab_sim::run_policy(scenario, p, &Default::default()).expect("simulates");
+            // Every request sent after the warm-up is in the summary, open streams included.
+            assert_eq!(
+                run.stats.measured, run.result.summary.requests,
+                "{}/{}",
+                scenario.file.name, p.name
+            );
             (p.name.clone(), run.result.summary)
         })
         .collect()
@@ -86,7 +92,10 @@ fn all_runs() -> &'static BTreeMap<String, BTreeMap<String, SummaryRow>> {
                 .iter()
                 .map(|name| s.spawn(move || (name.to_string(), run(&shortened(name)))))
                 .collect();
-            handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic"))
+                .collect()
         })
     })
 }
@@ -131,24 +140,56 @@ fn every_policy_stays_within_its_recorded_bounds() {
         };
         checked += 1;
         if row.p99_ms > p99_max {
-            failures.push(format!("{scenario}/{policy}: p99 {:.3} ms > bound {p99_max}", row.p99_ms));
+            failures.push(format!(
+                "{scenario}/{policy}: p99 {:.3} ms > bound {p99_max}",
+                row.p99_ms
+            ));
         }
         if row.slow_share > share_max {
-            failures.push(format!("{scenario}/{policy}: slow_share {:.4} > bound {share_max}", row.slow_share));
+            failures.push(format!(
+                "{scenario}/{policy}: slow_share {:.4} > bound {share_max}",
+                row.slow_share
+            ));
         }
     }
     let expected: usize = runs.values().map(|r| r.len()).sum();
     assert_eq!(checked, expected, "every scenario x policy has a bound");
-    assert!(failures.is_empty(), "tail-latency regressions:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "tail-latency regressions:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn every_request_is_accounted_for() {
     for (scenario, rows) in all_runs() {
         for (policy, r) in rows {
-            assert_eq!(r.requests, r.ok + r.errors + r.dropped, "{scenario}/{policy}");
+            assert_eq!(
+                r.requests,
+                r.ok + r.errors + r.dropped,
+                "{scenario}/{policy}"
+            );
             assert!(r.requests > 0, "{scenario}/{policy}");
         }
+    }
+}
+
+#[test]
+fn every_request_of_an_interrupted_run_is_accounted_for() {
+    // No warm-up, so the requests open when the run stops (after its first 4096 events) count.
+    let mut file = shortened("crash-restart").file;
+    file.workload.warmup = Dur(0);
+    let scenario = Scenario::validate(file).expect("valid");
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    for p in scenario.policies.iter().filter(|p| p.runs_in_sim()) {
+        let run = lblab_sim::run_policy(&scenario, p, &lblab_sim::SimOptions { stop: Some(&stop) })
+            .expect("simulates");
+        let r = &run.result.summary;
+        assert!(run.stats.interrupted, "{}", p.name);
+        assert_eq!(run.stats.measured, r.requests, "{}", p.name);
+        assert_eq!(r.requests, r.ok + r.errors + r.dropped, "{}", p.name);
+        assert!(r.requests > 0 && r.dropped > 0, "{}: {r:?}", p.name);
     }
 }
 
@@ -163,8 +204,14 @@ fn share(scenario: &str, policy: &str) -> f64 {
 #[test]
 fn peak_ewma_avoids_a_slow_backend() {
     for scenario in ["one-slow", "many-clients", "streaming-mix"] {
-        assert!(share(scenario, "peak_ewma") < share(scenario, "round_robin") / 3.0, "{scenario}");
-        assert!(p99(scenario, "peak_ewma") < p99(scenario, "round_robin") / 2.0, "{scenario}");
+        assert!(
+            share(scenario, "peak_ewma") < share(scenario, "round_robin") / 3.0,
+            "{scenario}"
+        );
+        assert!(
+            p99(scenario, "peak_ewma") < p99(scenario, "round_robin") / 2.0,
+            "{scenario}"
+        );
     }
 }
 
@@ -179,8 +226,18 @@ fn oracle_is_the_lower_bound() {
     for scenario in SCENARIOS {
         let oracle = &all_runs()[*scenario]["oracle"];
         for (policy, row) in &all_runs()[*scenario] {
-            assert!(oracle.p99_ms <= row.p99_ms * 1.05 + 0.1, "{scenario}: oracle p99 {} vs {policy} {}", oracle.p99_ms, row.p99_ms);
-            assert!(oracle.errors <= row.errors + row.errors / 10 + 10, "{scenario}: oracle errors {} vs {policy} {}", oracle.errors, row.errors);
+            assert!(
+                oracle.p99_ms <= row.p99_ms * 1.05 + 0.1,
+                "{scenario}: oracle p99 {} vs {policy} {}",
+                oracle.p99_ms,
+                row.p99_ms
+            );
+            assert!(
+                oracle.errors <= row.errors + row.errors / 10 + 10,
+                "{scenario}: oracle errors {} vs {policy} {}",
+                oracle.errors,
+                row.errors
+            );
         }
     }
 }
@@ -188,5 +245,10 @@ fn oracle_is_the_lower_bound() {
 #[test]
 fn outlier_detection_rescues_peak_ewma_from_a_fast_failing_backend() {
     let errors = |p: &str| all_runs()["fail-fast"][p].errors;
-    assert!(errors("od(peak_ewma)") * 2 < errors("peak_ewma"), "{} vs {}", errors("od(peak_ewma)"), errors("peak_ewma"));
+    assert!(
+        errors("od(peak_ewma)") * 2 < errors("peak_ewma"),
+        "{} vs {}",
+        errors("od(peak_ewma)"),
+        errors("peak_ewma")
+    );
 }
