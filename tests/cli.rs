@@ -246,3 +246,334 @@ fn sweep_writes_csv_and_heatmap() {
     );
     assert!(out.join("heatmap_p99_rtt0_03s.png").exists());
 }
+
+// ---- bad input: every flag and file is checked before any work starts -------------------------
+
+/// Runs lblab expecting exit code 2 and returns stderr.
+#[track_caller]
+fn fails(args: &[&str]) -> String {
+    let out = lblab(args);
+    let err = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should fail with 2:\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn sim_names_a_missing_scenario_file() {
+    let err = fails(&["sim", "no/such/scenario.toml"]);
+    assert!(err.contains("no/such/scenario.toml"), "{err}");
+}
+
+#[test]
+fn sim_error_names_file_field_and_line() {
+    let dir = scratch("bad-line");
+    let scenario = dir.join("bad.toml");
+    let bad = SMALL.replace("factor = 10", "factor = nan");
+    std::fs::write(&scenario, &bad).unwrap();
+    let err = fails(&["sim", scenario.to_str().unwrap()]);
+    let line = bad[..bad.find("factor = nan").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
+    assert!(err.contains(&format!("bad.toml:{line}:")), "{err}");
+    assert!(
+        err.contains("`faults[0].factor`") && err.contains(">= 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sim_rejects_an_out_path_that_is_a_file_before_simulating() {
+    let dir = scratch("out-is-file");
+    let scenario = dir.join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let file = dir.join("taken");
+    std::fs::write(&file, "x").unwrap();
+    let err = fails(&[
+        "sim",
+        scenario.to_str().unwrap(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("--out") && err.contains("not a folder"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sim_rejects_an_unknown_policy_label() {
+    let dir = scratch("unknown-policy");
+    let scenario = dir.join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let out = dir.join("out");
+    let err = fails(&[
+        "sim",
+        scenario.to_str().unwrap(),
+        "--policy",
+        "peak",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("--policy \"peak\"") && err.contains("peak_ewma"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sim_rejects_zero_jobs() {
+    let err = fails(&["sim", "scenarios/one-slow.toml", "--jobs", "0"]);
+    assert!(err.contains("--jobs"), "{err}");
+}
+
+#[test]
+fn sim_rejects_a_seed_that_is_not_a_number() {
+    let err = fails(&["sim", "scenarios/one-slow.toml", "--seed=-1"]);
+    assert!(err.contains("--seed"), "{err}");
+}
+
+#[test]
+fn sweep_rejects_bad_duration_flags() {
+    let dir = scratch("sweep-bad-flags");
+    let scenario = dir.join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let s = scenario.to_str().unwrap();
+    for (flag, value, expect) in [
+        ("--decay-times", "0s", "greater than 0"),
+        ("--decay-times", "5x", "not a duration"),
+        ("--decay-times", "1e30h", "8760h"),
+        ("--decay-times", "-1s", ">= 0"),
+        ("--default-rtts", "nan", "not a duration"),
+        ("--default-rtts", "", "not a duration"),
+        ("--choice-counts", "1", "2..=10"),
+        ("--choice-counts", "11", "2..=10"),
+    ] {
+        let err = fails(&[
+            "sweep",
+            s,
+            &format!("{flag}={value}"),
+            "--out",
+            dir.join("out").to_str().unwrap(),
+        ]);
+        assert!(
+            err.contains(flag) && err.contains(expect),
+            "{flag} {value}: {err}"
+        );
+    }
+    let err = fails(&[
+        "sweep",
+        s,
+        "--decay-times",
+        "1s,1000ms",
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("--decay-times") && err.contains("twice"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_refuses_an_endless_config_file() {
+    let err = fails(&["check", "/dev/zero"]);
+    assert!(err.contains("/dev/zero") && err.contains("1 MiB"), "{err}");
+}
+
+#[test]
+fn sim_refuses_an_endless_scenario_file() {
+    let err = fails(&["sim", "/dev/zero"]);
+    assert!(err.contains("/dev/zero") && err.contains("MiB"), "{err}");
+}
+
+#[test]
+fn check_names_a_missing_config_file() {
+    let err = fails(&["check", "no-such-config.json"]);
+    assert!(err.contains("no-such-config.json"), "{err}");
+}
+
+// ---- interruption: SIGINT / SIGTERM stop within seconds and keep partial results --------------
+
+/// A scenario that would take minutes to simulate.
+const LONG: &str = r#"
+name = "long"
+[workload]
+clients = 2
+rate = 20000
+duration = "1h"
+[[fleet]]
+name = "main"
+count = 8
+service_time = { dist = "lognormal", median = "2ms", p99 = "8ms" }
+[[policies]]
+name = "round_robin"
+config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+[[policies]]
+name = "peak_ewma"
+config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
+"#;
+
+/// Starts `lblab args`, sends `signal` after a second, and returns the exit code and how long it
+/// took to exit after the signal.
+fn interrupted(args: &[&str], signal: &str) -> (Option<i32>, std::time::Duration, String) {
+    use std::process::Stdio;
+    // One at a time: four simulations drawing charts at once on two cores would measure the
+    // machine, not lblab.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lblab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts lblab");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "lblab ended before the signal"
+    );
+    let sent = std::time::Instant::now();
+    let kill = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("runs kill");
+    assert!(kill.success());
+    let deadline = sent + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("lblab {args:?} still running 20 s after {signal}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let took = sent.elapsed();
+    let mut err = String::new();
+    use std::io::Read as _;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status.code(), took, err)
+}
+
+/// The results folder holds a partial summary and no temporary files.
+#[track_caller]
+fn assert_partial_results(dir: &Path) {
+    let names: Vec<String> = files(dir).into_iter().map(|(n, _)| n).collect();
+    assert!(
+        names.iter().all(|n| !n.ends_with(".tmp")),
+        "temporary files left: {names:?}"
+    );
+    let summary: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("summary.json")).expect("summary.json written"),
+    )
+    .unwrap();
+    assert_eq!(summary["partial"], true, "{summary}");
+    for row in summary["rows"].as_array().unwrap() {
+        let n = |k: &str| row[k].as_u64().unwrap();
+        assert_eq!(n("requests"), n("ok") + n("errors") + n("dropped"), "{row}");
+    }
+}
+
+/// How soon lblab must exit after the signal. A release build stops in about 0.1-0.2 s (the
+/// simulation stops within 4096 events; writing the files and charts of a few simulated seconds
+/// is quick); this test runs the debug build, whose chart drawing alone takes ~2 s of CPU, on a
+/// machine that may be busy with other tests.
+const PROMPT: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[test]
+fn sim_stops_on_sigint_and_keeps_partial_results() {
+    let dir = scratch("sigint-sim");
+    std::fs::write(dir.join("long.toml"), LONG).unwrap();
+    let out = dir.join("out");
+    let (code, took, err) = interrupted(
+        &[
+            "sim",
+            dir.join("long.toml").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "-INT",
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < PROMPT, "took {took:?} to stop");
+    assert_partial_results(&out);
+    assert!(out.join("timeseries.csv").exists() && out.join("peak_ewma.hlog").exists());
+}
+
+#[test]
+fn sim_stops_on_sigterm_and_keeps_partial_results() {
+    let dir = scratch("sigterm-sim");
+    std::fs::write(dir.join("long.toml"), LONG).unwrap();
+    let out = dir.join("out");
+    let (code, took, err) = interrupted(
+        &[
+            "sim",
+            dir.join("long.toml").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "-TERM",
+    );
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < PROMPT, "took {took:?} to stop");
+    assert_partial_results(&out);
+}
+
+#[test]
+fn sweep_stops_on_sigint_and_keeps_partial_results() {
+    let dir = scratch("sigint-sweep");
+    std::fs::write(dir.join("long.toml"), LONG).unwrap();
+    let out = dir.join("out");
+    let scenario = dir.join("long.toml");
+    let args = [
+        "sweep",
+        scenario.to_str().unwrap(),
+        "--decay-times",
+        "1s,10s",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (code, took, err) = interrupted(&args, "-INT");
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < PROMPT, "took {took:?} to stop");
+    assert_partial_results(&out);
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(
+        csv.lines().skip(1).all(|l| l.ends_with(",true")),
+        "cut-short points are marked:\n{csv}"
+    );
+}
+
+#[test]
+fn sweep_stops_on_sigterm_and_keeps_partial_results() {
+    let dir = scratch("sigterm-sweep");
+    std::fs::write(dir.join("long.toml"), LONG).unwrap();
+    let out = dir.join("out");
+    let scenario = dir.join("long.toml");
+    let args = [
+        "sweep",
+        scenario.to_str().unwrap(),
+        "--decay-times",
+        "1s",
+        "--no-ablations",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (code, took, err) = interrupted(&args, "-TERM");
+    assert_eq!(code, Some(130), "{err}");
+    assert!(took < PROMPT, "took {took:?} to stop");
+    assert_partial_results(&out);
+}

@@ -1,5 +1,6 @@
 //! `lblab check`: validate a service config.
 
+use std::io::Read as _;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -18,8 +19,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("<argument>".to_string(), args.config.clone())
     } else {
         let path = Path::new(&args.config);
-        let text = std::fs::read_to_string(path)
+        let mut text = String::new();
+        // A service config is a few hundred bytes: read at most 1 MiB (a device or a huge file
+        // given by mistake must not hang or exhaust memory).
+        std::fs::File::open(path)
+            .and_then(|f| std::io::Read::take(f, (1 << 20) + 1).read_to_string(&mut text))
             .with_context(|| format!("cannot read service config file {}", path.display()))?;
+        anyhow::ensure!(
+            text.len() <= 1 << 20,
+            "service config file {} is larger than 1 MiB",
+            path.display()
+        );
         (path.display().to_string(), text)
     };
     match config::parse_service_config(&text) {

@@ -14,6 +14,20 @@ pub fn results_dir(scenario: &Scenario, mode: &str, out: Option<&Path>) -> PathB
     }
 }
 
+/// Creates the results folder before any work starts, so a bad `--out` (a file, a folder that
+/// cannot be created) fails at once rather than after a long run. Files inside are named by the
+/// program (policy labels go through `results::file_stem`), so nothing is written outside it.
+pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "--out {}: exists and is not a folder; give a folder for the results",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))
+}
+
 /// The run summary of `results`, in the order given.
 pub fn summarize(
     scenario: &Scenario,
@@ -31,7 +45,11 @@ pub fn summarize(
         fault_windows: scenario
             .fault_windows()
             .into_iter()
-            .map(|(backend, s, e)| FaultWindow { backend, start_s: s as f64 / 1e9, end_s: e as f64 / 1e9 })
+            .map(|(backend, s, e)| FaultWindow {
+                backend,
+                start_s: s as f64 / 1e9,
+                end_s: e as f64 / 1e9,
+            })
             .collect(),
         warmup_s: scenario.workload.warmup as f64 / 1e9,
         rows: results.iter().map(|r| r.summary.clone()).collect(),
@@ -50,15 +68,39 @@ pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyh
 
 /// Prints the summary as an aligned table.
 pub fn print_table(summary: &RunSummary) {
-    let width = summary.rows.iter().map(|r| r.policy.len()).max().unwrap_or(6).max(6);
+    let width = summary
+        .rows
+        .iter()
+        .map(|r| r.policy.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
     println!(
         "{:<width$} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>6}",
-        "policy", "requests", "ok", "errors", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "slow%"
+        "policy",
+        "requests",
+        "ok",
+        "errors",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "slow%"
     );
     for r in &summary.rows {
         println!(
             "{:<width$} {:>9} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>6.2}",
-            r.policy, r.requests, r.ok, r.errors, r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms, 100.0 * r.slow_share
+            r.policy,
+            r.requests,
+            r.ok,
+            r.errors,
+            r.p50_ms,
+            r.p90_ms,
+            r.p99_ms,
+            r.p999_ms,
+            r.max_ms,
+            100.0 * r.slow_share
         );
     }
     if summary.partial {

@@ -25,9 +25,9 @@ pub struct Args {
     /// Only run the policies with these labels (repeatable).
     #[arg(long = "policy")]
     policies: Vec<String>,
-    /// Threads to run policies on in parallel [default: all cores].
-    #[arg(long)]
-    jobs: Option<usize>,
+    /// Threads to run policies on in parallel, 1 to 1024 [default: all cores].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
 }
 
 /// Loads a scenario, applying a seed override.
@@ -40,15 +40,29 @@ pub fn load(path: &std::path::Path, seed: Option<u64>) -> anyhow::Result<Scenari
     Ok(scenario)
 }
 
-/// Runs the selected policies of `scenario` in the simulator, in parallel, in scenario order.
-pub fn simulate(scenario: &Scenario, only: &[String], jobs: Option<usize>) -> anyhow::Result<(Vec<PolicyRun>, bool)> {
+/// Checks that every `--policy` label names a policy of the scenario.
+pub fn check_policies(scenario: &Scenario, only: &[String]) -> anyhow::Result<()> {
     for name in only {
         anyhow::ensure!(
             scenario.policies.iter().any(|p| &p.name == name),
             "--policy {name:?}: no such policy in the scenario; it has {:?}",
-            scenario.policies.iter().map(|p| p.name.as_str()).collect::<Vec<_>>()
+            scenario
+                .policies
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
         );
     }
+    Ok(())
+}
+
+/// Runs the selected policies of `scenario` in the simulator, in parallel, in scenario order.
+pub fn simulate(
+    scenario: &Scenario,
+    only: &[String],
+    jobs: Option<usize>,
+) -> anyhow::Result<(Vec<PolicyRun>, bool)> {
+    check_policies(scenario, only)?;
     let entries: Vec<_> = scenario
         .policies
         .iter()
@@ -56,7 +70,10 @@ pub fn simulate(scenario: &Scenario, only: &[String], jobs: Option<usize>) -> an
         .filter(|p| {
             let ok = p.runs_in_sim();
             if !ok {
-                eprintln!("note: policy {:?} runs only in the real harness; skipped", p.name);
+                eprintln!(
+                    "note: policy {:?} runs only in the real harness; skipped",
+                    p.name
+                );
             }
             ok
         })
@@ -74,7 +91,9 @@ pub fn simulate(scenario: &Scenario, only: &[String], jobs: Option<usize>) -> an
                     break;
                 }
                 let run = run_policy(scenario, entry, &SimOptions { stop: Some(stop) });
-                runs.lock().expect("no panics under the lock").push((i, run));
+                runs.lock()
+                    .expect("no panics under the lock")
+                    .push((i, run));
             });
         }
     });
@@ -84,23 +103,42 @@ pub fn simulate(scenario: &Scenario, only: &[String], jobs: Option<usize>) -> an
     for (_, run) in runs {
         out.push(run?);
     }
-    let partial = stop.load(Ordering::Relaxed) || out.len() < entries.len() || out.iter().any(|r| r.stats.interrupted);
+    let partial = stop.load(Ordering::Relaxed)
+        || out.len() < entries.len()
+        || out.iter().any(|r| r.stats.interrupted);
     Ok((out, partial))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = load(&args.scenario, args.seed)?;
+    check_policies(&scenario, &args.policies)?;
+    let dir = output::results_dir(&scenario, "sim", args.out.as_deref());
+    output::prepare_dir(&dir)?;
     let started = Instant::now();
-    let (runs, partial) = simulate(&scenario, &args.policies, args.jobs)?;
+    let (runs, partial) = simulate(&scenario, &args.policies, args.jobs.map(usize::from))?;
     let wall = started.elapsed();
     let results: Vec<_> = runs.iter().map(|r| r.result.clone()).collect();
     let requests: u64 = runs.iter().map(|r| r.stats.requests).sum();
-    let summary = output::summarize(&scenario, "sim", &results, partial, vec![
-        ("simulated_requests".into(), requests.to_string()),
-    ]);
-    let dir = output::results_dir(&scenario, "sim", args.out.as_deref());
+    let mut notes = vec![("simulated_requests".into(), requests.to_string())];
+    for r in &runs {
+        // Requests sent after the warm-up, each of which the summary row must account for.
+        notes.push((
+            format!("sent_after_warmup:{}", r.result.summary.policy),
+            r.stats.measured.to_string(),
+        ));
+        if r.stats.measured != r.result.summary.requests {
+            eprintln!(
+                "warning: {}: {} requests sent after the warm-up but {} accounted for",
+                r.result.summary.policy, r.stats.measured, r.result.summary.requests
+            );
+        }
+    }
+    let summary = output::summarize(&scenario, "sim", &results, partial, notes);
     output::write(&dir, &summary, &results).context("writing simulation results")?;
-    println!("scenario {} (seed {}), simulated:", scenario.file.name, scenario.file.seed);
+    println!(
+        "scenario {} (seed {}), simulated:",
+        scenario.file.name, scenario.file.seed
+    );
     output::print_table(&summary);
     let cpu: f64 = runs.iter().map(|r| r.wall.as_secs_f64()).sum();
     println!(
@@ -110,5 +148,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         requests as f64 / cpu.max(1e-9) / 1e6
     );
     println!("wrote {}", dir.display());
-    Ok(if partial { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    Ok(if partial {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

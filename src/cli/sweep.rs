@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use lblab_model::results::write_atomic;
+use lblab_model::units::Dur;
 use lblab_policy::{duration, Nanos};
 use lblab_sim::sweep::{ablation_name, all_ablations, Grid};
 
@@ -33,38 +34,75 @@ pub struct Args {
     /// Results folder [default: results/<scenario-name>/sweep].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Worker threads [default: all cores].
-    #[arg(long)]
-    jobs: Option<usize>,
+    /// Worker threads, 1 to 1024 [default: all cores].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
 }
 
+/// Values one grid axis may have: a grid is their product, simulated point by point.
+const MAX_AXIS: usize = 64;
+
+/// A duration flag value: `250ms`, `10s`, `1.5m`; more than 0, at most a year.
 fn parse_duration(text: &str) -> Result<Nanos, String> {
-    let d = duration::parse_human(text)?;
-    if d == 0 {
-        return Err(format!("`{text}` must be greater than 0"));
+    let d: Dur = text.parse()?;
+    if d.0 == 0 {
+        return Err(format!("`{text}` must be greater than 0, e.g. \"10s\""));
     }
-    Ok(d)
+    Ok(d.0)
+}
+
+/// Rejects an axis with duplicates or too many values.
+fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        values.len() <= MAX_AXIS,
+        "--{flag}: {} values; at most {MAX_AXIS} per axis",
+        values.len()
+    );
+    for (i, v) in values.iter().enumerate() {
+        anyhow::ensure!(!values[..i].contains(v), "--{flag}: {v:?} is listed twice");
+    }
+    Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = super::sim::load(&args.scenario, None)?;
+    check_axis("decay-times", &args.decay_times)?;
+    check_axis("choice-counts", &args.choice_counts)?;
+    check_axis("default-rtts", &args.default_rtts)?;
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| output::results_dir(&scenario, "sweep", None));
+    output::prepare_dir(&dir)?;
     let grid = Grid {
         decay_times: args.decay_times.clone(),
         choice_counts: args.choice_counts.clone(),
         default_rtts: args.default_rtts.clone(),
-        ablations: if args.no_ablations { all_ablations()[..1].to_vec() } else { all_ablations() },
+        ablations: if args.no_ablations {
+            all_ablations()[..1].to_vec()
+        } else {
+            all_ablations()
+        },
     };
     let points = grid.points();
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    eprintln!("sweeping {} configurations of peak_ewma on {} with {jobs} threads", points.len(), scenario.file.name);
+    let jobs = args
+        .jobs
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    eprintln!(
+        "sweeping {} configurations of peak_ewma on {} with {jobs} threads",
+        points.len(),
+        scenario.file.name
+    );
     let stop = output::stop_flag();
     let started = Instant::now();
     let progress = |n: usize| eprint!("\r{n}/{} done", points.len());
     let cells = lblab_sim::sweep::run(&scenario, &points, jobs, Some(stop), &progress)?;
     eprintln!();
-    let partial = stop.load(Ordering::Relaxed) || cells.len() < points.len() || cells.iter().any(|c| c.partial);
+    let partial = stop.load(Ordering::Relaxed)
+        || cells.len() < points.len()
+        || cells.iter().any(|c| c.partial);
 
-    let dir = args.out.unwrap_or_else(|| output::results_dir(&scenario, "sweep", None));
     let mut csv = String::from("decay_time,choice_count,default_rtt,decay,sampling,requests,ok,errors,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,partial\n");
     for c in &cells {
         let (p, s) = (c.point.0, &c.summary);
@@ -73,21 +111,59 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = writeln!(
             csv,
             "{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}",
-            duration::format(p.decay_time), p.choice_count, duration::format(p.default_rtt), decay, sampling,
-            s.requests, s.ok, s.errors, s.p50_ms, s.p90_ms, s.p99_ms, s.p999_ms, s.max_ms, s.mean_ms, s.slow_share, c.partial
+            duration::format(p.decay_time),
+            p.choice_count,
+            duration::format(p.default_rtt),
+            decay,
+            sampling,
+            s.requests,
+            s.ok,
+            s.errors,
+            s.p50_ms,
+            s.p90_ms,
+            s.p99_ms,
+            s.p999_ms,
+            s.max_ms,
+            s.mean_ms,
+            s.slow_share,
+            c.partial
         );
     }
     write_atomic(&dir.join("sweep.csv"), csv.as_bytes())?;
+    // The results schema every mode writes: one row per grid point, labelled with its parameters.
+    let mut summary = output::summarize(
+        &scenario,
+        "sweep",
+        &[],
+        partial,
+        vec![("grid_points".into(), points.len().to_string())],
+    );
+    summary.rows = cells
+        .iter()
+        .map(|c| lblab_model::results::SummaryRow {
+            policy: c.point.label(),
+            ..c.summary.clone()
+        })
+        .collect();
+    let json = serde_json::to_string_pretty(&summary)?;
+    write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())?;
 
     // One heatmap of p99 per defaultRtt: x = decayTime, y = choiceCount × ablation variant.
-    let x_labels: Vec<String> = grid.decay_times.iter().map(|d| duration::format(*d)).collect();
+    let x_labels: Vec<String> = grid
+        .decay_times
+        .iter()
+        .map(|d| duration::format(*d))
+        .collect();
     let mut y_keys = Vec::new();
     for a in &grid.ablations {
         for n in &grid.choice_counts {
             y_keys.push((*n, *a));
         }
     }
-    let y_labels: Vec<String> = y_keys.iter().map(|(n, a)| format!("choices={n} {}", ablation_name(*a))).collect();
+    let y_labels: Vec<String> = y_keys
+        .iter()
+        .map(|(n, a)| format!("choices={n} {}", ablation_name(*a)))
+        .collect();
     for rtt in &grid.default_rtts {
         let values: Vec<Vec<f64>> = y_keys
             .iter()
@@ -97,22 +173,57 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .map(|d| {
                         cells
                             .iter()
-                            .find(|c| c.point.0.decay_time == *d && c.point.0.choice_count == *n && c.point.0.ablation == *a && c.point.0.default_rtt == *rtt)
+                            .find(|c| {
+                                c.point.0.decay_time == *d
+                                    && c.point.0.choice_count == *n
+                                    && c.point.0.ablation == *a
+                                    && c.point.0.default_rtt == *rtt
+                            })
                             .map_or(f64::NAN, |c| c.summary.p99_ms)
                     })
                     .collect()
             })
             .collect();
-        let stem = dir.join(format!("heatmap_p99_rtt{}", duration::format(*rtt).replace('.', "_")));
-        let title = format!("{}: peak_ewma p99 (ms), defaultRtt {}", scenario.file.name, duration::format(*rtt));
-        lblab_report::write_heatmap(&stem, &title, "decayTime", &x_labels, "variant", &y_labels, &values, "p99 ms")
-            .with_context(|| format!("drawing {}", stem.display()))?;
+        let stem = dir.join(format!(
+            "heatmap_p99_rtt{}",
+            duration::format(*rtt).replace('.', "_")
+        ));
+        let title = format!(
+            "{}: peak_ewma p99 (ms), defaultRtt {}",
+            scenario.file.name,
+            duration::format(*rtt)
+        );
+        lblab_report::write_heatmap(
+            &stem,
+            &title,
+            "decayTime",
+            &x_labels,
+            "variant",
+            &y_labels,
+            &values,
+            "p99 ms",
+        )
+        .with_context(|| format!("drawing {}", stem.display()))?;
     }
-    let best = cells.iter().min_by(|a, b| a.summary.p99_ms.total_cmp(&b.summary.p99_ms));
-    println!("{} configurations in {:.1}s", cells.len(), started.elapsed().as_secs_f64());
+    let best = cells
+        .iter()
+        .min_by(|a, b| a.summary.p99_ms.total_cmp(&b.summary.p99_ms));
+    println!(
+        "{} configurations in {:.1}s",
+        cells.len(),
+        started.elapsed().as_secs_f64()
+    );
     if let Some(best) = best {
-        println!("lowest p99: {:.2} ms with {}", best.summary.p99_ms, best.point.label());
+        println!(
+            "lowest p99: {:.2} ms with {}",
+            best.summary.p99_ms,
+            best.point.label()
+        );
     }
     println!("wrote {}", dir.display());
-    Ok(if partial { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    Ok(if partial {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
