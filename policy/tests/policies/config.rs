@@ -101,6 +101,33 @@ fn normalized_config_parses_back_to_itself() {
     }
 }
 
+/// Found by fuzzing: without exact float parsing, 1.6666666666666665 read back one ulp off, so the
+/// normalized config `lblab check` prints did not parse to the config it was printed from.
+#[test]
+fn normalized_penalty_round_trips_to_the_same_float() {
+    for penalty in [
+        "1.6666666666666665",
+        "0.1",
+        "2.2250738585072014e-308",
+        "1e300",
+        "0.30000000000000004",
+    ] {
+        let entry =
+            format!(r#"{{"weighted_round_robin":{{"errorUtilizationPenalty":{penalty}}}}}"#);
+        let once = parse_entry(&entry).unwrap();
+        let again = parse_entry(&once.to_json().to_string()).unwrap();
+        assert_eq!(once, again, "{entry}");
+        let PolicyConfig::WeightedRoundRobin(c) = once else {
+            unreachable!()
+        };
+        assert_eq!(
+            c.error_utilization_penalty,
+            penalty.parse::<f64>().unwrap(),
+            "{entry}"
+        );
+    }
+}
+
 #[test]
 fn clamps_and_derived_defaults() {
     let n = normalized(r#"{"least_request_experimental":{"choiceCount":11}}"#);
