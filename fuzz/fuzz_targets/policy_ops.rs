@@ -5,9 +5,11 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use libfuzzer_sys::fuzz_target;
 use lblab_policy::config::{parse_service_config, PolicyConfig};
-use lblab_policy::{Connectivity, EndpointId, LoadReport, Nanos, Outcome, Pick, RpcKind, Status, Ticket};
+use lblab_policy::{
+    Connectivity, EndpointId, LoadReport, Nanos, Outcome, Pick, RpcKind, Status, Ticket,
+};
+use libfuzzer_sys::fuzz_target;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
@@ -18,9 +20,24 @@ const IDS: u32 = 12;
 enum Child {
     PickFirst,
     RoundRobin,
-    LeastRequest { choices: u8 },
-    PeakEwma { choices: u8, decay_ms: u32, rtt_us: u32, on_read: bool, distinct: bool },
-    Wrr { oob: bool, oob_ms: u32, blackout_ms: u32, expire_ms: u32, update_ms: u32, penalty: u8 },
+    LeastRequest {
+        choices: u8,
+    },
+    PeakEwma {
+        choices: u8,
+        decay_ms: u32,
+        rtt_us: u32,
+        on_read: bool,
+        distinct: bool,
+    },
+    Wrr {
+        oob: bool,
+        oob_ms: u32,
+        blackout_ms: u32,
+        expire_ms: u32,
+        update_ms: u32,
+        penalty: u8,
+    },
 }
 
 #[derive(Debug, Arbitrary)]
@@ -38,10 +55,21 @@ enum Op {
     SetEndpoints(u16),
     Connectivity(u8, u8),
     Pick(bool),
-    Done { index: u8, status: u8, elapsed_us: u32, load: Option<(u8, u8, u16, u8)> },
+    Done {
+        index: u8,
+        status: u8,
+        elapsed_us: u32,
+        load: Option<(u8, u8, u16, u8)>,
+    },
     Timer,
     TimerAt(u32),
-    LoadReport { endpoint: u8, cpu: f64, app: f64, qps: f64, eps: f64 },
+    LoadReport {
+        endpoint: u8,
+        cpu: f64,
+        app: f64,
+        qps: f64,
+        eps: f64,
+    },
     Advance(u32),
     Back(u32),
     View,
@@ -63,17 +91,37 @@ fn child_json(c: &Child) -> String {
     match *c {
         Child::PickFirst => r#"{"pick_first":{}}"#.into(),
         Child::RoundRobin => r#"{"round_robin":{}}"#.into(),
-        Child::LeastRequest { choices } => format!(r#"{{"least_request_experimental":{{"choiceCount":{}}}}}"#, 2 + choices % 12),
-        Child::PeakEwma { choices, decay_ms, rtt_us, on_read, distinct } => format!(
+        Child::LeastRequest { choices } => format!(
+            r#"{{"least_request_experimental":{{"choiceCount":{}}}}}"#,
+            2 + choices % 12
+        ),
+        Child::PeakEwma {
+            choices,
+            decay_ms,
+            rtt_us,
+            on_read,
+            distinct,
+        } => format!(
             r#"{{"peak_ewma_experimental":{{"choiceCount":{},"decayTime":"{}","defaultRtt":"{}.{:06}s","lblabAblation":{{"decay":"{}","sampling":"{}"}}}}}}"#,
             2 + choices % 12,
             dur(1 + decay_ms % 120_000),
-            (1 + rtt_us) / 1_000_000,
-            (1 + rtt_us) % 1_000_000,
+            (1 + u64::from(rtt_us)) / 1_000_000,
+            (1 + u64::from(rtt_us)) % 1_000_000,
             if on_read { "on_read" } else { "time_weighted" },
-            if distinct { "distinct" } else { "with_replacement" },
+            if distinct {
+                "distinct"
+            } else {
+                "with_replacement"
+            },
         ),
-        Child::Wrr { oob, oob_ms, blackout_ms, expire_ms, update_ms, penalty } => format!(
+        Child::Wrr {
+            oob,
+            oob_ms,
+            blackout_ms,
+            expire_ms,
+            update_ms,
+            penalty,
+        } => format!(
             r#"{{"weighted_round_robin":{{"enableOobLoadReport":{oob},"oobReportingPeriod":"{}","blackoutPeriod":"{}","weightExpirationPeriod":"{}","weightUpdatePeriod":"{}","errorUtilizationPenalty":{}}}}}"#,
             dur(oob_ms % 60_000),
             dur(blackout_ms % 60_000),
@@ -90,7 +138,7 @@ fn config(input: &Input) -> PolicyConfig {
         None => child,
         Some(od) => {
             let mut fields = vec![
-                format!(r#""interval":"{}""#, dur(od.interval_ms % 60_000)),
+                format!(r#""interval":"{}""#, dur(1 + od.interval_ms % 60_000)), // 0s is rejected
                 format!(r#""baseEjectionTime":"{}""#, dur(od.base_ms % 600_000)),
                 format!(r#""maxEjectionPercent":{}"#, od.max_percent % 101),
             ];
@@ -104,7 +152,10 @@ fn config(input: &Input) -> PolicyConfig {
                 fields.push(format!(r#""failurePercentageEjection":{{"threshold":{},"enforcementPercentage":{},"minimumHosts":{},"requestVolume":{v}}}"#, t % 101, e % 101, h % 16));
             }
             fields.push(format!(r#""childPolicy":[{child}]"#));
-            format!(r#"{{"outlier_detection_experimental":{{{}}}}}"#, fields.join(","))
+            format!(
+                r#"{{"outlier_detection_experimental":{{{}}}}}"#,
+                fields.join(",")
+            )
         }
     };
     let json = format!(r#"{{"loadBalancingConfig":[{entry}]}}"#);
@@ -124,7 +175,10 @@ fuzz_target!(|input: Input| {
     for op in input.ops.iter().take(2000) {
         match *op {
             Op::SetEndpoints(mask) => {
-                let next: Vec<EndpointId> = (0..IDS).filter(|i| mask & (1 << i) != 0).map(EndpointId).collect();
+                let next: Vec<EndpointId> = (0..IDS)
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(EndpointId)
+                    .collect();
                 for id in 0..IDS {
                     let e = EndpointId(id);
                     if !next.contains(&e) || !listed.contains(&e) {
@@ -136,30 +190,56 @@ fuzz_target!(|input: Input| {
             }
             Op::Connectivity(e, s) => {
                 let e = u32::from(e) % (IDS + 1); // sometimes an endpoint never listed
-                let s = [Connectivity::Idle, Connectivity::Connecting, Connectivity::Ready, Connectivity::TransientFailure][s as usize % 4];
+                let s = [
+                    Connectivity::Idle,
+                    Connectivity::Connecting,
+                    Connectivity::Ready,
+                    Connectivity::TransientFailure,
+                ][s as usize % 4];
                 if (e as usize) < state.len() && listed.contains(&EndpointId(e)) {
                     state[e as usize] = s;
                 }
                 policy.on_connectivity(now, EndpointId(e), s);
             }
             Op::Pick(streaming) => {
-                let kind = if streaming { RpcKind::Streaming } else { RpcKind::Unary };
+                let kind = if streaming {
+                    RpcKind::Streaming
+                } else {
+                    RpcKind::Unary
+                };
                 match policy.pick(now, kind, &mut rng) {
                     Pick::Endpoint(t) => {
                         let e = t.endpoint();
-                        assert!(listed.contains(&e), "picked {e}, not in the list {listed:?}");
-                        assert_eq!(state[e.0 as usize], Connectivity::Ready, "picked {e}, which is not READY");
+                        assert!(
+                            listed.contains(&e),
+                            "picked {e}, not in the list {listed:?}"
+                        );
+                        assert_eq!(
+                            state[e.0 as usize],
+                            Connectivity::Ready,
+                            "picked {e}, which is not READY"
+                        );
                         tickets.push(t);
                     }
                     Pick::Queue | Pick::Fail => {}
                 }
             }
-            Op::Done { index, status, elapsed_us, load } => {
+            Op::Done {
+                index,
+                status,
+                elapsed_us,
+                load,
+            } => {
                 if tickets.is_empty() {
                     continue;
                 }
                 let t = tickets.swap_remove(index as usize % tickets.len());
-                let status = [Status::Ok, Status::DeadlineExceeded, Status::Cancelled, Status::Error][status as usize % 4];
+                let status = [
+                    Status::Ok,
+                    Status::DeadlineExceeded,
+                    Status::Cancelled,
+                    Status::Error,
+                ][status as usize % 4];
                 let mut outcome = Outcome::new(status, u64::from(elapsed_us) * 1000);
                 if let Some((cpu, app, qps, eps)) = load {
                     outcome = outcome.with_load(LoadReport {
@@ -179,10 +259,25 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::TimerAt(dt) => {
-                policy.on_timer(now.saturating_add(u64::from(dt) * 1000).saturating_sub(500_000_000), &mut rng);
+                policy.on_timer(
+                    now.saturating_add(u64::from(dt) * 1000)
+                        .saturating_sub(500_000_000),
+                    &mut rng,
+                );
             }
-            Op::LoadReport { endpoint, cpu, app, qps, eps } => {
-                let report = LoadReport { cpu_utilization: cpu, application_utilization: app, rps_fractional: qps, eps };
+            Op::LoadReport {
+                endpoint,
+                cpu,
+                app,
+                qps,
+                eps,
+            } => {
+                let report = LoadReport {
+                    cpu_utilization: cpu,
+                    application_utilization: app,
+                    rps_fractional: qps,
+                    eps,
+                };
                 policy.on_load_report(now, EndpointId(u32::from(endpoint) % (IDS + 1)), &report);
             }
             Op::Advance(dt) => now = now.saturating_add(u64::from(dt) * 1000),
@@ -207,7 +302,10 @@ fuzz_target!(|input: Input| {
     }
     for &e in &listed {
         if let Some(v) = policy.endpoint_view(now, e) {
-            assert!(v.cost.is_none_or(|c| !c.is_nan()), "NaN cost for {e}: {v:?}");
+            assert!(
+                v.cost.is_none_or(|c| !c.is_nan()),
+                "NaN cost for {e}: {v:?}"
+            );
         }
     }
 });
