@@ -91,6 +91,9 @@ struct Req {
 
 const NO_BACKEND: u32 = u32::MAX;
 
+/// Closed loop: the least time between the starts of two requests of one slot.
+const MIN_CLOSED_LOOP_GAP: Nanos = 1_000;
+
 /// How a client picks.
 #[derive(Debug)]
 enum Picker {
@@ -715,11 +718,13 @@ impl<'a> World<'a> {
         }
         self.free.push(req.slot);
         if self.scenario.workload.arrival == Arrival::Closed && now < self.end {
-            // A request that failed at once is retried after 1 ms, not in the same instant.
+            // A request that failed at once is retried after 1 ms, not in the same instant; and a
+            // slot sends at most one request per microsecond, so a backend that answers in no time
+            // (zero service time and network RTT) cannot hold virtual time still for ever.
             let at = if now == sent && status != Status::Ok {
                 now + 1_000_000
             } else {
-                now
+                now.max(intended + MIN_CLOSED_LOOP_GAP)
             };
             self.queue.schedule(at, Event::Arrival { client });
         }

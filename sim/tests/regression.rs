@@ -193,6 +193,34 @@ fn every_request_of_an_interrupted_run_is_accounted_for() {
     }
 }
 
+/// Found by fuzzing: a closed loop against a backend that answers in no time (constant 0s service
+/// time, no network RTT) sent its next request in the same instant, for ever, and never finished.
+#[test]
+fn closed_loop_against_an_instant_backend_finishes() {
+    let scenario = Scenario::parse(
+        r#"
+        name = "instant"
+        [workload]
+        arrival = "closed"
+        concurrency = 2
+        duration = "10ms"
+        [[fleet]]
+        name = "main"
+        service_time = { dist = "constant", value = "0s" }
+        [[policies]]
+        name = "rr"
+        config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+        "#,
+    )
+    .expect("valid");
+    let run = lblab_sim::run_policy(&scenario, &scenario.policies[0], &Default::default())
+        .expect("simulates");
+    let r = &run.result.summary;
+    // One request per microsecond per slot.
+    assert!(r.requests > 0 && r.requests <= 2 * 10_000 + 2, "{r:?}");
+    assert_eq!(r.requests, r.ok + r.errors + r.dropped);
+}
+
 fn p99(scenario: &str, policy: &str) -> f64 {
     all_runs()[scenario][policy].p99_ms
 }
