@@ -8,6 +8,8 @@
 #   service_config  parse_service_config_with on arbitrary text; accepted configs round-trip
 #   policy_ops      random operation sequences against every policy (outlier detection around each
 #                   child): no panic, no pick of a non-READY endpoint, no NaN cost
+#   sim_run         accepted scenarios (small ones) simulated under each of their policies: no
+#                   engine panic, every request accounted for
 #
 # Works on the stable toolchain: `--sanitizer none` (AddressSanitizer needs nightly; lblab is safe
 # Rust, so what fuzzing can find is panics, overflows, aborts, hangs and runaway memory, all of
@@ -24,7 +26,7 @@ secs=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(scenario service_config policy_ops)
+    targets=(scenario service_config policy_ops sim_run)
 fi
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
@@ -32,7 +34,7 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 
-declare -A max_len=([scenario]=8192 [service_config]=2048 [policy_ops]=4096)
+declare -A max_len=([scenario]=8192 [service_config]=2048 [policy_ops]=4096 [sim_run]=8192)
 mkdir -p logs
 failed=()
 summary=()
