@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release --quiet
-bin=target/release/lblab
+bin="${CARGO_TARGET_DIR:-target}/release/lblab"
 real_duration=${REAL_DURATION:-20s}
 
 if [ $# -gt 0 ]; then
