@@ -63,10 +63,9 @@ struct Agreement {
     calibrated: Option<SummaryRow>,
 }
 
-/// Real and simulated values agree when within ±20 %, or within 1 ms where values are small.
-pub fn agrees(sim: f64, real: f64) -> bool {
-    (real - sim).abs() <= (0.2 * sim.abs()).max(1.0)
-}
+// Real and simulated values agree when within ±20 %, or within 1 ms where values are small: the
+// evidence report's rule, so `compare.csv` and results/README.md cannot disagree.
+use lblab_report::evidence::agrees;
 
 impl Agreement {
     fn p50_ok(&self) -> bool {
@@ -283,17 +282,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::agrees;
-
-    #[test]
-    fn agreement_is_20_percent_or_1_ms() {
-        assert!(agrees(10.0, 11.9));
-        assert!(!agrees(10.0, 12.1));
-        assert!(agrees(2.0, 2.9)); // small: within 1 ms
-        assert!(!agrees(2.0, 3.1));
-    }
 }
