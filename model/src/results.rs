@@ -304,6 +304,14 @@ impl Recorder {
         if intended < self.warmup {
             return;
         }
+        self.count(result);
+        if counts {
+            self.total.record(latency).expect("clamped into range");
+        }
+    }
+
+    /// Counts one measured request's result.
+    fn count(&mut self, result: RequestResult) {
         match result {
             RequestResult::Ok => self.ok += 1,
             RequestResult::DeadlineExceeded => {
@@ -312,26 +320,14 @@ impl Recorder {
             }
             RequestResult::Error => self.errors += 1,
             RequestResult::Dropped => self.dropped += 1,
-        }
-        if counts {
-            self.total.record(latency).expect("clamped into range");
         }
     }
 
     /// A streaming call intended at `intended` ended with `result`. It is counted like any
     /// request, but a stream's duration is not a latency, so it stays out of the percentiles.
     pub fn on_stream_result(&mut self, intended: Nanos, result: RequestResult) {
-        if intended < self.warmup {
-            return;
-        }
-        match result {
-            RequestResult::Ok => self.ok += 1,
-            RequestResult::DeadlineExceeded => {
-                self.errors += 1;
-                self.deadline_exceeded += 1;
-            }
-            RequestResult::Error => self.errors += 1,
-            RequestResult::Dropped => self.dropped += 1,
+        if intended >= self.warmup {
+            self.count(result);
         }
     }
 
