@@ -129,7 +129,7 @@ pub fn markdown(items: &[ScenarioEvidence], preface: &str) -> String {
             }
         }
     }
-    out.push_str("## Overview: p99 (ms), simulated / real\n\n| scenario |");
+    out.push_str("## Overview: p99 (ms), simulated / real\n\nWhere a real run exists, the simulated value is from the simulated run of the same length and seed (`lblab compare`); the per-scenario sections also give the full-length simulation.\n\n| scenario |");
     for p in &policies {
         let _ = write!(out, " {p} |");
     }
@@ -146,7 +146,14 @@ pub fn markdown(items: &[ScenarioEvidence], preface: &str) -> String {
                     .and_then(|r| r.rows.iter().find(|row| &row.policy == p))
                     .map(|row| format!("{:.1}", row.p99_ms))
             };
-            let cell = match (find(&item.sim), find(&item.real)) {
+            // Against a real run, the simulated run of the same length (the full-length one can
+            // differ for reasons of length alone, e.g. WRR's blackout in a short run).
+            let sim = if item.real.is_some() {
+                item.sim_matched.as_ref().or(item.sim.as_ref())
+            } else {
+                item.sim.as_ref()
+            };
+            let cell = match (find(&sim.cloned()), find(&item.real)) {
                 (Some(s), Some(r)) => format!("{s} / {r}"),
                 (Some(s), None) => s,
                 (None, Some(r)) => format!("– / {r}"),
