@@ -1,12 +1,10 @@
 //! `lblab compare`: one scenario in the simulator and over real TCP, and how well they agree.
 
 use std::fmt::Write as _;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_loadgen::harness::HarnessOptions;
 use lblab_model::results::{write_atomic, SummaryRow};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
@@ -34,24 +32,9 @@ pub struct Args {
     /// Only these policies (repeatable).
     #[arg(long = "policy")]
     policies: Vec<String>,
-    /// Where the real fleet listens.
-    #[arg(long, default_value = "127.0.0.1:0")]
-    listen: SocketAddr,
-    /// Length of the harness-floor run; 0s skips it.
-    #[arg(long, default_value = "10s")]
-    floor: Dur,
-    /// Do not pin the load generator to the first CPU and the fleet to the second.
-    #[arg(long)]
-    no_pin: bool,
-    /// Runs per policy at most: a run disturbed by other work on the machine (its dispatch
-    /// lateness p99 above 1 ms) is run again and the less disturbed one kept; harness.json lists
-    /// the discarded attempts.
-    #[arg(long, default_value_t = 2)]
-    attempts: u32,
-    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
-    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
-    #[arg(long)]
-    no_realtime: bool,
+    /// How the real harness runs.
+    #[command(flatten)]
+    harness: super::real::HarnessArgs,
 }
 
 /// One policy's agreement.
@@ -126,16 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 
     eprintln!("running {} over real TCP ...", scenario.file.name);
-    let options = HarnessOptions {
-        listen: args.listen,
-        stop: Some(output::stop_flag()),
-        only: args.policies.clone(),
-        floor: (args.floor.0 > 0).then(|| std::time::Duration::from_nanos(args.floor.0)),
-        realtime: super::real::realtime(args.no_realtime),
-        pin: !args.no_pin,
-        attempts: args.attempts,
-        ..HarnessOptions::default()
-    };
+    let options = args.harness.options(&args.policies);
     let (real, real_summary, _, real_dir) =
         super::real::run_and_write(&scenario, &options, Some(&base.join("real")))?;
 

@@ -30,6 +30,14 @@ pub struct Args {
     /// Only run the policies with these labels (repeatable).
     #[arg(long = "policy")]
     policies: Vec<String>,
+    /// How the harness runs.
+    #[command(flatten)]
+    harness: HarnessArgs,
+}
+
+/// The harness flags `real` and `compare` share.
+#[derive(Debug, clap::Args)]
+pub struct HarnessArgs {
     /// Where the fleet listens; port 0 gives every backend an ephemeral port, port P gives
     /// backend i port P+i.
     #[arg(long, default_value = "127.0.0.1:0")]
@@ -58,6 +66,25 @@ pub struct Args {
     /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
     #[arg(long)]
     no_realtime: bool,
+}
+
+impl HarnessArgs {
+    /// The harness options these flags give, for the policies `only` (all if empty).
+    pub fn options(&self, only: &[String]) -> HarnessOptions<'static> {
+        HarnessOptions {
+            listen: self.listen,
+            stop: Some(output::stop_flag()),
+            only: only.to_vec(),
+            floor: (self.floor.0 > 0).then(|| std::time::Duration::from_nanos(self.floor.0)),
+            realtime: realtime(self.no_realtime),
+            fleet_threads: self.fleet_threads,
+            client_threads: self.client_threads,
+            spin: std::time::Duration::from_nanos(self.spin.0),
+            pin: !self.no_pin,
+            attempts: self.attempts,
+            ..HarnessOptions::default()
+        }
+    }
 }
 
 /// Loads a scenario with the seed and duration overrides of `real`, `loadgen` and `compare`.
@@ -193,20 +220,7 @@ pub fn print_harness(real: &RealRun) {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = load(&args.scenario, args.seed, args.duration)?;
-    let stop = output::stop_flag();
-    let options = HarnessOptions {
-        listen: args.listen,
-        stop: Some(stop),
-        only: args.policies.clone(),
-        floor: (args.floor.0 > 0).then(|| std::time::Duration::from_nanos(args.floor.0)),
-        realtime: realtime(args.no_realtime),
-        fleet_threads: args.fleet_threads,
-        client_threads: args.client_threads,
-        spin: std::time::Duration::from_nanos(args.spin.0),
-        pin: !args.no_pin,
-        attempts: args.attempts,
-        ..HarnessOptions::default()
-    };
+    let options = args.harness.options(&args.policies);
     let (real, summary, _, dir) = run_and_write(&scenario, &options, args.out.as_deref())?;
     println!(
         "scenario {} (seed {}), real over loopback TCP:",
