@@ -1,28 +1,15 @@
 //! End-to-end tests of the `lblab` binary: `check`, `sim` (including byte-identical output for the
 //! same seed) and `sweep`, and their errors on bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn lblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lblab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("runs lblab")
-}
+use std::path::Path;
+use std::time::Duration;
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A fresh empty folder under the target directory.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("creates scratch folder");
-    dir
-}
+use common::{
+    assert_no_temporary_files, assert_partial_results, files, interrupted, lblab, scratch, text,
+    PROMPT,
+};
 
 #[test]
 fn check_accepts_every_readme_example() {
@@ -111,21 +98,6 @@ config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
 name = "oracle"
 config = '{"loadBalancingConfig":[{"oracle":{}}]}'
 "#;
-
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn sim_output_is_byte_identical_for_the_same_seed() {
@@ -419,86 +391,12 @@ name = "peak_ewma"
 config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
 "#;
 
-/// Starts `lblab args`, sends `signal` after a second, and returns the exit code and how long it
-/// took to exit after the signal.
-fn interrupted(args: &[&str], signal: &str) -> (Option<i32>, std::time::Duration, String) {
-    use std::process::Stdio;
-    // One at a time: four simulations drawing charts at once on two cores would measure the
-    // machine, not lblab.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lblab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts lblab");
-    std::thread::sleep(std::time::Duration::from_millis(1000));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "lblab ended before the signal"
-    );
-    let sent = std::time::Instant::now();
-    let kill = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .expect("runs kill");
-    assert!(kill.success());
-    let deadline = sent + std::time::Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("lblab {args:?} still running 20 s after {signal}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let took = sent.elapsed();
-    let mut err = String::new();
-    use std::io::Read as _;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    (status.code(), took, err)
-}
-
-/// The results folder holds a partial summary and no temporary files.
-#[track_caller]
-fn assert_partial_results(dir: &Path) {
-    let names: Vec<String> = files(dir).into_iter().map(|(n, _)| n).collect();
-    assert!(
-        names.iter().all(|n| !n.ends_with(".tmp")),
-        "temporary files left: {names:?}"
-    );
-    let summary: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.join("summary.json")).expect("summary.json written"),
-    )
-    .unwrap();
-    assert_eq!(summary["partial"], true, "{summary}");
-    for row in summary["rows"].as_array().unwrap() {
-        let n = |k: &str| row[k].as_u64().unwrap();
-        assert_eq!(n("requests"), n("ok") + n("errors") + n("dropped"), "{row}");
-    }
-}
-
-/// How soon lblab must exit after the signal. A release build stops in about 0.1-0.2 s (the
-/// simulation stops within 4096 events; writing the files and charts of a few simulated seconds
-/// is quick); this test runs the debug build, whose chart drawing alone takes ~2 s of CPU, on a
-/// machine that may be busy with other tests.
-const PROMPT: std::time::Duration = std::time::Duration::from_secs(10);
-
 #[test]
 fn sim_stops_on_sigint_and_keeps_partial_results() {
     let dir = scratch("sigint-sim");
     std::fs::write(dir.join("long.toml"), LONG).unwrap();
     let out = dir.join("out");
-    let (code, took, err) = interrupted(
+    let run = interrupted(
         &[
             "sim",
             dir.join("long.toml").to_str().unwrap(),
@@ -506,9 +404,10 @@ fn sim_stops_on_sigint_and_keeps_partial_results() {
             out.to_str().unwrap(),
         ],
         "-INT",
+        Duration::from_secs(1),
     );
-    assert_eq!(code, Some(130), "{err}");
-    assert!(took < PROMPT, "took {took:?} to stop");
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
     assert_partial_results(&out);
     assert!(out.join("timeseries.csv").exists() && out.join("peak_ewma.hlog").exists());
 }
@@ -518,7 +417,7 @@ fn sim_stops_on_sigterm_and_keeps_partial_results() {
     let dir = scratch("sigterm-sim");
     std::fs::write(dir.join("long.toml"), LONG).unwrap();
     let out = dir.join("out");
-    let (code, took, err) = interrupted(
+    let run = interrupted(
         &[
             "sim",
             dir.join("long.toml").to_str().unwrap(),
@@ -526,9 +425,10 @@ fn sim_stops_on_sigterm_and_keeps_partial_results() {
             out.to_str().unwrap(),
         ],
         "-TERM",
+        Duration::from_secs(1),
     );
-    assert_eq!(code, Some(130), "{err}");
-    assert!(took < PROMPT, "took {took:?} to stop");
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
     assert_partial_results(&out);
 }
 
@@ -546,9 +446,9 @@ fn sweep_stops_on_sigint_and_keeps_partial_results() {
         "--out",
         out.to_str().unwrap(),
     ];
-    let (code, took, err) = interrupted(&args, "-INT");
-    assert_eq!(code, Some(130), "{err}");
-    assert!(took < PROMPT, "took {took:?} to stop");
+    let run = interrupted(&args, "-INT", Duration::from_secs(1));
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
     assert_partial_results(&out);
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert!(
@@ -572,8 +472,106 @@ fn sweep_stops_on_sigterm_and_keeps_partial_results() {
         "--out",
         out.to_str().unwrap(),
     ];
-    let (code, took, err) = interrupted(&args, "-TERM");
-    assert_eq!(code, Some(130), "{err}");
-    assert!(took < PROMPT, "took {took:?} to stop");
+    let run = interrupted(&args, "-TERM", Duration::from_secs(1));
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
     assert_partial_results(&out);
+}
+
+/// A real-harness scenario that would run for an hour per policy, at a rate the debug build
+/// serves easily.
+const REAL_LONG: &str = r#"
+name = "real-long"
+[workload]
+clients = 1
+rate = 300
+warmup = "1s"
+duration = "1h"
+[[fleet]]
+name = "main"
+count = 3
+service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
+[[policies]]
+name = "round_robin"
+config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+[[policies]]
+name = "peak_ewma"
+config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
+"#;
+
+/// Flags that keep the real harness polite on a shared test machine: no floor run, one attempt,
+/// normal scheduling, no pinning.
+const POLITE: [&str; 6] = [
+    "--floor",
+    "0s",
+    "--attempts",
+    "1",
+    "--no-realtime",
+    "--no-pin",
+];
+
+#[test]
+fn real_stops_on_sigint_and_keeps_partial_results() {
+    let dir = scratch("sigint-real");
+    std::fs::write(dir.join("long.toml"), REAL_LONG).unwrap();
+    let out = dir.join("out");
+    let scenario = dir.join("long.toml");
+    let mut args = vec![
+        "real",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(POLITE);
+    let run = interrupted(&args, "-INT", Duration::from_secs(4));
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
+    assert!(run.orphans.is_empty(), "left running: {:?}", run.orphans);
+    assert_partial_results(&out);
+    let summary = common::summary(&out);
+    let rows = summary["rows"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        1,
+        "only the first policy had started: {summary}"
+    );
+    assert!(rows[0]["ok"].as_u64().unwrap() > 100, "{summary}");
+    assert!(out.join("harness.json").exists() && out.join("round_robin.hlog").exists());
+}
+
+#[test]
+fn compare_stops_on_sigterm_and_keeps_partial_results() {
+    let dir = scratch("sigterm-compare");
+    std::fs::write(
+        dir.join("long.toml"),
+        REAL_LONG.replace("duration = \"1h\"", "duration = \"2m\""),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let scenario = dir.join("long.toml");
+    let mut args = vec![
+        "compare",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(POLITE);
+    let run = interrupted(&args, "-TERM", Duration::from_secs(6));
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
+    assert!(run.orphans.is_empty(), "left running: {:?}", run.orphans);
+    // The simulation had finished; the real run is partial, and so marked in compare.csv.
+    assert_eq!(common::summary(&out.join("sim"))["partial"], false);
+    assert_partial_results(&out.join("real"));
+    assert_no_temporary_files(&out);
+    let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "real_partial").unwrap();
+    let row: Vec<&str> = csv
+        .lines()
+        .nth(1)
+        .expect("a compared policy")
+        .split(',')
+        .collect();
+    assert_eq!(row[col], "true", "{csv}");
 }

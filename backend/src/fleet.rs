@@ -138,9 +138,9 @@ impl Fleet {
             options.realtime,
             options.cpu,
         )
-        .map_err(|source| BackendError::Io {
+        .map_err(|cause| BackendError::Io {
             what: "starting the timer thread".into(),
-            source,
+            cause,
         })?;
         let (stop, _) = watch::channel(false);
         let mut fleet = Fleet {
@@ -165,13 +165,21 @@ impl Fleet {
             }
             let listener = TcpListener::bind(addr)
                 .await
-                .map_err(|source| BackendError::Io {
-                    what: format!("binding {addr} for backend {}", spec.name),
-                    source,
+                .map_err(|cause| BackendError::Io {
+                    what: if cause.kind() == std::io::ErrorKind::AddrInUse {
+                        format!(
+                            "backend {} cannot listen on {addr}: another process is using that address \
+                             (choose a free port with --listen, or port 0 for free ports)",
+                            spec.name
+                        )
+                    } else {
+                        format!("backend {} cannot listen on {addr}", spec.name)
+                    },
+                    cause,
                 })?;
-            let addr = listener.local_addr().map_err(|source| BackendError::Io {
+            let addr = listener.local_addr().map_err(|cause| BackendError::Io {
                 what: "reading the bound address".into(),
-                source,
+                cause,
             })?;
             let model = Backend::new(spec.params.clone(), spec.timeline.clone(), spec.seed);
             let node = Arc::new(Node::new(

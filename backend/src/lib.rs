@@ -66,12 +66,12 @@ pub mod pb {
 #[non_exhaustive]
 pub enum BackendError {
     /// A socket or thread could not be set up.
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
     Io {
         /// What was being done.
         what: String,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, not a `source()`, so it is printed once).
+        cause: std::io::Error,
     },
     /// The options make no sense for this fleet.
     #[error("{0}")]

@@ -188,6 +188,80 @@ struct Slot {
     generation: AtomicU64,
     broken: Notify,
     state: Mutex<Connectivity>,
+    outages: Mutex<Outages>,
+}
+
+/// A stretch of time an endpoint had no connection after having had one, or could not be
+/// connected to at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outage {
+    /// When it began (the connection ended, or the first attempt failed), ns on the balancer's
+    /// clock (0 for anything before its origin).
+    pub start: Nanos,
+    /// When the endpoint was READY again; `None` if it had not been by the time it was read.
+    pub end: Option<Nanos>,
+    /// True if a working connection was lost; false if no attempt had succeeded since the
+    /// balancer started.
+    pub lost: bool,
+    /// Failed connection attempts during it.
+    pub failed_attempts: u32,
+    /// How many outages this record stands for: 1, or more once an endpoint has had more than
+    /// [`MAX_OUTAGES_KEPT`] and later ones are merged into the last record.
+    pub merged: u32,
+    /// The last error seen: why the connection ended, or why the last attempt failed.
+    pub error: Option<String>,
+}
+
+/// Outage records kept per endpoint; later outages are merged into the last record, so memory
+/// stays bounded however often a connection fails.
+pub const MAX_OUTAGES_KEPT: usize = 1024;
+
+#[derive(Default)]
+struct Outages {
+    list: Vec<Outage>,
+    /// An outage is in progress (the last record).
+    open: bool,
+    /// Some connection has worked.
+    connected_once: bool,
+}
+
+impl Outages {
+    fn begin(&mut self, now: Nanos, error: Option<String>, failed: bool) {
+        if self.open {
+            if let Some(o) = self.list.last_mut() {
+                o.failed_attempts += u32::from(failed);
+                o.error = error.or(o.error.take());
+            }
+            return;
+        }
+        self.open = true;
+        if self.list.len() >= MAX_OUTAGES_KEPT {
+            if let Some(o) = self.list.last_mut() {
+                o.merged += 1;
+                o.end = None;
+                o.failed_attempts += u32::from(failed);
+                o.error = error.or(o.error.take());
+                return;
+            }
+        }
+        self.list.push(Outage {
+            start: now,
+            end: None,
+            lost: self.connected_once,
+            failed_attempts: u32::from(failed),
+            merged: 1,
+            error,
+        });
+    }
+
+    fn end(&mut self, now: Nanos) {
+        self.connected_once = true;
+        if std::mem::take(&mut self.open) {
+            if let Some(o) = self.list.last_mut() {
+                o.end = Some(now);
+            }
+        }
+    }
 }
 
 struct Shared {
@@ -240,9 +314,10 @@ impl Shared {
         lock(&self.slots[idx].channel).clone()
     }
 
-    fn mark_broken(&self, idx: usize, generation: u64) {
+    fn mark_broken(&self, idx: usize, generation: u64, why: Option<String>) {
         let slot = &self.slots[idx];
         if slot.generation.load(Ordering::Acquire) == generation {
+            lock(&slot.outages).begin(self.clock.now(), why, false);
             slot.broken.notify_one();
         }
     }
@@ -302,6 +377,7 @@ impl Balancer {
                 generation: AtomicU64::new(0),
                 broken: Notify::new(),
                 state: Mutex::new(Connectivity::Idle),
+                outages: Mutex::new(Outages::default()),
             })
             .collect();
         let shared = Arc::new(Shared {
@@ -367,6 +443,16 @@ impl Balancer {
         self.shared.slots.iter().map(|s| *lock(&s.state)).collect()
     }
 
+    /// Every endpoint's outages so far, oldest first: connections lost, and stretches in which
+    /// connection attempts failed.
+    pub fn outages(&self) -> Vec<Vec<Outage>> {
+        self.shared
+            .slots
+            .iter()
+            .map(|s| lock(&s.outages).list.clone())
+            .collect()
+    }
+
     /// Waits until every endpoint has left CONNECTING/IDLE (or `timeout` passes) and returns how
     /// many are READY.
     pub async fn wait_connected(&self, timeout: Duration) -> usize {
@@ -428,9 +514,12 @@ async fn connect(
         .await?;
     let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
-        let _ = conn.await;
+        let why = match conn.await {
+            Ok(()) => "the server closed the connection".to_string(),
+            Err(e) => error_chain(&e),
+        };
         if let Some(shared) = weak.upgrade() {
-            shared.mark_broken(idx, generation);
+            shared.mark_broken(idx, generation, Some(why));
         }
     });
     Ok(Conn {
@@ -439,6 +528,21 @@ async fn connect(
         scheme,
         authority,
     })
+}
+
+/// `e` and its causes, `: `-separated.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
 }
 
 /// Keeps one endpoint connected and its connectivity reported.
@@ -463,6 +567,7 @@ async fn manage(
         match attempt_result {
             Ok(conn) => {
                 *lock(&slot.channel) = Some(conn);
+                lock(&slot.outages).end(shared.clock.now());
                 attempt = 0;
                 shared.set_state(idx, Connectivity::Ready);
                 slot.broken.notified().await;
@@ -471,7 +576,8 @@ async fn manage(
                 // connection at once.
                 shared.set_state(idx, Connectivity::Idle);
             }
-            Err(_) => {
+            Err(e) => {
+                lock(&slot.outages).begin(shared.clock.now(), Some(error_chain(e.as_ref())), true);
                 shared.set_state(idx, Connectivity::TransientFailure);
                 tokio::time::sleep(options.backoff.delay(attempt, &mut rng)).await;
                 attempt = attempt.saturating_add(1);
@@ -638,7 +744,7 @@ async fn call(
         Err(e) => {
             // The connection failed under the call: its task notices too, this is only sooner.
             if e.is_closed() || e.is_canceled() {
-                shared.mark_broken(idx, generation);
+                shared.mark_broken(idx, generation, Some(error_chain(&e)));
             }
             completion.finish(Status::Error, None);
             let mut status = tonic::Status::unavailable(format!("connection error: {e}"));

@@ -205,8 +205,11 @@ pub struct RealRun {
     pub skipped: Vec<(String, String)>,
     /// The floor run, if measured.
     pub floor: Option<FloorSummary>,
-    /// True if stopped early.
+    /// True if stopped early (interrupted, or `failed`).
     pub partial: bool,
+    /// What ended the run early after some results were measured (they are kept); a failure
+    /// before anything was measured is an error instead.
+    pub failed: Option<String>,
 }
 
 impl RealRun {
@@ -262,9 +265,9 @@ pub fn run_one(
             }
         })
         .build()
-        .map_err(|source| LoadgenError::Io {
+        .map_err(|cause| LoadgenError::Io {
             what: "building the fleet's runtime".into(),
-            source,
+            cause,
         })?;
     // Time 0 a little ahead, so connections are up before the first arrival.
     let origin = Instant::now() + Duration::from_millis(500);
@@ -394,7 +397,18 @@ pub fn run_real(
             p.name,
             scenario.workload.end() as f64 / 1e9
         ));
-        let mut report = run_one(scenario, p, options)?;
+        let mut report = match run_one(scenario, p, options) {
+            Ok(report) => report,
+            Err(e) if out.policies.is_empty() => return Err(e),
+            Err(e) => {
+                progress(&format!(
+                    "{}: {e}; stopping with the results so far",
+                    p.name
+                ));
+                out.failed = Some(format!("policy {}: {e}", p.name));
+                break;
+            }
+        };
         let mut discarded = Vec::new();
         for _ in 1..options.attempts.max(1) {
             let late = Quantiles::of(&report.run.lateness).p99_us;
@@ -405,7 +419,16 @@ pub fn run_real(
                 "{}: disturbed run (dispatch lateness p99 {late:.0} µs): running it again",
                 p.name
             ));
-            let again = run_one(scenario, p, options)?;
+            let again = match run_one(scenario, p, options) {
+                Ok(again) => again,
+                Err(e) => {
+                    progress(&format!(
+                        "{}: the rerun failed ({e}); keeping the first",
+                        p.name
+                    ));
+                    break;
+                }
+            };
             let (keep, drop) = if Quantiles::of(&again.run.lateness).p99_us < late {
                 (again, report)
             } else {
@@ -422,6 +445,6 @@ pub fn run_real(
         ));
         out.policies.push(report);
     }
-    out.partial = stopped() || out.policies.iter().any(|p| p.run.partial);
+    out.partial = stopped() || out.failed.is_some() || out.policies.iter().any(|p| p.run.partial);
     Ok(out)
 }

@@ -33,6 +33,7 @@
 pub mod balance;
 pub mod cpu;
 pub mod harness;
+pub mod incidents;
 pub mod run;
 pub mod tower_p2c;
 
@@ -41,12 +42,12 @@ pub mod tower_p2c;
 #[non_exhaustive]
 pub enum LoadgenError {
     /// A thread or runtime could not be started.
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
     Io {
         /// What was being done.
         what: String,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, not a `source()`, so it is printed once).
+        cause: std::io::Error,
     },
     /// The policy is not one the real harness runs.
     #[error("policy `{policy}` selects `{name}`, which the real harness does not run")]
@@ -59,4 +60,14 @@ pub enum LoadgenError {
     /// An invalid option or config.
     #[error("{0}")]
     Config(String),
+    /// No target accepted a connection: nothing could be measured.
+    #[error(
+        "no target accepted a connection within {waited:?}, so nothing can be measured: {detail}"
+    )]
+    Unreachable {
+        /// How long connections were tried.
+        waited: std::time::Duration,
+        /// Each target and why it could not be reached.
+        detail: String,
+    },
 }

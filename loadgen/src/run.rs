@@ -30,10 +30,15 @@ use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 use tonic::transport::Endpoint;
 
-use crate::balance::{Balancer, BalancerOptions, Picked, PolicyService};
+use crate::balance::{Balancer, BalancerOptions, Outage, Picked, PolicyService};
 use crate::cpu::{self, CpuMeter};
+use crate::incidents::{self, OverloadDrops};
 use crate::tower_p2c::{self, TowerService};
 use crate::LoadgenError;
+
+/// How long calls in flight may go on after the run is stopped (Ctrl-C) before they are cut off
+/// and counted as dropped: the run must end within a second.
+const STOP_DRAIN: Duration = Duration::from_millis(250);
 
 /// Options of one run.
 #[derive(Debug, Clone)]
@@ -161,7 +166,20 @@ enum Event {
         end: Nanos,
         result: RequestResult,
         lateness: Option<u64>,
+        /// Not sent because the load generator could not keep to its schedule.
+        overload: Overload,
     },
+}
+
+/// Why a call was not sent, if the load generator was to blame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overload {
+    /// Not an overload drop.
+    No,
+    /// It would have left a whole deadline after its intended time.
+    Behind,
+    /// The cap on calls in flight was reached.
+    InFlight,
 }
 
 /// Where calls report their end. Pushing takes a lock but wakes no thread: the recorder thread
@@ -234,6 +252,7 @@ impl Drop for Pending {
                 end: self.intended,
                 result: RequestResult::Dropped,
                 lateness: None,
+                overload: Overload::No,
             });
         }
     }
@@ -325,6 +344,27 @@ async fn call_inner(
     }
 }
 
+/// Tries a TCP connection to every target at once; `None` where one was accepted, else why not.
+async fn probe(targets: &[SocketAddr], timeout: Duration) -> Vec<Option<String>> {
+    let tries: Vec<_> = targets
+        .iter()
+        .map(|&t| {
+            tokio::spawn(async move {
+                match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(t)).await {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(e)) => Some(e.to_string()),
+                    Err(_) => Some(format!("no answer within {timeout:?}")),
+                }
+            })
+        })
+        .collect();
+    let mut out = Vec::with_capacity(tries.len());
+    for t in tries {
+        out.push(t.await.unwrap_or_else(|e| Some(e.to_string())));
+    }
+    out
+}
+
 /// Builds one client of the scenario for `policy`.
 fn make_client(
     policy: &PolicyEntry,
@@ -382,6 +422,18 @@ struct RecorderThread {
     held: BinaryHeap<Reverse<(Nanos, u32)>>,
     window: Nanos,
     lateness: Histogram<u64>,
+    /// Intended times of the first and the last call sent more than [`incidents::LATE`] late.
+    late_span: Option<(Nanos, Nanos)>,
+    overload: OverloadDrops,
+    sends: Vec<u64>,
+}
+
+/// What the recorder thread leaves.
+struct Recorded {
+    result: PolicyResult,
+    lateness: Histogram<u64>,
+    late_span: Option<(Nanos, Nanos)>,
+    overload: OverloadDrops,
     sends: Vec<u64>,
 }
 
@@ -401,7 +453,7 @@ impl RecorderThread {
         }
     }
 
-    fn run(mut self, rx: Sink) -> (PolicyResult, Histogram<u64>, Vec<u64>) {
+    fn run(mut self, rx: Sink) -> Recorded {
         let mut newest = 0;
         let mut batch = Vec::new();
         while rx.next_batch(&mut batch).is_some() {
@@ -410,7 +462,13 @@ impl RecorderThread {
             }
         }
         self.release(Nanos::MAX);
-        (self.recorder.finish(), self.lateness, self.sends)
+        Recorded {
+            result: self.recorder.finish(),
+            lateness: self.lateness,
+            late_span: self.late_span,
+            overload: self.overload,
+            sends: self.sends,
+        }
     }
 
     fn on_event(&mut self, ev: Event, newest: &mut Nanos) {
@@ -422,9 +480,18 @@ impl RecorderThread {
                 end,
                 result,
                 lateness,
+                overload,
             } = ev;
             if let Some(l) = lateness {
                 let _ = self.lateness.record(l.max(1));
+                if l > incidents::LATE {
+                    let (first, last) = self.late_span.get_or_insert((intended, intended));
+                    *first = (*first).min(intended);
+                    *last = (*last).max(intended);
+                }
+            }
+            if overload != Overload::No {
+                self.overload.add(intended, overload == Overload::Behind);
             }
             if let Some(b) = backend {
                 if let Some(c) = self.sends.get_mut(b as usize) {
@@ -476,12 +543,27 @@ pub fn run_policy(
         })
         .on_thread_stop(move || m2.unregister_current())
         .build()
-        .map_err(|source| LoadgenError::Io {
+        .map_err(|cause| LoadgenError::Io {
             what: "building the load generator's runtime".into(),
-            source,
+            cause,
         })?;
     let clock = Clock::new(options.origin);
     let seed = scenario.file.seed;
+
+    // Nothing can be measured if no target answers: say so rather than record a run of errors.
+    let unreachable = runtime.block_on(probe(targets, options.connect_wait));
+    if !targets.is_empty() && unreachable.iter().all(Option::is_some) {
+        let detail = targets
+            .iter()
+            .zip(&unreachable)
+            .map(|(t, e)| format!("{t} ({})", e.as_deref().unwrap_or("?")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(LoadgenError::Unreachable {
+            waited: options.connect_wait,
+            detail,
+        });
+    }
 
     // Clients and their connections.
     let (clients, balancers) = {
@@ -509,27 +591,30 @@ pub fn run_policy(
     let tx = Sink::new();
     let rx = tx.clone();
     let closer = tx.clone();
-    let timelines = (targets.len() == scenario.backends.len()).then(|| {
+    let timelines: Option<Vec<Timeline>> = (targets.len() == scenario.backends.len()).then(|| {
         scenario
             .backends
             .iter()
             .map(|b| b.timeline.clone())
             .collect()
     });
+    let scheduled = timelines.clone();
     let recorder = RecorderThread {
         recorder: Recorder::new(&policy.name, targets.len(), w.warmup),
         timelines,
         held: BinaryHeap::new(),
         window: w.deadline + 10 * NANOS_PER_SEC,
         lateness: Histogram::new_with_bounds(1, 3_600 * NANOS_PER_SEC, 3).expect("valid bounds"),
+        late_span: None,
+        overload: OverloadDrops::default(),
         sends: vec![0; targets.len()],
     };
     let recorder = std::thread::Builder::new()
         .name("lblab-recorder".into())
         .spawn(move || recorder.run(rx))
-        .map_err(|source| LoadgenError::Io {
+        .map_err(|cause| LoadgenError::Io {
             what: "starting the recorder thread".into(),
-            source,
+            cause,
         })?;
 
     let in_flight = Arc::new(AtomicUsize::new(0));
@@ -541,6 +626,7 @@ pub fn run_policy(
     };
     let end = w.end();
     let deadline = Duration::from_nanos(w.deadline);
+    let deadline_ns = w.deadline;
     let stream_bound = Duration::from_nanos(end + w.deadline) + Duration::from_secs(5);
     let cpu_before = meter.total_ns();
     let handle = runtime.handle().clone();
@@ -569,12 +655,30 @@ pub fn run_policy(
                         let mut client = client.clone();
                         handle.spawn(async move {
                             let lateness = clock.now().saturating_sub(intended);
+                            // The call's deadline runs from its intended send time, as a real
+                            // caller's would; one that cannot leave in time is not sent.
+                            let Some(remaining) = deadline
+                                .checked_sub(Duration::from_nanos(lateness))
+                                .filter(|r| !r.is_zero())
+                            else {
+                                pending.done = true;
+                                pending.events.send(Event::Done {
+                                    intended,
+                                    backend: None,
+                                    kind,
+                                    end: intended,
+                                    result: RequestResult::Dropped,
+                                    lateness: Some(lateness),
+                                    overload: Overload::Behind,
+                                });
+                                return;
+                            };
                             let picked = Picked::new();
                             let result = call_once(
                                 &mut client,
                                 id,
                                 kind,
-                                deadline,
+                                remaining,
                                 stream_bound.saturating_sub(Duration::from_nanos(intended)),
                                 picked.clone(),
                             )
@@ -588,6 +692,7 @@ pub fn run_policy(
                                 end,
                                 result,
                                 lateness: Some(lateness),
+                                overload: Overload::No,
                             });
                         });
                     };
@@ -638,14 +743,26 @@ pub fn run_policy(
                             let kind = kind_of(&mut arrival_rngs[c]);
                             timer::sleep_until(clock.instant(t), options.spin);
                             calls += 1;
-                            if in_flight_now.load(Ordering::Acquire) >= options.max_in_flight {
+                            // An overloaded load generator drops what it cannot send in time
+                            // (cheaply, so it catches up) instead of falling ever further behind.
+                            let late = clock.now().saturating_sub(t);
+                            let overload = if late >= deadline_ns {
+                                Overload::Behind
+                            } else if in_flight_now.load(Ordering::Acquire) >= options.max_in_flight
+                            {
+                                Overload::InFlight
+                            } else {
+                                Overload::No
+                            };
+                            if overload != Overload::No {
                                 tx.send(Event::Done {
                                     intended: t,
                                     backend: None,
                                     kind,
                                     end: t,
                                     result: RequestResult::Dropped,
-                                    lateness: None,
+                                    lateness: Some(late),
+                                    overload,
                                 });
                                 continue;
                             }
@@ -698,6 +815,7 @@ pub fn run_policy(
                                             end: done,
                                             result,
                                             lateness: Some(0),
+                                            overload: Overload::No,
                                         });
                                         if done == now && result != RequestResult::Ok {
                                             tokio::time::sleep(Duration::from_millis(1)).await;
@@ -715,9 +833,9 @@ pub fn run_policy(
                 let dispatcher_cpu_ns = cpu::current_thread_ns().saturating_sub(dispatcher_before);
                 Ok((calls, dispatcher_cpu_ns))
             })
-            .map_err(|source| LoadgenError::Io {
+            .map_err(|cause| LoadgenError::Io {
                 what: "starting the dispatcher thread".into(),
-                source,
+                cause,
             })?;
         dispatcher
             .join()
@@ -725,8 +843,14 @@ pub fn run_policy(
     });
     let (mut calls, dispatcher_cpu_ns) = dispatched?;
 
-    // Let calls in flight end: each is bounded by its deadline (streams by the run end).
-    let drain_until = Instant::now() + deadline + Duration::from_secs(2);
+    // Let calls in flight end: each is bounded by its deadline (streams by the run end). When
+    // stopped, give them a moment only: the rest are cut off and counted as dropped.
+    let drain_until = Instant::now()
+        + if stopped() {
+            STOP_DRAIN
+        } else {
+            deadline + Duration::from_secs(2)
+        };
     while in_flight.load(Ordering::Acquire) > 0 && Instant::now() < drain_until {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -734,13 +858,54 @@ pub fn run_policy(
     if w.arrival == Arrival::Closed {
         calls = 0; // counted by the recorder below
     }
+    let run_end = clock.now().min(end);
+    let outages: Vec<_> = balancers.iter().map(Balancer::outages).collect();
     drop(balancers);
     // Calls still in flight are dropped with the runtime and counted as dropped.
     runtime.shutdown_timeout(Duration::from_secs(2));
     closer.close();
-    let (result, lateness, sends_per_backend) = recorder
+    let Recorded {
+        mut result,
+        lateness,
+        late_span,
+        overload,
+        sends: sends_per_backend,
+    } = recorder
         .join()
         .map_err(|_| LoadgenError::Config("the recorder thread panicked".into()))?;
+    let name = &policy.name;
+    let mut found = if outages.is_empty() {
+        // tower's balancer keeps its connections to itself: only targets unreachable from the
+        // start are known.
+        incidents::from_outages(
+            name,
+            targets,
+            &[unreachable
+                .iter()
+                .map(|e| {
+                    e.iter()
+                        .map(|e| Outage {
+                            start: 0,
+                            end: None,
+                            lost: false,
+                            failed_attempts: 1,
+                            merged: 1,
+                            error: Some(e.clone()),
+                        })
+                        .collect()
+                })
+                .collect()],
+            scheduled.as_deref(),
+            run_end,
+        )
+    } else {
+        incidents::from_outages(name, targets, &outages, scheduled.as_deref(), run_end)
+    };
+    found.extend(overload.incident(name, w.deadline, options.max_in_flight));
+    if let Some((first, last)) = late_span {
+        found.extend(incidents::late_dispatch(name, &lateness, first, last));
+    }
+    result.add_incidents(found);
     if calls == 0 {
         calls = sends_per_backend.iter().sum();
     }

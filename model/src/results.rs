@@ -65,6 +65,11 @@ pub struct SummaryRow {
     pub mean_ms: f64,
     /// Share of sent requests that went to a backend while a fault was active on it.
     pub slow_share: f64,
+    /// Harness incidents during this policy's run (always 0 in the simulator): when not 0 the
+    /// row is affected by something other than the scenario, listed in
+    /// [`RunSummary::incidents`].
+    #[serde(default)]
+    pub incidents: u64,
 }
 
 /// One row of `timeseries.csv`: one policy, one second (by completion time for latency, by send
@@ -107,6 +112,58 @@ pub struct RunSummary {
     /// Mode-specific notes (wall-clock time, simulated requests per second, harness floor...).
     #[serde(default)]
     pub notes: Vec<(String, String)>,
+    /// What went wrong in the harness itself while the policies ran (real mode only).
+    #[serde(default)]
+    pub incidents: Vec<Incident>,
+}
+
+/// Something that went wrong in the harness itself, not a fault the scenario scheduled, while a
+/// policy ran. The policy's results are affected by it: its row counts it in
+/// [`SummaryRow::incidents`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Incident {
+    /// Policy label of the run it happened in.
+    pub policy: String,
+    /// What kind of thing happened.
+    pub kind: IncidentKind,
+    /// The backend it concerns (index in [`RunSummary::backends`] or in the target list), if one.
+    pub backend: Option<usize>,
+    /// When it was first seen, seconds from the run start (warm-up included).
+    pub start_s: f64,
+    /// When it was last seen (or ended), seconds from the run start.
+    pub end_s: f64,
+    /// How many times it happened: connections lost, arrivals not sent, late dispatches.
+    pub count: u64,
+    /// What happened, in words.
+    pub detail: String,
+}
+
+/// The kinds of [`Incident`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IncidentKind {
+    /// A connection to a backend closed or was reset outside any crash the scenario scheduled.
+    ConnectionLost,
+    /// A backend could not be connected to, outside any crash the scenario scheduled.
+    Unreachable,
+    /// The load generator could not keep to the schedule: arrivals were not sent (counted as
+    /// dropped).
+    Overloaded,
+    /// The load generator sent calls late (dispatch lateness p99 above 1 ms): latencies include
+    /// its own delay.
+    LateDispatch,
+}
+
+impl IncidentKind {
+    /// The name used in files and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            IncidentKind::ConnectionLost => "connection_lost",
+            IncidentKind::Unreachable => "unreachable",
+            IncidentKind::Overloaded => "overloaded",
+            IncidentKind::LateDispatch => "late_dispatch",
+        }
+    }
 }
 
 /// A fault's active window on one backend.
@@ -387,6 +444,7 @@ impl Recorder {
             } else {
                 self.sent_faulty as f64 / self.sent_measured as f64
             },
+            incidents: 0,
         };
         let hlog = format!(
             "#[Histogram log of policy {} (latency in ms for the max column; values in ns)]\n#[StartTime: 0.000 (seconds since run start)]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n{}",
@@ -397,6 +455,7 @@ impl Recorder {
             timeseries: self.rows,
             hlog,
             histogram: self.total,
+            incidents: Vec::new(),
         }
     }
 }
@@ -413,6 +472,16 @@ pub struct PolicyResult {
     pub hlog: String,
     /// Latencies after warm-up, ns.
     pub histogram: Histogram<u64>,
+    /// What went wrong in the harness during the run (real mode); `summary.incidents` counts them.
+    pub incidents: Vec<Incident>,
+}
+
+impl PolicyResult {
+    /// Adds harness incidents to the result and counts them in its summary row.
+    pub fn add_incidents(&mut self, incidents: impl IntoIterator<Item = Incident>) {
+        self.incidents.extend(incidents);
+        self.summary.incidents = self.incidents.len() as u64;
+    }
 }
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then a rename, so

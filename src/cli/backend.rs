@@ -21,6 +21,10 @@ pub struct Args {
     /// port P+i.
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
+    /// Serve only these backends (repeatable): a backend's name (`main/3`) or a fleet group's
+    /// (`main`). To run a fleet as several processes, as a real deployment would [default: all].
+    #[arg(long = "only", value_name = "NAME")]
+    only: Vec<String>,
     /// Stop after this long [default: until Ctrl-C].
     #[arg(long = "for")]
     run_for: Option<Dur>,
@@ -56,8 +60,39 @@ pub fn origin_of(start_at: Option<f64>) -> anyhow::Result<Instant> {
     })
 }
 
+/// The backends `only` names (all if empty), in scenario order.
+fn select(
+    scenario: &lblab_model::Scenario,
+    only: &[String],
+) -> anyhow::Result<Vec<lblab_model::scenario::BackendSpec>> {
+    let named = |b: &lblab_model::scenario::BackendSpec, n: &str| {
+        b.name == n || b.name.split('/').next() == Some(n)
+    };
+    for name in only {
+        let known = scenario.backends.iter().any(|b| named(b, name));
+        anyhow::ensure!(
+            known,
+            "--only {name:?}: no backend or fleet group of that name in {}; it has {}",
+            scenario.file.name,
+            scenario
+                .backends
+                .iter()
+                .map(|b| b.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(scenario
+        .backends
+        .iter()
+        .filter(|b| only.is_empty() || only.iter().any(|n| named(b, n)))
+        .cloned()
+        .collect())
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = lblab_model::Scenario::load(&args.scenario)?;
+    let backends = select(&scenario, &args.only)?;
     let origin = origin_of(args.start_at)?;
     let stop = output::stop_flag();
     let realtime = super::real::realtime(args.no_realtime);
@@ -79,14 +114,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ..FleetOptions::default()
     };
     let fleet = runtime
-        .block_on(Fleet::start(&scenario.backends, &options))
+        .block_on(Fleet::start(&backends, &options))
         .with_context(|| {
             format!(
                 "starting the fleet of {} on {}",
                 scenario.file.name, args.listen
             )
         })?;
-    for (spec, addr) in scenario.backends.iter().zip(fleet.addrs()) {
+    for (spec, addr) in backends.iter().zip(fleet.addrs()) {
         println!("{:<16} {addr}", spec.name);
     }
     let targets: Vec<String> = fleet.addrs().iter().map(|a| a.to_string()).collect();

@@ -94,6 +94,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&scenario.file.name));
 
+    output::prepare_dir(&base)?;
     eprintln!("simulating {} ...", scenario.file.name);
     let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.policies, None)?;
     let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
@@ -138,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             })
         })
         .collect();
-    let mut csv = String::from("policy,sim_p50_ms,real_p50_ms,p50_diff_pct,p50_agrees,sim_p99_ms,real_p99_ms,p99_diff_pct,p99_agrees,sim_requests,real_requests,sim_slow_share,real_slow_share,floor_p50_ms,calibrated_sim_p50_ms,calibrated_p50_agrees,calibrated_sim_p99_ms,calibrated_p99_agrees\n");
+    let mut csv = String::from("policy,sim_p50_ms,real_p50_ms,p50_diff_pct,p50_agrees,sim_p99_ms,real_p99_ms,p99_diff_pct,p99_agrees,sim_requests,real_requests,sim_slow_share,real_slow_share,floor_p50_ms,calibrated_sim_p50_ms,calibrated_p50_agrees,calibrated_sim_p99_ms,calibrated_p99_agrees,real_partial,real_incidents\n");
     for a in &rows {
         let cal = match (&a.calibrated, a.calibrated_ok()) {
             (Some(c), Some((p50, p99))) => format!(
@@ -149,9 +150,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
             _ => ",,,,".into(),
         };
+        let marks = format!("{},{}", real_summary.partial, a.real.incidents);
         let _ = writeln!(
             csv,
-            "{},{:.3},{:.3},{:.1},{},{:.3},{:.3},{:.1},{},{},{},{:.4},{:.4},{cal}",
+            "{},{:.3},{:.3},{:.1},{},{:.3},{:.3},{:.1},{},{},{},{:.4},{:.4},{cal},{marks}",
             a.policy,
             a.sim.p50_ms,
             a.real.p50_ms,
@@ -216,6 +218,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "{agree} of {} policies agree (p50 and p99 within ±20 %, or within 1 ms)",
         rows.len()
     );
+    if real_summary.partial {
+        println!(
+            "(the real run stopped early: it covers less time than the simulation, so this comparison is not a fair one)"
+        );
+    }
+    output::print_incidents(&real_summary);
     if let Some(extra) = floor_ns {
         println!(
             "calibrated: the simulation again with the harness floor's median ({:.3} ms, the real stack's cost per RPC) as network round trip:",
@@ -251,6 +259,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         real_dir.display(),
         base.join("compare.csv").display()
     );
+    if let Some(why) = &real.failed {
+        anyhow::bail!(
+            "{why}; the results measured before it are in {}",
+            base.display()
+        );
+    }
     Ok(if real.partial {
         ExitCode::from(130)
     } else {

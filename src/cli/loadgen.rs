@@ -65,11 +65,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "--policy {name:?}: no such policy in the scenario"
         );
     }
+    let dir = output::results_dir(&scenario, "loadgen", args.out.as_deref());
+    output::prepare_dir(&dir)?;
     let stop = output::stop_flag();
     let realtime = super::real::realtime(args.no_realtime);
     let mut results = Vec::new();
     let mut notes = Vec::new();
     let mut partial = false;
+    let mut failed = None;
     for p in &scenario.policies {
         if !args.policies.is_empty() && !args.policies.contains(&p.name) {
             continue;
@@ -94,7 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             p.name,
             scenario.workload.end() as f64 / 1e9
         );
-        let run = run_policy(
+        let run = match run_policy(
             &scenario,
             p,
             &targets,
@@ -103,7 +106,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 realtime,
                 ..RunOptions::new(origin)
             },
-        )?;
+        ) {
+            Ok(run) => run,
+            // Nothing measured yet: just the error.
+            Err(e) if results.is_empty() => {
+                return Err(e).with_context(|| format!("policy {}", p.name));
+            }
+            // Keep what the earlier policies measured.
+            Err(e) => {
+                failed = Some(format!("policy {}: {e}", p.name));
+                partial = true;
+                break;
+            }
+        };
         let late = Quantiles::of(&run.lateness);
         notes.push((
             format!("{}: dispatch lateness p99 us", p.name),
@@ -122,11 +137,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         partial |= run.partial;
         results.push(run.result);
     }
+    if let Some(why) = &failed {
+        notes.push(("stopped early".into(), why.clone()));
+    }
     let summary = output::summarize(&scenario, "real", &results, partial, notes);
-    let dir = output::results_dir(&scenario, "loadgen", args.out.as_deref());
     output::write(&dir, &summary, &results).context("writing load-generator results")?;
     output::print_table(&summary);
     println!("wrote {}", dir.display());
+    if let Some(why) = failed {
+        anyhow::bail!(
+            "{why}; the results measured before it are in {}",
+            dir.display()
+        );
+    }
     Ok(if partial {
         ExitCode::from(130)
     } else {

@@ -54,6 +54,10 @@ pub fn summarize(
         warmup_s: scenario.workload.warmup as f64 / 1e9,
         rows: results.iter().map(|r| r.summary.clone()).collect(),
         notes,
+        incidents: results
+            .iter()
+            .flat_map(|r| r.incidents.iter().cloned())
+            .collect(),
     }
 }
 
@@ -105,6 +109,32 @@ pub fn print_table(summary: &RunSummary) {
     }
     if summary.partial {
         println!("(partial: the run was interrupted; these are the results measured so far)");
+    }
+    print_incidents(summary);
+}
+
+/// Lists the harness incidents of a run, which mark its affected rows.
+pub fn print_incidents(summary: &RunSummary) {
+    if summary.incidents.is_empty() {
+        return;
+    }
+    println!(
+        "harness incidents ({}): these rows are affected by the harness, not only by the scenario:",
+        summary.incidents.len()
+    );
+    for i in &summary.incidents {
+        let backend = i
+            .backend
+            .and_then(|b| summary.backends.get(b).map(|n| format!(" {n}")))
+            .unwrap_or_default();
+        println!(
+            "  {} {}{backend} at {:.2}-{:.2} s: {}",
+            i.policy,
+            i.kind.name(),
+            i.start_s,
+            i.end_s,
+            i.detail
+        );
     }
 }
 

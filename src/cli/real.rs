@@ -129,6 +129,8 @@ pub fn run_and_write(
     options: &HarnessOptions<'_>,
     out: Option<&Path>,
 ) -> anyhow::Result<(RealRun, RunSummary, Vec<PolicyResult>, PathBuf)> {
+    let dir = output::results_dir(scenario, "real", out);
+    output::prepare_dir(&dir)?;
     let real = harness::run_real(scenario, options, &mut |line| eprintln!("{line}"))?;
     let results: Vec<PolicyResult> = real.policies.iter().map(|p| p.run.result.clone()).collect();
     let h = real.summary();
@@ -154,8 +156,10 @@ pub fn run_and_write(
     for (name, why) in &real.skipped {
         notes.push((format!("{name}: skipped"), why.clone()));
     }
+    if let Some(why) = &real.failed {
+        notes.push(("stopped early".into(), why.clone()));
+    }
     let summary = output::summarize(scenario, "real", &results, real.partial, notes);
-    let dir = output::results_dir(scenario, "real", out);
     output::write(&dir, &summary, &results).context("writing real-harness results")?;
     let json = serde_json::to_string_pretty(&h)?;
     write_atomic(&dir.join("harness.json"), (json + "\n").as_bytes())?;
@@ -229,6 +233,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     output::print_table(&summary);
     print_harness(&real);
     println!("wrote {}", dir.display());
+    if let Some(why) = &real.failed {
+        anyhow::bail!(
+            "{why}; the results measured before it are in {}",
+            dir.display()
+        );
+    }
     Ok(if real.partial {
         ExitCode::from(130)
     } else {

@@ -1,0 +1,292 @@
+//! Turning what went wrong in the harness during a run into [`Incident`]s that mark its results.
+//!
+//! Three sources: the balancers' [`Outage`]s (connections lost or refused outside any crash the
+//! scenario scheduled), the load generator's own overload drops, and its dispatch lateness.
+
+use std::net::SocketAddr;
+
+use hdrhistogram::Histogram;
+use lblab_model::fault::Timeline;
+use lblab_model::results::{Incident, IncidentKind};
+use lblab_policy::{Nanos, NANOS_PER_SEC};
+
+use crate::balance::Outage;
+
+/// How far before an outage a scheduled crash may begin and still explain it (the client sees a
+/// cut connection a moment after the server closes it).
+const CRASH_GRACE: Nanos = NANOS_PER_SEC / 5;
+
+/// Dispatch lateness above which a call counts as sent late.
+pub const LATE: Nanos = NANOS_PER_SEC / 1000;
+
+fn secs(t: Nanos) -> f64 {
+    t as f64 / NANOS_PER_SEC as f64
+}
+
+/// Incidents from every client's outages (`per_client[c][endpoint]`): outages a scheduled crash
+/// explains are the scenario's doing and are left out. `end` is when the run ended (for outages
+/// still in progress).
+pub fn from_outages(
+    policy: &str,
+    targets: &[SocketAddr],
+    per_client: &[Vec<Vec<Outage>>],
+    timelines: Option<&[Timeline]>,
+    end: Nanos,
+) -> Vec<Incident> {
+    let mut out = Vec::new();
+    for (b, addr) in targets.iter().enumerate() {
+        let scheduled = |o: &Outage| {
+            timelines.and_then(|t| t.get(b)).is_some_and(|tl| {
+                tl.down_at(o.start) || tl.down_at(o.start.saturating_sub(CRASH_GRACE))
+            })
+        };
+        for lost in [true, false] {
+            let outages: Vec<&Outage> = per_client
+                .iter()
+                .filter_map(|c| c.get(b))
+                .flatten()
+                .filter(|o| o.lost == lost && !scheduled(o))
+                .collect();
+            if outages.is_empty() {
+                continue;
+            }
+            let count: u64 = outages.iter().map(|o| u64::from(o.merged)).sum();
+            let start = outages.iter().map(|o| o.start).min().unwrap_or(0);
+            let last = outages
+                .iter()
+                .map(|o| o.end.unwrap_or(end).max(o.start))
+                .max()
+                .unwrap_or(end);
+            let down: Nanos = outages
+                .iter()
+                .map(|o| o.end.unwrap_or(end).saturating_sub(o.start))
+                .sum();
+            let attempts: u64 = outages.iter().map(|o| u64::from(o.failed_attempts)).sum();
+            let still = outages.iter().any(|o| o.end.is_none());
+            let error = outages
+                .iter()
+                .rev()
+                .find_map(|o| o.error.as_deref())
+                .unwrap_or("unknown");
+            let clients = if per_client.len() > 1 {
+                format!(" (summed over {} clients' connections)", per_client.len())
+            } else {
+                String::new()
+            };
+            let until = if still {
+                "; not connected again by the end of the run"
+            } else {
+                ""
+            };
+            let (kind, detail) = if lost {
+                (
+                    IncidentKind::ConnectionLost,
+                    format!(
+                        "connection to {addr} lost {count} time(s) outside any scheduled crash{clients}; \
+                         {:.2} s without a connection in all, {attempts} failed reconnection attempt(s){until}; \
+                         last error: {error}",
+                        secs(down)
+                    ),
+                )
+            } else {
+                (
+                    IncidentKind::Unreachable,
+                    format!(
+                        "{addr} could not be connected to: {attempts} failed attempt(s){clients}{until}; \
+                         last error: {error}"
+                    ),
+                )
+            };
+            out.push(Incident {
+                policy: policy.to_string(),
+                kind,
+                backend: Some(b),
+                start_s: secs(start),
+                end_s: secs(last),
+                count,
+                detail,
+            });
+        }
+    }
+    out
+}
+
+/// Arrivals the load generator did not send because it could not keep to its schedule.
+#[derive(Debug, Clone, Default)]
+pub struct OverloadDrops {
+    /// Dropped because they would have left a whole deadline late.
+    pub behind: u64,
+    /// Dropped because the cap on calls in flight was reached.
+    pub in_flight: u64,
+    /// Intended time of the first and the last dropped arrival.
+    pub first: Nanos,
+    /// See `first`.
+    pub last: Nanos,
+}
+
+impl OverloadDrops {
+    /// Counts one drop of an arrival intended at `t`.
+    pub fn add(&mut self, t: Nanos, behind: bool) {
+        if self.behind + self.in_flight == 0 {
+            self.first = t;
+        }
+        self.first = self.first.min(t);
+        self.last = self.last.max(t);
+        if behind {
+            self.behind += 1;
+        } else {
+            self.in_flight += 1;
+        }
+    }
+
+    /// The incident, if anything was dropped.
+    pub fn incident(
+        &self,
+        policy: &str,
+        deadline: Nanos,
+        max_in_flight: usize,
+    ) -> Option<Incident> {
+        let n = self.behind + self.in_flight;
+        (n > 0).then(|| Incident {
+            policy: policy.to_string(),
+            kind: IncidentKind::Overloaded,
+            backend: None,
+            start_s: secs(self.first),
+            end_s: secs(self.last),
+            count: n,
+            detail: format!(
+                "{n} arrival(s) not sent (counted as dropped): {} would have left more than the \
+                 deadline ({:.3} s) after their intended time (the load generator could not \
+                 send at this rate), {} found {max_in_flight} calls already in flight (the \
+                 backends, or the machine, could not keep up with this rate)",
+                self.behind,
+                secs(deadline),
+                self.in_flight
+            ),
+        })
+    }
+}
+
+/// Calls sent more than [`LATE`] after their intended time: when they are more than 1 % of the
+/// calls (dispatch lateness p99 above 1 ms), an incident. `first`/`last` are the intended times
+/// of the first and last late call.
+pub fn late_dispatch(
+    policy: &str,
+    lateness: &Histogram<u64>,
+    first: Nanos,
+    last: Nanos,
+) -> Option<Incident> {
+    if lateness.is_empty() || lateness.value_at_quantile(0.99) <= LATE {
+        return None;
+    }
+    let late = lateness.count_between(LATE + 1, lateness.max());
+    Some(Incident {
+        policy: policy.to_string(),
+        kind: IncidentKind::LateDispatch,
+        backend: None,
+        start_s: secs(first),
+        end_s: secs(last),
+        count: late,
+        detail: format!(
+            "{late} of {} calls left more than 1 ms after their intended time (dispatch lateness \
+             p99 {:.2} ms, max {:.1} ms): the load generator was held up, and latencies, which \
+             count from the intended time, include its delay",
+            lateness.len(),
+            lateness.value_at_quantile(0.99) as f64 / 1e6,
+            lateness.max() as f64 / 1e6
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lblab_model::fault::FaultSpec;
+    use lblab_model::units::Dur;
+
+    fn outage(start: Nanos, end: Option<Nanos>, lost: bool) -> Outage {
+        Outage {
+            start,
+            end,
+            lost,
+            failed_attempts: 2,
+            merged: 1,
+            error: Some("connection refused".into()),
+        }
+    }
+
+    #[test]
+    fn an_outage_a_scheduled_crash_explains_is_not_an_incident() {
+        let sec = NANOS_PER_SEC;
+        let crash = FaultSpec::Crash {
+            targets: vec!["a".into()],
+            at: Dur(2 * sec),
+            restart_after: Some(Dur(sec)),
+        };
+        let tl = Timeline::new(&[&crash], 1, 10 * sec);
+        let targets: Vec<SocketAddr> = vec!["127.0.0.1:1".parse().unwrap()];
+        // One lost at the crash, one later: only the later one is an incident.
+        let outages = vec![vec![vec![
+            outage(2 * sec + 1_000_000, Some(3 * sec + 500_000_000), true),
+            outage(5 * sec, None, true),
+        ]]];
+        let got = from_outages("p", &targets, &outages, Some(&[tl]), 10 * sec);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].kind, IncidentKind::ConnectionLost);
+        assert_eq!(got[0].count, 1);
+        assert_eq!((got[0].start_s, got[0].end_s), (5.0, 10.0));
+        assert!(
+            got[0].detail.contains("not connected again"),
+            "{}",
+            got[0].detail
+        );
+        // Without the timeline both count.
+        let got = from_outages("p", &targets, &outages, None, 10 * sec);
+        assert_eq!(got[0].count, 2);
+    }
+
+    #[test]
+    fn a_target_never_reached_is_unreachable() {
+        let targets: Vec<SocketAddr> = vec!["127.0.0.1:1".parse().unwrap()];
+        let got = from_outages(
+            "p",
+            &targets,
+            &[vec![vec![outage(0, None, false)]]],
+            None,
+            3,
+        );
+        assert_eq!(got[0].kind, IncidentKind::Unreachable);
+        assert!(
+            got[0].detail.contains("connection refused"),
+            "{}",
+            got[0].detail
+        );
+    }
+
+    #[test]
+    fn late_dispatch_needs_a_late_p99() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600 * NANOS_PER_SEC, 3).unwrap();
+        for _ in 0..990 {
+            h.record(50_000).unwrap();
+        }
+        for _ in 0..5 {
+            h.record(5_000_000).unwrap();
+        }
+        assert!(late_dispatch("p", &h, 0, 1).is_none(), "p99 is 50 µs");
+        for _ in 0..20 {
+            h.record(5_000_000).unwrap();
+        }
+        let i = late_dispatch("p", &h, 0, 1).expect("p99 above 1 ms");
+        assert_eq!(i.count, 25);
+    }
+
+    #[test]
+    fn overload_counts_both_causes() {
+        let mut d = OverloadDrops::default();
+        assert!(d.incident("p", NANOS_PER_SEC, 10).is_none());
+        d.add(7, true);
+        d.add(3, false);
+        let i = d.incident("p", NANOS_PER_SEC, 10).unwrap();
+        assert_eq!((i.count, i.start_s, i.end_s), (2, 3e-9, 7e-9));
+    }
+}

@@ -1,0 +1,213 @@
+//! Helpers the end-to-end tests of the `lblab` binary share: running it, scratch folders, results
+//! files, interrupting it, and checking that nothing is left behind.
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `lblab args` in the repository root and waits for it.
+pub fn lblab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lblab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs lblab")
+}
+
+/// Starts `lblab args` with stdout and stderr piped.
+pub fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_lblab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts lblab")
+}
+
+/// Lossy UTF-8.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A fresh empty folder under the target directory.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("creates scratch folder");
+    dir
+}
+
+/// Every file in `dir` (not recursive) with its bytes, sorted by name.
+pub fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The processes whose parent is `pid`, from /proc.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+                    let rest = &stat[stat.rfind(')')? + 1..];
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// Whether process `pid` exists (and is not a zombie).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z")
+    })
+}
+
+/// Waits for `child` to exit, at most `limit`; kills it and panics if it does not.
+pub fn wait_for(child: &mut Child, limit: Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` (`-INT`, `-TERM`, `-KILL`) to `pid`.
+pub fn signal(pid: u32, signal: &str) {
+    let kill = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("runs kill");
+    assert!(kill.success(), "kill {signal} {pid}");
+}
+
+/// What [`interrupted`] saw.
+pub struct Interrupted {
+    /// Exit code.
+    pub code: Option<i32>,
+    /// From the signal to the exit.
+    pub took: Duration,
+    /// Standard error.
+    pub stderr: String,
+    /// Child processes lblab had just before the signal that were still alive after it exited.
+    pub orphans: Vec<u32>,
+}
+
+/// Starts `lblab args`, sends `sig` after `after`, and reports how it ended.
+pub fn interrupted(args: &[&str], sig: &str, after: Duration) -> Interrupted {
+    // One at a time: several runs drawing charts at once on two cores would measure the
+    // machine, not lblab.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lblab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts lblab");
+    std::thread::sleep(after);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "lblab ended before the signal"
+    );
+    let children = children_of(child.id());
+    let sent = Instant::now();
+    signal(child.id(), sig);
+    let status = wait_for(
+        &mut child,
+        Duration::from_secs(20),
+        &format!("lblab {args:?} after {sig}"),
+    );
+    let took = sent.elapsed();
+    let mut stderr = String::new();
+    use std::io::Read as _;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Interrupted {
+        code: status.code(),
+        took,
+        stderr,
+        orphans: children.into_iter().filter(|&p| alive(p)).collect(),
+    }
+}
+
+/// No temporary (half-written) files in `dir`.
+#[track_caller]
+pub fn assert_no_temporary_files(dir: &Path) {
+    let names: Vec<String> = files(dir).into_iter().map(|(n, _)| n).collect();
+    assert!(
+        names.iter().all(|n| !n.ends_with(".tmp")),
+        "temporary files left in {}: {names:?}",
+        dir.display()
+    );
+}
+
+/// `summary.json` of a results folder.
+#[track_caller]
+pub fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(
+        &std::fs::read(dir.join("summary.json"))
+            .unwrap_or_else(|e| panic!("summary.json in {}: {e}", dir.display())),
+    )
+    .expect("summary.json parses")
+}
+
+/// Every row of a summary accounts for each request: `requests = ok + errors + dropped`.
+#[track_caller]
+pub fn assert_accounted(summary: &serde_json::Value) {
+    let rows = summary["rows"].as_array().expect("rows");
+    for row in rows {
+        let n = |k: &str| row[k].as_u64().unwrap_or_else(|| panic!("{k} in {row}"));
+        assert_eq!(n("requests"), n("ok") + n("errors") + n("dropped"), "{row}");
+    }
+}
+
+/// The results folder holds a partial summary that accounts for every request, and no temporary
+/// files.
+#[track_caller]
+pub fn assert_partial_results(dir: &Path) {
+    assert_no_temporary_files(dir);
+    let summary = summary(dir);
+    assert_eq!(summary["partial"], true, "{summary}");
+    assert_accounted(&summary);
+}
+
+/// How soon lblab must exit after the signal. A release build stops in about 0.1-0.2 s (the
+/// simulation stops within 4096 events, the real harness cuts calls in flight off after 250 ms;
+/// writing the files and charts of a few seconds is quick); the tests run the debug build, whose
+/// chart drawing alone takes ~2 s of CPU, on a machine that may be busy with other tests.
+pub const PROMPT: Duration = Duration::from_secs(10);
