@@ -528,6 +528,11 @@ fn real_stops_on_sigint_and_keeps_partial_results() {
     assert!(run.took < PROMPT, "took {:?} to stop", run.took);
     assert!(run.orphans.is_empty(), "left running: {:?}", run.orphans);
     assert_partial_results(&out);
+    let written = common::written_after(&out.join("summary.json"), &run);
+    assert!(
+        written < common::RESULTS_PROMPT,
+        "results written {written:?} after the signal"
+    );
     let summary = common::summary(&out);
     let rows = summary["rows"].as_array().unwrap();
     assert_eq!(
@@ -563,6 +568,11 @@ fn compare_stops_on_sigterm_and_keeps_partial_results() {
     // The simulation had finished; the real run is partial, and so marked in compare.csv.
     assert_eq!(common::summary(&out.join("sim"))["partial"], false);
     assert_partial_results(&out.join("real"));
+    let written = common::written_after(&out.join("real/summary.json"), &run);
+    assert!(
+        written < common::RESULTS_PROMPT,
+        "results written {written:?} after the signal"
+    );
     assert_no_temporary_files(&out);
     let csv = std::fs::read_to_string(out.join("compare.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();

@@ -78,8 +78,13 @@ fn table(out: &mut String, rows: &[SummaryRow]) {
     for r in rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
+            "| {}{} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
             r.policy,
+            if r.incidents > 0 {
+                format!(" (affected: {} harness incidents)", r.incidents)
+            } else {
+                String::new()
+            },
             r.requests,
             r.errors,
             r.p50_ms,
@@ -93,12 +98,32 @@ fn table(out: &mut String, rows: &[SummaryRow]) {
 }
 
 fn notes(out: &mut String, run: &RunSummary) {
-    if run.notes.is_empty() {
-        return;
+    if !run.notes.is_empty() {
+        out.push('\n');
+        for (k, v) in &run.notes {
+            let _ = writeln!(out, "- `{k}`: {v}");
+        }
     }
-    out.push('\n');
-    for (k, v) in &run.notes {
-        let _ = writeln!(out, "- `{k}`: {v}");
+    if !run.incidents.is_empty() {
+        out.push_str(
+            "\nHarness incidents (the harness, not the scenario, affected these runs):\n\n",
+        );
+        for i in &run.incidents {
+            let backend = i
+                .backend
+                .and_then(|b| run.backends.get(b))
+                .map(|n| format!(" `{n}`"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "- {} `{}`{backend} at {:.2}–{:.2} s: {}",
+                i.policy,
+                i.kind.name(),
+                i.start_s,
+                i.end_s,
+                i.detail
+            );
+        }
     }
 }
 

@@ -116,6 +116,8 @@ pub struct Interrupted {
     pub code: Option<i32>,
     /// From the signal to the exit.
     pub took: Duration,
+    /// When the signal was sent.
+    pub sent_at: std::time::SystemTime,
     /// Standard error.
     pub stderr: String,
     /// Child processes lblab had just before the signal that were still alive after it exited.
@@ -142,6 +144,7 @@ pub fn interrupted(args: &[&str], sig: &str, after: Duration) -> Interrupted {
     );
     let children = children_of(child.id());
     let sent = Instant::now();
+    let sent_at = std::time::SystemTime::now();
     signal(child.id(), sig);
     let status = wait_for(
         &mut child,
@@ -160,10 +163,24 @@ pub fn interrupted(args: &[&str], sig: &str, after: Duration) -> Interrupted {
     Interrupted {
         code: status.code(),
         took,
+        sent_at,
         stderr,
         orphans: children.into_iter().filter(|&p| alive(p)).collect(),
     }
 }
+
+/// How long after the signal `file` was written.
+#[track_caller]
+pub fn written_after(file: &Path, run: &Interrupted) -> Duration {
+    let written = std::fs::metadata(file)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    written.duration_since(run.sent_at).unwrap_or_default()
+}
+
+/// How soon the results must be on disk after the signal, charts aside: the run stops, cuts
+/// calls in flight off after 250 ms and writes its data files (a release build: ~0.1 s).
+pub const RESULTS_PROMPT: Duration = Duration::from_secs(2);
 
 /// No temporary (half-written) files in `dir`.
 #[track_caller]
