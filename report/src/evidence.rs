@@ -286,6 +286,65 @@ mod tests {
     }
 
     #[test]
+    fn harness_incidents_mark_the_real_rows_and_are_listed() {
+        use lblab_model::results::{Incident, IncidentKind};
+        let row = SummaryRow {
+            policy: "peak_ewma".into(),
+            requests: 10,
+            ok: 10,
+            errors: 0,
+            deadline_exceeded: 0,
+            dropped: 0,
+            p50_ms: 1.0,
+            p90_ms: 1.0,
+            p99_ms: 1.0,
+            p999_ms: 1.0,
+            max_ms: 1.0,
+            mean_ms: 1.0,
+            slow_share: 0.0,
+            incidents: 1,
+        };
+        let run = RunSummary {
+            scenario: "s".into(),
+            mode: "real".into(),
+            seed: 1,
+            partial: false,
+            backends: vec!["main/0".into(), "main/1".into()],
+            fault_windows: Vec::new(),
+            warmup_s: 0.0,
+            rows: vec![row],
+            notes: Vec::new(),
+            incidents: vec![Incident {
+                policy: "peak_ewma".into(),
+                kind: IncidentKind::ConnectionLost,
+                backend: Some(1),
+                start_s: 2.0,
+                end_s: 3.0,
+                count: 1,
+                detail: "connection to 127.0.0.1:1 lost 1 time(s)".into(),
+            }],
+        };
+        let item = ScenarioEvidence {
+            name: "s".into(),
+            description: String::new(),
+            sim: None,
+            real: Some(run),
+            sim_matched: None,
+            real_dir: "s/real".into(),
+            compare_chart: None,
+        };
+        let md = markdown(&[item], "");
+        assert!(
+            md.contains("| peak_ewma (affected: 1 harness incidents) |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- peak_ewma `connection_lost` `main/1` at 2.00–3.00 s: connection to"),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn description_is_the_opening_comment() {
         let text = "# one-slow: a\n# slow one.\n\nname = \"x\" # not this\n# nor this\n";
         assert_eq!(scenario_description(text), "one-slow: a slow one.");

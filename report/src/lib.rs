@@ -45,6 +45,7 @@
 //!     warmup_s: 1.0,
 //!     rows: vec![result.summary.clone()],
 //!     notes: vec![],
+//!     incidents: vec![],
 //! };
 //! let dir = std::env::temp_dir().join(format!("lblab-report-doc-{}", std::process::id()));
 //! let written = lblab_report::write_run_charts(&dir, &summary, &[result])?;

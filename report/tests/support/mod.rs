@@ -88,6 +88,7 @@ pub fn run() -> (RunSummary, Vec<PolicyResult>) {
         warmup_s: warmup as f64 / NS as f64,
         rows: results.iter().map(|r| r.summary.clone()).collect(),
         notes: Vec::new(),
+        incidents: Vec::new(),
     };
     (summary, results)
 }
