@@ -423,3 +423,124 @@ fn overload_is_marked_and_the_run_still_ends() {
     assert!(took < Duration::from_secs(60), "took {took:?}");
     assert_no_temporary_files(&out);
 }
+
+/// Three policies of a few seconds each, for runs that are stopped part-way.
+fn three_policies() -> String {
+    SCENARIO.replace("duration = \"4s\"", "duration = \"3s\"")
+        + r#"
+[[policies]]
+name = "peak_ewma"
+config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
+[[policies]]
+name = "least_request"
+config = '{"loadBalancingConfig":[{"least_request_experimental":{}}]}'
+"#
+}
+
+#[test]
+fn a_real_run_killed_outright_keeps_the_policies_it_finished() {
+    let dir = scratch("fault-kill-real");
+    let scenario = write_scenario(&dir, &three_policies());
+    let out = dir.join("out");
+    let mut child = spawn(&[
+        "real",
+        &scenario,
+        "--floor",
+        "0s",
+        "--attempts",
+        "1",
+        "--no-pin",
+        NO_RT,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // Wait for the checkpoint after the first policy (its last chart written, nothing half
+    // written), then kill the process with no chance to clean up.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !(out.join("traffic_share.svg").exists()
+        && common::files(&out)
+            .iter()
+            .all(|(n, _)| !n.ends_with(".tmp")))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no checkpoint after the first policy"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "lblab real ended early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(child.id(), "-KILL");
+    let _ = child.wait();
+    let s = summary(&out);
+    assert_eq!(s["partial"], true, "{s}");
+    assert_accounted(&s);
+    let rows = s["rows"].as_array().unwrap();
+    assert!(!rows.is_empty() && rows.len() < 3, "{s}");
+    assert_eq!(rows[0]["policy"], "round_robin");
+    assert!(rows[0]["ok"].as_u64().unwrap() > 500, "{s}");
+    assert!(
+        s["notes"].to_string().contains("in progress"),
+        "the checkpoint says so: {s}"
+    );
+    assert!(out.join("harness.json").exists());
+
+    // A killed run may leave a temporary file mid-write; the next run into the folder removes it.
+    std::fs::write(out.join(".summary.json.tmp"), "half").unwrap();
+    let o = lblab(&[
+        "real",
+        &scenario,
+        "--floor",
+        "0s",
+        "--attempts",
+        "1",
+        "--no-pin",
+        NO_RT,
+        "--policy",
+        "round_robin",
+        "--duration",
+        "1s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_no_temporary_files(&out);
+    assert_eq!(summary(&out)["partial"], false);
+}
+
+#[test]
+fn loadgen_stops_on_sigint_and_keeps_partial_results() {
+    let dir = scratch("fault-sigint-loadgen");
+    let scenario = write_scenario(
+        &dir,
+        &SCENARIO.replace("duration = \"4s\"", "duration = \"1h\""),
+    );
+    let fleet = BackendProcess::start(&scenario, &[]);
+    let out = dir.join("out");
+    let targets = fleet.targets.join(",");
+    let run = common::interrupted(
+        &[
+            "loadgen",
+            &scenario,
+            "--targets",
+            &targets,
+            "--out",
+            out.to_str().unwrap(),
+            NO_RT,
+        ],
+        "-INT",
+        Duration::from_secs(3),
+    );
+    fleet.stop();
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < common::PROMPT, "took {:?}", run.took);
+    let written = common::written_after(&out.join("summary.json"), &run);
+    assert!(
+        written < common::RESULTS_PROMPT,
+        "results written {written:?} after the signal"
+    );
+    common::assert_partial_results(&out);
+    assert!(summary(&out)["rows"][0]["ok"].as_u64().unwrap() > 100);
+}

@@ -341,11 +341,14 @@ pub fn run_floor(
 }
 
 /// Runs the floor (if asked) and then every selected policy, each against a fresh fleet.
-/// `progress` is told what starts and ends.
+/// `progress` is told what starts and ends; `checkpoint` is given everything measured so far
+/// after each policy, so that a caller can write it (a run killed outright then keeps the
+/// policies it finished).
 pub fn run_real(
     scenario: &Scenario,
     options: &HarnessOptions<'_>,
     progress: &mut dyn FnMut(&str),
+    checkpoint: &mut dyn FnMut(&RealRun),
 ) -> Result<RealRun, LoadgenError> {
     for name in &options.only {
         if !scenario.policies.iter().any(|p| &p.name == name) {
@@ -360,6 +363,11 @@ pub fn run_real(
         }
     }
     let stopped = || options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
+    let planned = scenario
+        .policies
+        .iter()
+        .filter(|p| (options.only.is_empty() || options.only.contains(&p.name)) && p.runs_in_real())
+        .count();
     let mut out = RealRun::default();
     if let Some(length) = options.floor {
         progress(&format!(
@@ -444,6 +452,9 @@ pub fn run_real(
             p.name, r.p50_ms, r.p99_ms, r.ok, r.requests
         ));
         out.policies.push(report);
+        if out.policies.len() < planned {
+            checkpoint(&out);
+        }
     }
     out.partial = stopped() || out.failed.is_some() || out.policies.iter().any(|p| p.run.partial);
     Ok(out)

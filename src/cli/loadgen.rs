@@ -73,8 +73,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut notes = Vec::new();
     let mut partial = false;
     let mut failed = None;
+    let selected = |p: &lblab_model::scenario::PolicyEntry| {
+        args.policies.is_empty() || args.policies.contains(&p.name)
+    };
+    let planned = scenario
+        .policies
+        .iter()
+        .filter(|p| selected(p) && p.runs_in_real())
+        .count();
     for p in &scenario.policies {
-        if !args.policies.is_empty() && !args.policies.contains(&p.name) {
+        if !selected(p) {
             continue;
         }
         if !p.runs_in_real() {
@@ -136,6 +144,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         partial |= run.partial;
         results.push(run.result);
+        if results.len() < planned && !partial {
+            // A checkpoint: a run killed outright keeps the policies it finished.
+            let mut so_far = notes.clone();
+            so_far.push((
+                "in progress".into(),
+                format!(
+                    "written after {} measured policies while the run went on",
+                    results.len()
+                ),
+            ));
+            let summary = output::summarize(&scenario, "real", &results, true, so_far);
+            if let Err(e) = output::write(&dir, &summary, &results) {
+                eprintln!("warning: could not write the results so far: {e:#}");
+            }
+        }
     }
     if let Some(why) = &failed {
         notes.push(("stopped early".into(), why.clone()));

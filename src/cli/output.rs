@@ -25,7 +25,19 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
         );
     }
     std::fs::create_dir_all(dir)
-        .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))
+        .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))?;
+    // A run killed outright (SIGKILL) while writing can leave a temporary file behind: remove
+    // those, and only those (lblab's own `.<name>.tmp` files).
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && name.ends_with(".tmp") && e.path().is_file() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The run summary of `results`, in the order given.

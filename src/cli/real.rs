@@ -123,7 +123,9 @@ pub fn realtime(disabled: bool) -> bool {
     ok
 }
 
-/// Runs the real harness and writes its results; returns them with the folder.
+/// Runs the real harness and writes its results; returns them with the folder. The results so far
+/// are also written after each policy (marked partial), so a run killed outright keeps the
+/// policies it finished.
 pub fn run_and_write(
     scenario: &Scenario,
     options: &HarnessOptions<'_>,
@@ -131,10 +133,40 @@ pub fn run_and_write(
 ) -> anyhow::Result<(RealRun, RunSummary, Vec<PolicyResult>, PathBuf)> {
     let dir = output::results_dir(scenario, "real", out);
     output::prepare_dir(&dir)?;
-    let real = harness::run_real(scenario, options, &mut |line| eprintln!("{line}"))?;
+    let real = harness::run_real(
+        scenario,
+        options,
+        &mut |line| eprintln!("{line}"),
+        &mut |so_far| {
+            if let Err(e) = write(scenario, so_far, &dir, true) {
+                eprintln!("warning: could not write the results so far: {e:#}");
+            }
+        },
+    )?;
+    let (summary, results) = write(scenario, &real, &dir, false)?;
+    Ok((real, summary, results, dir))
+}
+
+/// Writes a real run's results and `harness.json` into `dir`; `in_progress` marks a checkpoint
+/// written while the run goes on.
+fn write(
+    scenario: &Scenario,
+    real: &RealRun,
+    dir: &Path,
+    in_progress: bool,
+) -> anyhow::Result<(RunSummary, Vec<PolicyResult>)> {
     let results: Vec<PolicyResult> = real.policies.iter().map(|p| p.run.result.clone()).collect();
     let h = real.summary();
     let mut notes = Vec::new();
+    if in_progress {
+        notes.push((
+            "in progress".into(),
+            format!(
+                "written after {} measured policies while the run went on; had it finished, this note would be gone",
+                real.policies.len()
+            ),
+        ));
+    }
     if let Some(f) = &h.floor {
         notes.push(("harness_floor_p50_ms".into(), format!("{:.3}", f.p50_ms)));
         notes.push(("harness_floor_p99_ms".into(), format!("{:.3}", f.p99_ms)));
@@ -159,11 +191,12 @@ pub fn run_and_write(
     if let Some(why) = &real.failed {
         notes.push(("stopped early".into(), why.clone()));
     }
-    let summary = output::summarize(scenario, "real", &results, real.partial, notes);
-    output::write(&dir, &summary, &results).context("writing real-harness results")?;
+    let partial = real.partial || in_progress;
+    let summary = output::summarize(scenario, "real", &results, partial, notes);
+    output::write(dir, &summary, &results).context("writing real-harness results")?;
     let json = serde_json::to_string_pretty(&h)?;
     write_atomic(&dir.join("harness.json"), (json + "\n").as_bytes())?;
-    Ok((real, summary, results, dir))
+    Ok((summary, results))
 }
 
 /// Prints the harness's own numbers.
