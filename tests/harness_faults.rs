@@ -544,3 +544,33 @@ fn loadgen_stops_on_sigint_and_keeps_partial_results() {
     common::assert_partial_results(&out);
     assert!(summary(&out)["rows"][0]["ok"].as_u64().unwrap() > 100);
 }
+
+#[test]
+fn bad_harness_flags_are_named_before_any_work() {
+    let dir = scratch("fault-flags");
+    let scenario = write_scenario(&dir, SCENARIO);
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["backend", &scenario, "--only", "nosuch"],
+            "--only \"nosuch\": no backend or fleet group of that name in faults; it has main/0, main/1, main/2",
+        ),
+        (
+            &["loadgen", &scenario, "--targets", "localhost"],
+            "--targets: \"localhost\" is not host:port",
+        ),
+        (
+            &["loadgen", &scenario, "--targets", "127.0.0.1:1", "--policy", "nosuch"],
+            "--policy \"nosuch\": no such policy in the scenario",
+        ),
+        (
+            &["real", &scenario, "--listen", "localhost:80"],
+            "invalid value 'localhost:80' for '--listen <LISTEN>'",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = lblab(args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
