@@ -90,6 +90,56 @@ impl BackendProcess {
     }
 }
 
+/// The arguments of `lblab loadgen` against `targets` into `out`, then `extra`.
+fn loadgen_args<'a>(
+    scenario: &'a str,
+    targets: &'a str,
+    out: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "loadgen",
+        scenario,
+        "--targets",
+        targets,
+        "--out",
+        out.to_str().unwrap(),
+        NO_RT,
+    ];
+    args.extend(extra);
+    args
+}
+
+/// Runs `lblab loadgen`, which must succeed, and returns its summary, checked for accounting.
+#[track_caller]
+fn loadgen_ok(scenario: &str, targets: &str, out: &Path, extra: &[&str]) -> Value {
+    let o = lblab(&loadgen_args(scenario, targets, out, extra));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = summary(out);
+    assert_accounted(&s);
+    assert_no_temporary_files(out);
+    s
+}
+
+/// The arguments of a polite `lblab real` run (no floor, one attempt, no pinning, normal
+/// scheduling) into `out`, then `extra`.
+fn real_args<'a>(scenario: &'a str, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "real",
+        scenario,
+        "--floor",
+        "0s",
+        "--attempts",
+        "1",
+        "--no-pin",
+        NO_RT,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args
+}
+
 fn incidents<'a>(summary: &'a Value, kind: &str) -> Vec<&'a Value> {
     summary["incidents"]
         .as_array()
@@ -132,15 +182,7 @@ fn a_backend_process_killed_mid_run_is_an_incident_and_every_request_is_accounte
         .concat()
         .join(",");
     let out = dir.join("out");
-    let mut loadgen = spawn(&[
-        "loadgen",
-        &scenario,
-        "--targets",
-        &targets,
-        "--out",
-        out.to_str().unwrap(),
-        NO_RT,
-    ]);
+    let mut loadgen = spawn(&loadgen_args(&scenario, &targets, &out, &[]));
     // Kill the third backend's process outright in the middle of the measured time.
     std::thread::sleep(Duration::from_millis(3_000));
     signal(doomed.child.id(), "-KILL");
@@ -246,15 +288,8 @@ fn a_load_generator_that_reaches_no_target_says_so_and_writes_nothing() {
     let scenario = write_scenario(&dir, SCENARIO);
     let dead: Vec<String> = (0..3).map(|_| dead_address()).collect();
     let out = dir.join("out");
-    let o = lblab(&[
-        "loadgen",
-        &scenario,
-        "--targets",
-        &dead.join(","),
-        "--out",
-        out.to_str().unwrap(),
-        NO_RT,
-    ]);
+    let dead_targets = dead.join(",");
+    let o = lblab(&loadgen_args(&scenario, &dead_targets, &out, &[]));
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("no target accepted a connection"), "{err}");
@@ -272,21 +307,8 @@ fn an_unreachable_target_among_working_ones_is_marked() {
     let fleet = BackendProcess::start(&scenario, &["main/0", "main/1"]);
     let targets = format!("{},{}", fleet.targets.join(","), dead_address());
     let out = dir.join("out");
-    let o = lblab(&[
-        "loadgen",
-        &scenario,
-        "--targets",
-        &targets,
-        "--duration",
-        "2s",
-        "--out",
-        out.to_str().unwrap(),
-        NO_RT,
-    ]);
+    let s = loadgen_ok(&scenario, &targets, &out, &["--duration", "2s"]);
     fleet.stop();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let s = summary(&out);
-    assert_accounted(&s);
     let u = incidents(&s, "unreachable");
     assert_eq!(u.len(), 1, "{s}");
     assert_eq!(u[0]["backend"], 2);
@@ -342,19 +364,8 @@ fn a_backend_that_resets_connections_is_marked_and_every_request_is_accounted_fo
     let proxy = resetting_proxy(upstream, Duration::from_millis(400));
     let targets = format!("{},{},{proxy}", fleet.targets[0], fleet.targets[1]);
     let out = dir.join("out");
-    let o = lblab(&[
-        "loadgen",
-        &scenario,
-        "--targets",
-        &targets,
-        "--out",
-        out.to_str().unwrap(),
-        NO_RT,
-    ]);
+    let s = loadgen_ok(&scenario, &targets, &out, &[]);
     fleet.stop();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let s = summary(&out);
-    assert_accounted(&s);
     let lost = incidents(&s, "connection_lost");
     assert_eq!(lost.len(), 1, "only the reset backend: {s}");
     assert_eq!(lost[0]["backend"], 2);
@@ -383,18 +394,7 @@ fn overload_is_marked_and_the_run_still_ends() {
     );
     let out = dir.join("out");
     let started = Instant::now();
-    let mut child = spawn(&[
-        "real",
-        &scenario,
-        "--floor",
-        "0s",
-        "--attempts",
-        "1",
-        "--no-pin",
-        NO_RT,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let mut child = spawn(&real_args(&scenario, &out, &[]));
     let status = wait_for(&mut child, Duration::from_secs(120), "lblab real");
     let took = started.elapsed();
     let mut stdout = String::new();
@@ -442,18 +442,7 @@ fn a_real_run_killed_outright_keeps_the_policies_it_finished() {
     let dir = scratch("fault-kill-real");
     let scenario = write_scenario(&dir, &three_policies());
     let out = dir.join("out");
-    let mut child = spawn(&[
-        "real",
-        &scenario,
-        "--floor",
-        "0s",
-        "--attempts",
-        "1",
-        "--no-pin",
-        NO_RT,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let mut child = spawn(&real_args(&scenario, &out, &[]));
     // Wait for the checkpoint after the first policy (its last chart written, nothing half
     // written), then kill the process with no chance to clean up.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -489,22 +478,11 @@ fn a_real_run_killed_outright_keeps_the_policies_it_finished() {
 
     // A killed run may leave a temporary file mid-write; the next run into the folder removes it.
     std::fs::write(out.join(".summary.json.tmp"), "half").unwrap();
-    let o = lblab(&[
-        "real",
+    let o = lblab(&real_args(
         &scenario,
-        "--floor",
-        "0s",
-        "--attempts",
-        "1",
-        "--no-pin",
-        NO_RT,
-        "--policy",
-        "round_robin",
-        "--duration",
-        "1s",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &out,
+        &["--policy", "round_robin", "--duration", "1s"],
+    ));
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_no_temporary_files(&out);
     assert_eq!(summary(&out)["partial"], false);
@@ -521,15 +499,7 @@ fn loadgen_stops_on_sigint_and_keeps_partial_results() {
     let out = dir.join("out");
     let targets = fleet.targets.join(",");
     let run = common::interrupted(
-        &[
-            "loadgen",
-            &scenario,
-            "--targets",
-            &targets,
-            "--out",
-            out.to_str().unwrap(),
-            NO_RT,
-        ],
+        &loadgen_args(&scenario, &targets, &out, &[]),
         "-INT",
         Duration::from_secs(3),
     );
