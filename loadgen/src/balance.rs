@@ -206,7 +206,8 @@ pub struct Outage {
     /// Failed connection attempts during it.
     pub failed_attempts: u32,
     /// How many outages this record stands for: 1, or more once an endpoint has had more than
-    /// [`MAX_OUTAGES_KEPT`] and later ones are merged into the last record.
+    /// [`MAX_OUTAGES_KEPT`] and later ones are merged into the last record (which then spans
+    /// from the first of them to the end of the last, up time between them included).
     pub merged: u32,
     /// The last error seen: why the connection ended, or why the last attempt failed.
     pub error: Option<String>,
@@ -894,5 +895,33 @@ mod tests {
         assert_eq!(b.delay(0, &mut rng), Duration::from_secs(1));
         assert!((b.delay(1, &mut rng).as_secs_f64() - 1.6).abs() < 1e-9);
         assert_eq!(b.delay(40, &mut rng), Duration::from_secs(120));
+    }
+
+    #[test]
+    fn outages_record_failed_starts_losses_and_stay_bounded() {
+        let mut o = Outages::default();
+        // Two failed attempts before the first connection: one outage, not a lost connection.
+        o.begin(1, Some("refused".into()), true);
+        o.begin(2, Some("refused again".into()), true);
+        o.end(3);
+        assert_eq!(o.list.len(), 1);
+        assert_eq!(
+            (o.list[0].lost, o.list[0].failed_attempts, o.list[0].end),
+            (false, 2, Some(3))
+        );
+        assert_eq!(o.list[0].error.as_deref(), Some("refused again"));
+        // A working connection lost, then back.
+        o.begin(10, Some("reset".into()), false);
+        o.end(12);
+        assert!(o.list[1].lost);
+        // Churn beyond the cap merges into the last record: bounded, and the count is kept.
+        for t in 0..(2 * MAX_OUTAGES_KEPT as u64) {
+            o.begin(100 + 2 * t, None, false);
+            o.end(101 + 2 * t);
+        }
+        assert_eq!(o.list.len(), MAX_OUTAGES_KEPT);
+        let total: u64 = o.list.iter().map(|x| u64::from(x.merged)).sum();
+        assert_eq!(total, 2 + 2 * MAX_OUTAGES_KEPT as u64);
+        assert!(o.list.last().unwrap().end.is_some());
     }
 }
