@@ -1,5 +1,6 @@
 //! End-to-end tests of the `lblab` binary: `check`, `sim` (including byte-identical output for the
-//! same seed) and `sweep`, and their errors on bad input.
+//! same seed) and `sweep`, their errors on bad input, and SIGINT/SIGTERM during `sim`, `sweep`,
+//! `real` and `compare`.
 
 mod common;
 
@@ -7,8 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{
-    assert_no_temporary_files, assert_partial_results, files, interrupted, lblab, scratch, text,
-    PROMPT,
+    assert_no_temporary_files, files, lblab, scratch, stops_and_keeps_partial_results, text,
 };
 
 #[test]
@@ -391,65 +391,38 @@ name = "peak_ewma"
 config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
 "#;
 
+/// `lblab <command> <LONG scenario> --out <out> <extra>`, interrupted by `sig` after a second;
+/// returns the results folder.
+fn long_run_stopped_by(sig: &str, command: &str, extra: &[&str]) -> std::path::PathBuf {
+    let dir = scratch(&format!("{}-{command}", sig.trim_start_matches('-')));
+    let scenario = dir.join("long.toml");
+    std::fs::write(&scenario, LONG).unwrap();
+    let out = dir.join("out");
+    let mut args = vec![
+        command,
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    stops_and_keeps_partial_results(&args, sig, Duration::from_secs(1), &out);
+    out
+}
+
 #[test]
 fn sim_stops_on_sigint_and_keeps_partial_results() {
-    let dir = scratch("sigint-sim");
-    std::fs::write(dir.join("long.toml"), LONG).unwrap();
-    let out = dir.join("out");
-    let run = interrupted(
-        &[
-            "sim",
-            dir.join("long.toml").to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        "-INT",
-        Duration::from_secs(1),
-    );
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
-    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
-    assert_partial_results(&out);
+    let out = long_run_stopped_by("-INT", "sim", &[]);
     assert!(out.join("timeseries.csv").exists() && out.join("peak_ewma.hlog").exists());
 }
 
 #[test]
 fn sim_stops_on_sigterm_and_keeps_partial_results() {
-    let dir = scratch("sigterm-sim");
-    std::fs::write(dir.join("long.toml"), LONG).unwrap();
-    let out = dir.join("out");
-    let run = interrupted(
-        &[
-            "sim",
-            dir.join("long.toml").to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        "-TERM",
-        Duration::from_secs(1),
-    );
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
-    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
-    assert_partial_results(&out);
+    long_run_stopped_by("-TERM", "sim", &[]);
 }
 
 #[test]
 fn sweep_stops_on_sigint_and_keeps_partial_results() {
-    let dir = scratch("sigint-sweep");
-    std::fs::write(dir.join("long.toml"), LONG).unwrap();
-    let out = dir.join("out");
-    let scenario = dir.join("long.toml");
-    let args = [
-        "sweep",
-        scenario.to_str().unwrap(),
-        "--decay-times",
-        "1s,10s",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let run = interrupted(&args, "-INT", Duration::from_secs(1));
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
-    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
-    assert_partial_results(&out);
+    let out = long_run_stopped_by("-INT", "sweep", &["--decay-times", "1s,10s"]);
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert!(
         csv.lines().skip(1).all(|l| l.ends_with(",true")),
@@ -459,23 +432,7 @@ fn sweep_stops_on_sigint_and_keeps_partial_results() {
 
 #[test]
 fn sweep_stops_on_sigterm_and_keeps_partial_results() {
-    let dir = scratch("sigterm-sweep");
-    std::fs::write(dir.join("long.toml"), LONG).unwrap();
-    let out = dir.join("out");
-    let scenario = dir.join("long.toml");
-    let args = [
-        "sweep",
-        scenario.to_str().unwrap(),
-        "--decay-times",
-        "1s",
-        "--no-ablations",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let run = interrupted(&args, "-TERM", Duration::from_secs(1));
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
-    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
-    assert_partial_results(&out);
+    long_run_stopped_by("-TERM", "sweep", &["--decay-times", "1s", "--no-ablations"]);
 }
 
 /// A real-harness scenario that would run for an hour per policy, at a rate the debug build
@@ -523,11 +480,7 @@ fn real_stops_on_sigint_and_keeps_partial_results() {
         out.to_str().unwrap(),
     ];
     args.extend(POLITE);
-    let run = interrupted(&args, "-INT", Duration::from_secs(4));
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
-    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
-    assert!(run.orphans.is_empty(), "left running: {:?}", run.orphans);
-    assert_partial_results(&out);
+    let run = stops_and_keeps_partial_results(&args, "-INT", Duration::from_secs(4), &out);
     let written = common::written_after(&out.join("summary.json"), &run);
     assert!(
         written < common::RESULTS_PROMPT,
@@ -561,13 +514,10 @@ fn compare_stops_on_sigterm_and_keeps_partial_results() {
         out.to_str().unwrap(),
     ];
     args.extend(POLITE);
-    let run = interrupted(&args, "-TERM", Duration::from_secs(6));
-    assert_eq!(run.code, Some(130), "{}", run.stderr);
-    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
-    assert!(run.orphans.is_empty(), "left running: {:?}", run.orphans);
+    let run =
+        stops_and_keeps_partial_results(&args, "-TERM", Duration::from_secs(6), &out.join("real"));
     // The simulation had finished; the real run is partial, and so marked in compare.csv.
     assert_eq!(common::summary(&out.join("sim"))["partial"], false);
-    assert_partial_results(&out.join("real"));
     let written = common::written_after(&out.join("real/summary.json"), &run);
     assert!(
         written < common::RESULTS_PROMPT,

@@ -223,6 +223,24 @@ pub fn assert_partial_results(dir: &Path) {
     assert_accounted(&summary);
 }
 
+/// Runs `lblab args`, sends `sig` after `after`, and checks that it stopped as it must: exit
+/// code 130 within [`PROMPT`], no child process left, and partial results in `out` that account
+/// for every request and hold no temporary file.
+#[track_caller]
+pub fn stops_and_keeps_partial_results(
+    args: &[&str],
+    sig: &str,
+    after: Duration,
+    out: &Path,
+) -> Interrupted {
+    let run = interrupted(args, sig, after);
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < PROMPT, "took {:?} to stop", run.took);
+    assert!(run.orphans.is_empty(), "left running: {:?}", run.orphans);
+    assert_partial_results(out);
+    run
+}
+
 /// How soon lblab must exit after the signal. A release build stops in about 0.1-0.2 s (the
 /// simulation stops within 4096 events, the real harness cuts calls in flight off after 250 ms;
 /// writing the files and charts of a few seconds is quick); the tests run the debug build, whose
