@@ -435,26 +435,21 @@ fn sweep_stops_on_sigterm_and_keeps_partial_results() {
     long_run_stopped_by("-TERM", "sweep", &["--decay-times", "1s", "--no-ablations"]);
 }
 
-/// A real-harness scenario that would run for an hour per policy, at a rate the debug build
-/// serves easily.
-const REAL_LONG: &str = r#"
-name = "real-long"
-[workload]
-clients = 1
-rate = 300
-warmup = "1s"
-duration = "1h"
-[[fleet]]
-name = "main"
-count = 3
-service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-[[policies]]
-name = "peak_ewma"
-config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-"#;
+/// [`LONG`] at a rate the debug build of the real harness serves easily: an hour per policy.
+fn real_long() -> String {
+    let toml = LONG
+        .replace("name = \"long\"", "name = \"real-long\"")
+        .replace(
+            "clients = 2\nrate = 20000",
+            "clients = 1\nrate = 300\nwarmup = \"1s\"",
+        )
+        .replace("count = 8", "count = 3");
+    assert!(
+        toml.contains("rate = 300") && toml.contains("count = 3"),
+        "{toml}"
+    );
+    toml
+}
 
 /// Flags that keep the real harness polite on a shared test machine: no floor run, one attempt,
 /// normal scheduling, no pinning.
@@ -470,7 +465,7 @@ const POLITE: [&str; 6] = [
 #[test]
 fn real_stops_on_sigint_and_keeps_partial_results() {
     let dir = scratch("sigint-real");
-    std::fs::write(dir.join("long.toml"), REAL_LONG).unwrap();
+    std::fs::write(dir.join("long.toml"), real_long()).unwrap();
     let out = dir.join("out");
     let scenario = dir.join("long.toml");
     let mut args = vec![
@@ -502,7 +497,7 @@ fn compare_stops_on_sigterm_and_keeps_partial_results() {
     let dir = scratch("sigterm-compare");
     std::fs::write(
         dir.join("long.toml"),
-        REAL_LONG.replace("duration = \"1h\"", "duration = \"2m\""),
+        real_long().replace("duration = \"1h\"", "duration = \"2m\""),
     )
     .unwrap();
     let out = dir.join("out");
