@@ -147,13 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if results.len() < planned && !partial {
             // A checkpoint: a run killed outright keeps the policies it finished.
             let mut so_far = notes.clone();
-            so_far.push((
-                "in progress".into(),
-                format!(
-                    "written after {} measured policies while the run went on",
-                    results.len()
-                ),
-            ));
+            so_far.push(output::in_progress_note(results.len()));
             let summary = output::summarize(&scenario, "real", &results, true, so_far);
             if let Err(e) = output::write(&dir, &summary, &results) {
                 eprintln!("warning: could not write the results so far: {e:#}");

@@ -73,6 +73,17 @@ pub fn summarize(
     }
 }
 
+/// The note a checkpoint carries: results written after `measured` policies while the run
+/// went on (a finished run's files do not have it).
+pub fn in_progress_note(measured: usize) -> (String, String) {
+    (
+        "in progress".into(),
+        format!(
+            "written after {measured} measured policies while the run went on; had it finished, this note would be gone"
+        ),
+    )
+}
+
 /// Writes the data files and the charts into `dir`.
 pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyhow::Result<()> {
     results::write_run(dir, summary, results)

@@ -159,13 +159,7 @@ fn write(
     let h = real.summary();
     let mut notes = Vec::new();
     if in_progress {
-        notes.push((
-            "in progress".into(),
-            format!(
-                "written after {} measured policies while the run went on; had it finished, this note would be gone",
-                real.policies.len()
-            ),
-        ));
+        notes.push(output::in_progress_note(real.policies.len()));
     }
     if let Some(f) = &h.floor {
         notes.push(("harness_floor_p50_ms".into(), format!("{:.3}", f.p50_ms)));
