@@ -99,11 +99,17 @@ name = "oracle"
 config = '{"loadBalancingConfig":[{"oracle":{}}]}'
 "#;
 
-#[test]
-fn sim_output_is_byte_identical_for_the_same_seed() {
-    let dir = scratch("determinism");
+/// A fresh scratch folder `name` holding [`SMALL`] as `small.toml`: (folder, scenario path).
+fn small_scenario(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = scratch(name);
     let scenario = dir.join("small.toml");
     std::fs::write(&scenario, SMALL).unwrap();
+    (dir, scenario)
+}
+
+#[test]
+fn sim_output_is_byte_identical_for_the_same_seed() {
+    let (dir, scenario) = small_scenario("determinism");
     let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
     for (out, seed) in [(&a, "7"), (&b, "7"), (&c, "8")] {
         let run = lblab(&[
@@ -143,9 +149,7 @@ fn sim_output_is_byte_identical_for_the_same_seed() {
 
 #[test]
 fn sim_prints_the_table_and_speed() {
-    let dir = scratch("table");
-    let scenario = dir.join("small.toml");
-    std::fs::write(&scenario, SMALL).unwrap();
+    let (dir, scenario) = small_scenario("table");
     let run = lblab(&[
         "sim",
         scenario.to_str().unwrap(),
@@ -195,9 +199,7 @@ fn sim_rejects_a_bad_scenario_naming_file_and_field() {
 
 #[test]
 fn sweep_writes_csv_and_heatmap() {
-    let dir = scratch("sweep");
-    let scenario = dir.join("small.toml");
-    std::fs::write(&scenario, SMALL).unwrap();
+    let (dir, scenario) = small_scenario("sweep");
     let out = dir.join("out");
     let run = lblab(&[
         "sweep",
@@ -261,9 +263,7 @@ fn sim_error_names_file_field_and_line() {
 
 #[test]
 fn sim_rejects_an_out_path_that_is_a_file_before_simulating() {
-    let dir = scratch("out-is-file");
-    let scenario = dir.join("small.toml");
-    std::fs::write(&scenario, SMALL).unwrap();
+    let (dir, scenario) = small_scenario("out-is-file");
     let file = dir.join("taken");
     std::fs::write(&file, "x").unwrap();
     let err = fails(&[
@@ -280,9 +280,7 @@ fn sim_rejects_an_out_path_that_is_a_file_before_simulating() {
 
 #[test]
 fn sim_rejects_an_unknown_policy_label() {
-    let dir = scratch("unknown-policy");
-    let scenario = dir.join("small.toml");
-    std::fs::write(&scenario, SMALL).unwrap();
+    let (dir, scenario) = small_scenario("unknown-policy");
     let out = dir.join("out");
     let err = fails(&[
         "sim",
@@ -312,9 +310,7 @@ fn sim_rejects_a_seed_that_is_not_a_number() {
 
 #[test]
 fn sweep_rejects_bad_duration_flags() {
-    let dir = scratch("sweep-bad-flags");
-    let scenario = dir.join("small.toml");
-    std::fs::write(&scenario, SMALL).unwrap();
+    let (dir, scenario) = small_scenario("sweep-bad-flags");
     let s = scenario.to_str().unwrap();
     for (flag, value, expect) in [
         ("--decay-times", "0s", "greater than 0"),
