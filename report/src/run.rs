@@ -412,20 +412,7 @@ impl Chart for P99OverTime {
             .enumerate()
             .map(|(i, line)| line.entry(i, line.data.is_empty()))
             .collect();
-        if self.warmup > 0.0 {
-            entries.push(Entry::new(
-                "warm-up",
-                over_white(WARMUP_FILL, WARMUP_ALPHA),
-                Mark::Swatch,
-            ));
-        }
-        if !self.spans.is_empty() {
-            entries.push(Entry::new(
-                "fault window",
-                over_white(FAULT_FILL, FAULT_ALPHA),
-                Mark::Swatch,
-            ));
-        }
+        push_band_entries(&mut entries, self.warmup > 0.0, !self.spans.is_empty());
         let (plot, legend) = with_legend(&body, Some("policy"), &entries)?;
         let (lo, hi) = (self.axis.range.start, self.axis.range.end);
         let build = |top: u32| {
@@ -681,20 +668,7 @@ impl Chart for TrafficShare {
                 Mark::Dashed,
             ));
         }
-        if self.warmup > 0.0 {
-            entries.push(Entry::new(
-                "warm-up",
-                over_white(WARMUP_FILL, WARMUP_ALPHA),
-                Mark::Swatch,
-            ));
-        }
-        if !self.spans.is_empty() {
-            entries.push(Entry::new(
-                "fault window",
-                over_white(FAULT_FILL, FAULT_ALPHA),
-                Mark::Swatch,
-            ));
-        }
+        push_band_entries(&mut entries, self.warmup > 0.0, !self.spans.is_empty());
         let (grid_area, legend) = with_legend(&body, Some("backend"), &entries)?;
         let (rows, cols) = self.grid();
         let cells = grid_area.split_evenly((rows, cols));
@@ -796,6 +770,24 @@ impl TrafficShare {
             }
         }
         Ok(())
+    }
+}
+
+/// Legend entries for the shaded bands a time chart draws: the warm-up and the fault windows.
+fn push_band_entries(entries: &mut Vec<Entry>, warmup: bool, faults: bool) {
+    if warmup {
+        entries.push(Entry::new(
+            "warm-up",
+            over_white(WARMUP_FILL, WARMUP_ALPHA),
+            Mark::Swatch,
+        ));
+    }
+    if faults {
+        entries.push(Entry::new(
+            "fault window",
+            over_white(FAULT_FILL, FAULT_ALPHA),
+            Mark::Swatch,
+        ));
     }
 }
 
