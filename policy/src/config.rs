@@ -217,11 +217,11 @@ pub fn parse_policy(name: &str, config: &Value, path: &str) -> Result<PolicyConf
                     };
                     let sampling = match a.string_choice(
                         "sampling",
-                        &["with_replacement", "distinct"],
-                        "with_replacement",
+                        &["distinct", "with_replacement"],
+                        "distinct",
                     )? {
-                        "distinct" => Sampling::Distinct,
-                        _ => Sampling::WithReplacement,
+                        "with_replacement" => Sampling::WithReplacement,
+                        _ => Sampling::Distinct,
                     };
                     a.finish()?;
                     peak_ewma::Ablation { decay, sampling }

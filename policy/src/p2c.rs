@@ -4,10 +4,14 @@
 use rand::{Rng, RngCore};
 
 /// How the `d` candidates are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// `least_request_experimental` draws with replacement, as gRFC A48 specifies;
+/// `peak_ewma_experimental` draws distinct endpoints (see [`crate::peak_ewma`] for why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sampling {
-    /// Uniformly with replacement, as gRFC A48 specifies (the same endpoint may be drawn twice).
-    #[default]
+    /// Uniformly with replacement, as gRFC A48 specifies (the same endpoint may be drawn twice,
+    /// so with `d` choices among `n` endpoints every draw lands on one given endpoint with
+    /// probability `1/n^d`, whatever its cost).
     WithReplacement,
     /// `d` distinct endpoints (or all of them when there are fewer), as tower, Finagle and Envoy do.
     Distinct,

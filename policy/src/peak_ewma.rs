@@ -2,15 +2,20 @@
 //! algorithm with gRPC's P2C picker).
 //!
 //! Per endpoint a [`PeakEwma`] of client-observed RTT (unary RPCs only) and a count of outstanding
-//! unary RPCs; `cost = decayed_rtt × (outstanding + 1)`; per pick, sample `choiceCount` READY
-//! endpoints and keep the cheapest. The estimate decays toward 0 with time constant `decayTime`
+//! unary RPCs; `cost = decayed_rtt × (outstanding + 1)`; per pick, sample `choiceCount` *distinct*
+//! READY endpoints (all of them when fewer are READY) and keep the cheapest. The estimate decays toward 0 with time constant `decayTime`
 //! also while the endpoint is not picked, so a backend that was slow becomes cheap again, is probed,
 //! and recovers its share once it answers fast. The policy has no ejection of its own: a backend
 //! that fails fast looks fast, so wrap it in `outlier_detection_experimental`.
 //!
-//! Two variations of the references are switchable for ablations through [`Ablation`] (service
-//! config field `lblabAblation`, an lblab extension): decay-on-read as tower and Finagle do it, and
-//! sampling distinct endpoints as tower, Finagle and Envoy do.
+//! Distinct draws depart from gRFC A48 on purpose. A48 samples with replacement, so both draws land
+//! on the same endpoint `1/n²` of the time whatever its cost: with one slow endpoint among 10, 1 %
+//! of picks go to it no matter how slow it is, which is exactly the p99. tower, Finagle and Envoy
+//! draw distinct endpoints.
+//!
+//! Two variations are switchable for ablations through [`Ablation`] (service config field
+//! `lblabAblation`, an lblab extension): decay-on-read as tower and Finagle do it, and A48's
+//! with-replacement draw.
 
 use rand::RngCore;
 
@@ -23,12 +28,23 @@ use crate::{
 };
 
 /// Switches between the proposal's semantics (the default) and the references' variations.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ablation {
     /// How the estimate decays: the proposal's time-weighted blend, or tower's decay-on-read.
     pub decay: DecayMode,
-    /// How candidates are drawn: with replacement (A48), or distinct (tower, Finagle, Envoy).
+    /// How candidates are drawn: distinct (the proposal; tower, Finagle, Envoy), or with
+    /// replacement (A48).
     pub sampling: Sampling,
+}
+
+impl Default for Ablation {
+    /// The proposal: time-weighted decay, distinct draws.
+    fn default() -> Self {
+        Ablation {
+            decay: DecayMode::TimeWeighted,
+            sampling: Sampling::Distinct,
+        }
+    }
 }
 
 /// Configuration of `peak_ewma_experimental`.

@@ -54,7 +54,7 @@ impl Grid {
 pub fn all_ablations() -> Vec<Ablation> {
     let mut v = Vec::new();
     for decay in [DecayMode::TimeWeighted, DecayMode::OnRead] {
-        for sampling in [Sampling::WithReplacement, Sampling::Distinct] {
+        for sampling in [Sampling::Distinct, Sampling::WithReplacement] {
             v.push(Ablation { decay, sampling });
         }
     }

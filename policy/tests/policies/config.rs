@@ -34,7 +34,7 @@ fn every_default_is_filled_in() {
                 "choiceCount": 2,
                 "decayTime": "10s",
                 "defaultRtt": "0.03s",
-                "lblabAblation": {"decay": "time_weighted", "sampling": "with_replacement"},
+                "lblabAblation": {"decay": "time_weighted", "sampling": "distinct"},
             }}),
         ),
         (
@@ -78,7 +78,7 @@ fn every_default_is_filled_in() {
                     "choiceCount": 3,
                     "decayTime": "10s",
                     "defaultRtt": "0.03s",
-                    "lblabAblation": {"decay": "time_weighted", "sampling": "with_replacement"},
+                    "lblabAblation": {"decay": "time_weighted", "sampling": "distinct"},
                 }}],
             }}),
         ),
@@ -91,7 +91,7 @@ fn every_default_is_filled_in() {
 #[test]
 fn normalized_config_parses_back_to_itself() {
     for entry in [
-        r#"{"peak_ewma_experimental":{"choiceCount":4,"decayTime":"2.5s","defaultRtt":"0.001s","lblabAblation":{"decay":"on_read","sampling":"distinct"}}}"#,
+        r#"{"peak_ewma_experimental":{"choiceCount":4,"decayTime":"2.5s","defaultRtt":"0.001s","lblabAblation":{"decay":"on_read","sampling":"with_replacement"}}}"#,
         r#"{"weighted_round_robin":{"enableOobLoadReport":true,"blackoutPeriod":"0s","errorUtilizationPenalty":0.5}}"#,
         r#"{"outlier_detection_experimental":{"interval":"1s","maxEjectionPercent":100,"successRateEjection":{"stdevFactor":1000},"childPolicy":[{"least_request_experimental":{"choiceCount":3}}]}}"#,
     ] {

@@ -271,8 +271,13 @@ fn decay_on_read_ablation_moves_the_stamp_at_picks() {
     let t_done = t_read + rtt;
     let run = |decay: &str| {
         // Two endpoints (with one READY endpoint the picker reads no cost at all); the script
-        // draws endpoint 0 twice.
-        let mut lab = Lab::ready(&pe(&format!(r#""lblabAblation":{{"decay":"{decay}"}}"#)), 2);
+        // draws endpoint 0 twice, which only A48's with-replacement draw can do.
+        let mut lab = Lab::ready(
+            &pe(&format!(
+                r#""lblabAblation":{{"decay":"{decay}","sampling":"with_replacement"}}"#
+            )),
+            2,
+        );
         let pick_0 =
             |lab: &mut Lab| match lab.pick_with(RpcKind::Unary, &mut Script::indices(2, &[0, 0])) {
                 Pick::Endpoint(t) if t.endpoint() == EndpointId(0) => t,
@@ -316,7 +321,7 @@ fn endpoint_view_does_not_decay_on_read_even_in_on_read_mode() {
 }
 
 #[test]
-fn distinct_sampling_ablation_never_picks_the_costlier_of_two() {
+fn distinct_sampling_never_picks_the_costlier_of_two() {
     let count_costlier = |entry: &str| {
         let mut lab = Lab::ready(entry, 2);
         // Endpoint 0 gets a call outstanding: twice the cost of endpoint 1.
@@ -338,12 +343,14 @@ fn distinct_sampling_ablation_never_picks_the_costlier_of_two() {
         lab.done(held, Status::Cancelled, 0);
         costlier
     };
+    assert_eq!(count_costlier(PE), 0);
     assert_eq!(
         count_costlier(&pe(r#""lblabAblation":{"sampling":"distinct"}"#)),
         0
     );
-    // With replacement (A48) both draws are the costlier one a quarter of the time.
-    let n = count_costlier(PE);
+    // With replacement (A48's rule, kept as an ablation) both draws are the costlier one a
+    // quarter of the time.
+    let n = count_costlier(&pe(r#""lblabAblation":{"sampling":"with_replacement"}"#));
     assert!((400..600).contains(&n), "{n}");
 }
 
@@ -363,10 +370,11 @@ fn fails_fast_backend_attracts_traffic_without_outlier_detection() {
 #[test]
 fn pick_keeps_the_cheaper_of_the_drawn_endpoints_by_the_reported_cost() {
     // The picker compares costs in its own form (no exp per candidate); it must agree with the
-    // cost `endpoint_view` reports, across decay-epoch rebases and in both decay modes.
+    // cost `endpoint_view` reports, across decay-epoch rebases and in both decay modes. The
+    // scripted draws may repeat an index, so the draw is A48's (with replacement).
     for entry in [
-        pe(r#""decayTime":"1s""#),
-        pe(r#""decayTime":"1s","lblabAblation":{"decay":"on_read"}"#),
+        pe(r#""decayTime":"1s","lblabAblation":{"sampling":"with_replacement"}"#),
+        pe(r#""decayTime":"1s","lblabAblation":{"decay":"on_read","sampling":"with_replacement"}"#),
     ] {
         let n = 12u32;
         let mut lab = Lab::ready(&entry, n);

@@ -45,8 +45,8 @@ const CHILDREN: &[(&str, &str, bool, bool)] = &[
     ),
     ("peak_ewma", r#"{"peak_ewma_experimental":{}}"#, false, true),
     (
-        "peak_ewma(on_read,distinct)",
-        r#"{"peak_ewma_experimental":{"lblabAblation":{"decay":"on_read","sampling":"distinct"}}}"#,
+        "peak_ewma(on_read,with_replacement)",
+        r#"{"peak_ewma_experimental":{"lblabAblation":{"decay":"on_read","sampling":"with_replacement"}}}"#,
         false,
         true,
     ),
