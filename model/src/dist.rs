@@ -110,6 +110,23 @@ impl DistSpec {
     }
 }
 
+impl DistSpec {
+    /// The distribution's mean in ns (used for the fleet's capacity). The normal's truncation at
+    /// 0 is ignored: it matters only when the standard deviation is close to the mean.
+    pub fn mean_ns(&self) -> f64 {
+        match *self {
+            DistSpec::Constant { value } => value.as_f64(),
+            DistSpec::Uniform { min, max } => (min.as_f64() + max.as_f64()) / 2.0,
+            DistSpec::Exponential { mean } => mean.as_f64(),
+            DistSpec::Lognormal { median, p99 } => {
+                let sigma = (p99.as_f64().max(1.0).ln() - median.as_f64().max(1.0).ln()) / Z99;
+                median.as_f64() * (sigma * sigma / 2.0).exp()
+            }
+            DistSpec::Normal { mean, .. } => mean.as_f64(),
+        }
+    }
+}
+
 impl Dist {
     /// Draws one value in whole nanoseconds (>= 0).
     #[inline]

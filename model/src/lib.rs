@@ -6,6 +6,8 @@
 //! - [`backend`]: a sans-IO backend (workers, queue, service times, faults) that the simulator
 //!   runs in virtual time and `lblab backend` runs in wall-clock time.
 //! - [`results`]: HdrHistogram recording and the files every run writes.
+//! - [`vary`]: a scenario with fields set by dotted path, for sweeps over the scenario space.
+//! - [`stats`]: medians and confidence intervals across seeds.
 //!
 //! This crate does no I/O except reading scenario files and writing results files.
 //!
@@ -35,7 +37,9 @@ pub mod fault;
 mod locate;
 pub mod results;
 pub mod scenario;
+pub mod stats;
 pub mod units;
+pub mod vary;
 
 pub use scenario::Scenario;
 

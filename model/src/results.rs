@@ -203,6 +203,7 @@ pub struct Recorder {
     sent_faulty: u64,
     sends_second: u64,
     sends: Vec<u64>,
+    measured_sends: Vec<u64>,
     rows: Vec<TimeseriesRow>,
     hlog: String,
     encoder: IntervalEncoder,
@@ -286,6 +287,7 @@ impl Recorder {
             sent_faulty: 0,
             sends_second: 0,
             sends: vec![0; backends],
+            measured_sends: vec![0; backends],
             rows: Vec::new(),
             hlog: String::new(),
             encoder: IntervalEncoder::new(),
@@ -324,6 +326,9 @@ impl Recorder {
             *c += 1;
         }
         if intended >= self.warmup {
+            if let Some(c) = self.measured_sends.get_mut(backend) {
+                *c += 1;
+            }
             self.sent_measured += 1;
             if faulty {
                 self.sent_faulty += 1;
@@ -455,6 +460,7 @@ impl Recorder {
             timeseries: self.rows,
             hlog,
             histogram: self.total,
+            backend_sends: self.measured_sends,
             incidents: Vec::new(),
         }
     }
@@ -472,6 +478,9 @@ pub struct PolicyResult {
     pub hlog: String,
     /// Latencies after warm-up, ns.
     pub histogram: Histogram<u64>,
+    /// Requests sent to each backend after warm-up (for the herd measure,
+    /// [`crate::stats::herd`]).
+    pub backend_sends: Vec<u64>,
     /// What went wrong in the harness during the run (real mode); `summary.incidents` counts them.
     pub incidents: Vec<Incident>,
 }

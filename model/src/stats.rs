@@ -1,0 +1,411 @@
+//! How sure a result is: medians across seeds with distribution-free 95 % confidence intervals,
+//! per policy and for each policy's ratio to a baseline (round_robin, oracle).
+//!
+//! One seed gives one draw of arrivals, service times and picks. Running `N` seeds gives `N`
+//! independent draws of every summary quantity; lblab reports their **median** and a confidence
+//! interval *for that median* from order statistics: with the values sorted, `[x₍ₖ₎, x₍ₙ₋ₖ₊₁₎]`
+//! covers the true median with probability `1 − 2·P(B ≤ k−1)`, `B ~ Binomial(n, ½)`, whatever the
+//! distribution of the values. `k` is the largest for which that probability is at least 95 %.
+//! Below 6 seeds no pair of order statistics reaches 95 %: the interval is then the whole range,
+//! and its [`Interval::coverage`] says how much less than 95 % it is (3 seeds: 75 %; 5: 93.75 %).
+//!
+//! Ratios to a baseline are paired: seed `i` of a policy is divided by seed `i` of the baseline,
+//! which saw the same arrivals and service times (every component draws from its own stream of
+//! the seed), so the ratio's interval is much narrower than the two intervals apart would say.
+//!
+//! ```
+//! use lblab_model::stats::median_interval;
+//! let i = median_interval(&[5.0, 1.0, 4.0, 2.0, 3.0, 9.0, 8.0, 7.0, 6.0, 10.0]);
+//! assert_eq!((i.median, i.lo, i.hi), (5.5, 2.0, 9.0));
+//! assert!(i.coverage > 0.95);
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::SummaryRow;
+
+/// The confidence the intervals aim for.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// A median across runs and its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Median of the values.
+    pub median: f64,
+    /// Lower end of the confidence interval for the median.
+    pub lo: f64,
+    /// Upper end.
+    pub hi: f64,
+    /// How many values (seeds).
+    pub n: usize,
+    /// The interval's actual coverage: at least [`CONFIDENCE`] from 6 values on; with fewer, the
+    /// interval is the whole range and covers less.
+    pub coverage: f64,
+}
+
+impl Interval {
+    /// `median [lo, hi]` with the given number of decimals.
+    pub fn display(&self, decimals: usize) -> String {
+        if self.n <= 1 {
+            format!("{:.decimals$}", self.median)
+        } else {
+            format!(
+                "{:.decimals$} [{:.decimals$}, {:.decimals$}]",
+                self.median, self.lo, self.hi
+            )
+        }
+    }
+}
+
+/// The median of the finite `values` and its confidence interval (see the module docs). No finite
+/// values: every field NaN and `n` 0.
+pub fn median_interval(values: &[f64]) -> Interval {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return Interval {
+            median: f64::NAN,
+            lo: f64::NAN,
+            hi: f64::NAN,
+            n: 0,
+            coverage: 0.0,
+        };
+    }
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    // P(B <= j) for B ~ Binomial(n, 1/2), accumulated.
+    let mut k = 1; // 1-based order statistic; k = 1 is the whole range
+    let mut tail = 0.5f64.powi(n as i32); // P(B <= 0)
+    let mut coverage = 1.0 - 2.0 * tail;
+    let mut term = tail; // C(n, j) / 2^n
+    for j in 1..n / 2 {
+        term *= (n - j + 1) as f64 / j as f64;
+        let next_tail = tail + term; // P(B <= j)
+        let next_coverage = 1.0 - 2.0 * next_tail;
+        if next_coverage < CONFIDENCE {
+            break;
+        }
+        k = j + 1;
+        tail = next_tail;
+        coverage = next_coverage;
+    }
+    Interval {
+        median,
+        lo: v[k - 1],
+        hi: v[n - k],
+        n,
+        coverage: coverage.max(0.0),
+    }
+}
+
+/// What one run of one policy contributes to the intervals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSample {
+    /// Its summary row.
+    pub row: SummaryRow,
+    /// The herd measure ([`herd`]).
+    pub herd: f64,
+}
+
+/// The herd measure: the busiest healthy backend's share of the traffic sent to healthy
+/// backends, over its fair share (`1/healthy`). 1 is an even spread; 2 means one healthy backend
+/// got twice its share — many clients that all chase the same cheapest backend do that. NaN when
+/// no healthy backend got any traffic.
+pub fn herd(sends: &[u64], healthy: &[bool]) -> f64 {
+    let mut total = 0u64;
+    let mut busiest = 0u64;
+    let mut count = 0u64;
+    for (s, _) in sends.iter().zip(healthy).filter(|(_, h)| **h) {
+        total += s;
+        busiest = busiest.max(*s);
+        count += 1;
+    }
+    if total == 0 {
+        f64::NAN
+    } else {
+        busiest as f64 * count as f64 / total as f64
+    }
+}
+
+/// One summarized quantity: its name in files (`p99_ms`, `p99_vs_round_robin`, …) and how to read
+/// it from a run.
+struct Metric {
+    name: &'static str,
+    value: fn(&RunSample) -> f64,
+}
+
+/// The quantities every policy gets an interval for, in file order.
+const METRICS: &[Metric] = &[
+    Metric {
+        name: "p50_ms",
+        value: |s| s.row.p50_ms,
+    },
+    Metric {
+        name: "p90_ms",
+        value: |s| s.row.p90_ms,
+    },
+    Metric {
+        name: "p99_ms",
+        value: |s| s.row.p99_ms,
+    },
+    Metric {
+        name: "p999_ms",
+        value: |s| s.row.p999_ms,
+    },
+    Metric {
+        name: "max_ms",
+        value: |s| s.row.max_ms,
+    },
+    Metric {
+        name: "mean_ms",
+        value: |s| s.row.mean_ms,
+    },
+    Metric {
+        name: "slow_share",
+        value: |s| s.row.slow_share,
+    },
+    Metric {
+        name: "error_share",
+        value: |s| s.row.errors as f64 / (s.row.requests.max(1)) as f64,
+    },
+    Metric {
+        name: "herd",
+        value: |s| s.herd,
+    },
+];
+
+/// The quantities compared with a baseline as a paired ratio.
+const RATIOS: &[Metric] = &[
+    Metric {
+        name: "p99",
+        value: |s| s.row.p99_ms,
+    },
+    Metric {
+        name: "p999",
+        value: |s| s.row.p999_ms,
+    },
+];
+
+/// One quantity's interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedInterval {
+    /// `p99_ms`, `slow_share`, `p99_vs_round_robin`, …
+    pub metric: String,
+    /// Its median and interval.
+    #[serde(flatten)]
+    pub interval: Interval,
+}
+
+/// Every interval of one policy across seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyIntervals {
+    /// Policy label.
+    pub policy: String,
+    /// Seeds summarized.
+    pub seeds: usize,
+    /// The intervals, in a fixed order: the metrics, then the ratios to each baseline present.
+    pub intervals: Vec<NamedInterval>,
+}
+
+impl PolicyIntervals {
+    /// The interval of `metric`, if summarized.
+    pub fn get(&self, metric: &str) -> Option<&Interval> {
+        self.intervals
+            .iter()
+            .find(|i| i.metric == metric)
+            .map(|i| &i.interval)
+    }
+}
+
+/// The intervals of every policy in `runs` (label, one sample per seed in seed order), with paired
+/// ratios to each baseline label in `baselines` that is among them (a baseline is not compared
+/// with itself).
+pub fn summarize(runs: &[(String, Vec<RunSample>)], baselines: &[&str]) -> Vec<PolicyIntervals> {
+    runs.iter()
+        .map(|(policy, samples)| {
+            let mut intervals: Vec<NamedInterval> = METRICS
+                .iter()
+                .map(|m| NamedInterval {
+                    metric: m.name.to_string(),
+                    interval: median_interval(
+                        &samples.iter().map(|s| (m.value)(s)).collect::<Vec<_>>(),
+                    ),
+                })
+                .collect();
+            for base in baselines {
+                let Some((_, base_samples)) = runs.iter().find(|(p, _)| p == base) else {
+                    continue;
+                };
+                if policy == base {
+                    continue;
+                }
+                for m in RATIOS {
+                    let ratios: Vec<f64> = samples
+                        .iter()
+                        .zip(base_samples)
+                        .map(|(s, b)| (m.value)(s) / (m.value)(b))
+                        .collect();
+                    intervals.push(NamedInterval {
+                        metric: format!("{}_vs_{base}", m.name),
+                        interval: median_interval(&ratios),
+                    });
+                }
+            }
+            PolicyIntervals {
+                policy: policy.clone(),
+                seeds: samples.len(),
+                intervals,
+            }
+        })
+        .collect()
+}
+
+/// `intervals.csv`: one line per policy and quantity,
+/// `policy,metric,median,lo,hi,seeds,coverage`.
+pub fn intervals_csv(rows: &[PolicyIntervals]) -> String {
+    let mut out = String::from("policy,metric,median,lo,hi,seeds,coverage\n");
+    for r in rows {
+        for i in &r.intervals {
+            let iv = &i.interval;
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{:.4}\n",
+                csv_field(&r.policy),
+                i.metric,
+                num(iv.median),
+                num(iv.lo),
+                num(iv.hi),
+                iv.n,
+                iv.coverage
+            ));
+        }
+    }
+    out
+}
+
+/// A number for a CSV cell: 6 significant digits, empty when not finite.
+pub fn num(v: f64) -> String {
+    if v.is_finite() {
+        let s = format!("{v:.6}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s.is_empty() || s == "-" {
+            "0".into()
+        } else {
+            s.to_string()
+        }
+    } else {
+        String::new()
+    }
+}
+
+/// Quotes a CSV field when it needs it.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(p99: f64) -> SummaryRow {
+        SummaryRow {
+            policy: "x".into(),
+            requests: 100,
+            ok: 100,
+            errors: 0,
+            deadline_exceeded: 0,
+            dropped: 0,
+            p50_ms: 1.0,
+            p90_ms: 2.0,
+            p99_ms: p99,
+            p999_ms: p99 * 2.0,
+            max_ms: 100.0,
+            mean_ms: 1.5,
+            slow_share: 0.01,
+            incidents: 0,
+        }
+    }
+
+    #[test]
+    fn interval_of_few_seeds_is_the_range_with_its_coverage() {
+        let i = median_interval(&[3.0, 1.0, 2.0]);
+        assert_eq!((i.median, i.lo, i.hi, i.n), (2.0, 1.0, 3.0, 3));
+        assert!((i.coverage - 0.75).abs() < 1e-12);
+        let one = median_interval(&[4.0]);
+        assert_eq!((one.median, one.lo, one.hi), (4.0, 4.0, 4.0));
+        assert!(median_interval(&[]).median.is_nan());
+        assert_eq!(median_interval(&[f64::NAN, 2.0]).n, 1);
+    }
+
+    #[test]
+    fn interval_reaches_95_percent_from_six_seeds() {
+        // n = 6: [x1, x6] covers 1 - 2/64 = 96.9 %.
+        let i = median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!((i.lo, i.hi), (1.0, 6.0));
+        assert!(i.coverage >= 0.95);
+        // n = 20: k = 6, coverage 95.9 %.
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        let i = median_interval(&v);
+        assert_eq!((i.lo, i.hi), (6.0, 15.0));
+        assert!(i.coverage >= 0.95 && i.coverage < 0.97, "{}", i.coverage);
+    }
+
+    #[test]
+    fn interval_covers_the_median_about_95_percent_of_the_time() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        let trials = 4000;
+        let covered = (0..trials)
+            .filter(|_| {
+                let v: Vec<f64> = (0..20).map(|_| rng.random::<f64>()).collect();
+                let i = median_interval(&v);
+                i.lo <= 0.5 && 0.5 <= i.hi
+            })
+            .count();
+        let rate = covered as f64 / trials as f64;
+        assert!((0.94..0.975).contains(&rate), "{rate}");
+    }
+
+    #[test]
+    fn ratios_are_paired_by_seed() {
+        let rr: Vec<RunSample> = [10.0, 20.0, 30.0]
+            .iter()
+            .map(|&p| RunSample {
+                row: row(p),
+                herd: 1.0,
+            })
+            .collect();
+        let pe: Vec<RunSample> = [5.0, 10.0, 15.0]
+            .iter()
+            .map(|&p| RunSample {
+                row: row(p),
+                herd: 1.2,
+            })
+            .collect();
+        let out = summarize(
+            &[("round_robin".into(), rr), ("peak_ewma".into(), pe)],
+            &["round_robin", "oracle"],
+        );
+        assert!(out[0].get("p99_vs_round_robin").is_none());
+        let r = out[1].get("p99_vs_round_robin").unwrap();
+        // Every paired ratio is exactly 0.5, though the p99s themselves spread 5 to 15.
+        assert_eq!((r.median, r.lo, r.hi), (0.5, 0.5, 0.5));
+        assert_eq!(out[1].get("p99_ms").unwrap().lo, 5.0);
+        assert!(out[1].get("p99_vs_oracle").is_none());
+        assert!(intervals_csv(&out).contains("peak_ewma,p99_vs_round_robin,0.5,0.5,0.5,3,0.7500"));
+    }
+
+    #[test]
+    fn herd_is_the_busiest_healthy_share_over_fair() {
+        assert_eq!(herd(&[10, 10, 10, 0], &[true, true, true, false]), 1.0);
+        assert_eq!(herd(&[20, 10, 0, 500], &[true, true, true, false]), 2.0);
+        assert!(herd(&[0, 0], &[true, true]).is_nan());
+    }
+}
