@@ -8,6 +8,8 @@
 //!   [`Recorder`](lblab_model::results::Recorder) produced.
 //! - [`write_heatmap`]: a labelled grid of values (for parameter sweeps).
 //! - [`write_compare_chart`]: real vs simulated p50 and p99 per policy ([`ComparePoint`]).
+//! - [`write_line_chart`]: a quantity against a swept axis, one line per policy with its
+//!   confidence band ([`LineChart`]).
 //!
 //! - [`evidence`]: the Markdown evidence report over every scenario's simulated and real results,
 //!   with the sim-vs-real agreement.
@@ -59,6 +61,7 @@
 mod compare;
 pub mod evidence;
 mod heatmap;
+mod lines;
 mod render;
 mod run;
 mod supersample;
@@ -67,6 +70,7 @@ use std::path::PathBuf;
 
 pub use compare::{write_compare_chart, ComparePoint};
 pub use heatmap::write_heatmap;
+pub use lines::{write_line_chart, Line, LineChart, LinePoint};
 pub use run::write_run_charts;
 
 /// Why a chart could not be written. Every variant names the file concerned.

@@ -37,6 +37,7 @@
 
 #![warn(missing_docs)]
 
+pub mod batch;
 mod engine;
 pub mod queue;
 pub mod sweep;

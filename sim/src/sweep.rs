@@ -2,8 +2,7 @@
 //! in parallel on all cores. Each grid point is an independent, deterministic simulation, so the
 //! results do not depend on the number of threads or on which thread ran what.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 
 use lblab_model::results::SummaryRow;
 use lblab_model::scenario::{PolicyEntry, Scenario};
@@ -13,7 +12,8 @@ use lblab_policy::p2c::Sampling;
 use lblab_policy::peak_ewma::{Ablation, Config};
 use lblab_policy::{duration, Nanos};
 
-use crate::{run_policy, SimError, SimOptions};
+use crate::batch::Job;
+use crate::SimError;
 
 /// The grid to sweep.
 #[derive(Debug, Clone)]
@@ -125,31 +125,17 @@ pub fn run(
     stop: Option<&AtomicBool>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<Cell>, SimError> {
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<Result<Cell, SimError>>>> =
-        Mutex::new((0..points.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
-                if stop.is_some_and(|f| f.load(Ordering::Relaxed)) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(point) = points.get(i) else { break };
-                let entry = point.entry();
-                let result = run_policy(scenario, &entry, &SimOptions { stop }).map(|run| Cell {
-                    point: *point,
-                    summary: run.result.summary,
-                    partial: run.stats.interrupted,
-                });
-                slots
-                    .lock()
-                    .expect("no thread panics while holding the lock")[i] = Some(result);
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-            });
-        }
-    });
-    let slots = slots.into_inner().expect("threads joined");
-    slots.into_iter().flatten().collect()
+    let entries: Vec<PolicyEntry> = points.iter().map(Point::entry).collect();
+    let batch: Vec<Job> = entries
+        .iter()
+        .map(|policy| Job { scenario, policy })
+        .collect();
+    crate::batch::run(&batch, jobs, stop, progress, &|i, run| Cell {
+        point: points[i],
+        summary: run.result.summary,
+        partial: run.stats.interrupted,
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
