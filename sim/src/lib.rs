@@ -40,6 +40,7 @@
 pub mod batch;
 mod engine;
 pub mod queue;
+pub mod space;
 pub mod sweep;
 
 use std::sync::atomic::AtomicBool;

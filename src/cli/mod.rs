@@ -8,6 +8,7 @@ mod output;
 mod real;
 mod report;
 mod sim;
+mod space;
 mod sweep;
 
 use std::process::ExitCode;
@@ -29,7 +30,8 @@ enum Command {
     Check(check::Args),
     /// Simulate every policy of a scenario, print the table and write results and charts.
     Sim(sim::Args),
-    /// Sweep peak-EWMA's parameters and ablation switches over one scenario, in parallel.
+    /// Sweep a scenario's fields (--vary) under all its policies, or peak-EWMA's parameters and
+    /// ablation switches, in parallel, with medians and intervals over seeds (--seeds).
     Sweep(sweep::Args),
     /// Regenerate the evidence report (results/README.md) from the results folders.
     Report(report::Args),

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
+use lblab_model::results::write_atomic;
 use lblab_model::Scenario;
 use lblab_sim::{run_policy, PolicyRun, SimOptions};
 
@@ -25,6 +26,11 @@ pub struct Args {
     /// Only run the policies with these labels (repeatable).
     #[arg(long = "policy")]
     policies: Vec<String>,
+    /// Also run this many seeds (the scenario's and the next ones) and write the median and 95 %
+    /// interval of every percentile, and of each policy's ratio to round_robin and oracle, to
+    /// intervals.csv (every run in seeds.csv). The other files show the scenario's seed.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    seeds: u64,
     /// Threads to run policies on in parallel, 1 to 1024 [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     jobs: Option<u16>,
@@ -133,6 +139,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    let mut seeded = None;
+    let mut partial = partial;
+    if args.seeds > 1 && !partial {
+        let plan = lblab_sim::space::plan(&scenario, &[], args.seeds, &args.policies)?;
+        let total = plan.runs();
+        eprintln!("running {} seeds: {total} simulations", args.seeds);
+        let progress = |n: usize| eprint!("\r{n}/{total} done");
+        let jobs = args
+            .jobs
+            .map(usize::from)
+            .unwrap_or_else(lblab_sim::batch::default_threads);
+        let points = lblab_sim::space::run(&plan, jobs, Some(output::stop_flag()), &progress)?;
+        eprintln!();
+        partial |= points.iter().any(|p| p.partial);
+        notes.push((
+            "seeds".into(),
+            format!(
+                "{} (seeds {} to {}): medians and 95 % intervals in intervals.csv, every run in seeds.csv; the other files are seed {}",
+                args.seeds,
+                scenario.file.seed,
+                scenario.file.seed + args.seeds - 1,
+                scenario.file.seed
+            ),
+        ));
+        seeded = points.into_iter().next();
+    }
     let summary = output::summarize(&scenario, "sim", &results, partial, notes);
     output::write(&dir, &summary, &results).context("writing simulation results")?;
     println!(
@@ -140,6 +172,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         scenario.file.name, scenario.file.seed
     );
     output::print_table(&summary);
+    if let Some(point) = &seeded {
+        write_atomic(
+            &dir.join("intervals.csv"),
+            lblab_model::stats::intervals_csv(&point.policies).as_bytes(),
+        )?;
+        write_atomic(
+            &dir.join("seeds.csv"),
+            lblab_sim::space::runs_csv(&[], std::slice::from_ref(point)).as_bytes(),
+        )?;
+        print_intervals(point, args.seeds);
+    }
     // Thread CPU time where measured (not inflated when other work shares the cores), else the
     // runs' wall time.
     let cpu: f64 = runs
@@ -158,4 +201,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The intervals across seeds, one line per policy.
+fn print_intervals(point: &lblab_sim::space::PointResult, seeds: u64) {
+    let coverage = point
+        .policies
+        .iter()
+        .filter_map(|p| p.get("p99_ms"))
+        .map(|i| i.coverage)
+        .fold(1.0f64, f64::min);
+    println!(
+        "across {seeds} seeds: median [{:.1} % interval of the median]",
+        100.0 * coverage.min(lblab_model::stats::CONFIDENCE.max(coverage))
+    );
+    let width = point
+        .policies
+        .iter()
+        .map(|p| p.policy.len())
+        .max()
+        .unwrap_or(6);
+    for p in &point.policies {
+        let f = |m: &str, d: usize| p.get(m).map_or("–".to_string(), |i| i.display(d));
+        println!(
+            "{:<width$}  p99 {} ms  p99.9 {} ms  p99/round_robin {}  p99/oracle {}",
+            p.policy,
+            f("p99_ms", 2),
+            f("p999_ms", 2),
+            f("p99_vs_round_robin", 3),
+            f("p99_vs_oracle", 3),
+        );
+    }
 }

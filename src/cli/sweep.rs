@@ -1,4 +1,5 @@
-//! `lblab sweep`: a grid over peak-EWMA's parameters and ablation switches on one scenario.
+//! `lblab sweep`: over the scenario space (`--vary`, every policy of the scenario at every point,
+//! see `space.rs`), or a grid over peak-EWMA's parameters and ablation switches on one scenario.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -9,6 +10,7 @@ use std::time::Instant;
 use anyhow::Context;
 use lblab_model::results::write_atomic;
 use lblab_model::units::Dur;
+use lblab_model::vary::Axis;
 use lblab_policy::{duration, Nanos};
 use lblab_sim::sweep::{ablation_name, all_ablations, Grid};
 
@@ -17,19 +19,38 @@ use super::output;
 /// Arguments of `lblab sweep`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Scenario file (TOML); its fleet, faults and workload are used, its policies are not.
+    /// Scenario file (TOML). With --vary every policy of it runs at every point; without, its
+    /// fleet, faults and workload are used for the peak-EWMA grid and its policies are not.
     scenario: PathBuf,
-    /// decayTime values.
-    #[arg(long, value_delimiter = ',', default_value = "1s,2s,5s,10s,30s", value_parser = parse_duration)]
+    /// Vary a scenario field by its dotted path: `workload.rate=500,1000,2000`,
+    /// `fleet.main.count=4,9,19`, `faults.0.factor=1.2,2,10`, `fleet.slow.service_time.median=5ms,20ms`,
+    /// `workload.utilization=0.1,0.5,0.9` (a fraction of the fleet's capacity). Repeatable: the
+    /// axes are crossed. Paths that move together share one flag:
+    /// `fleet.main.count,workload.rate=4:500,9:1000`.
+    #[arg(long, value_name = "PATH=V1,V2,...")]
+    vary: Vec<Axis>,
+    /// Seeds per point (the scenario's seed and the next ones); medians and 95 % intervals
+    /// across them. With --vary.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000), requires = "vary")]
+    seeds: u64,
+    /// Only the policies with these labels (repeatable). With --vary.
+    #[arg(long = "policy", requires = "vary")]
+    policies: Vec<String>,
+    /// The charts' x axis: a varied path, `backends`, `rate` or `utilization` [default: the
+    /// first varied path]. With --vary.
+    #[arg(long, requires = "vary")]
+    x: Option<String>,
+    /// decayTime values (peak-EWMA grid).
+    #[arg(long, value_delimiter = ',', default_value = "1s,2s,5s,10s,30s", value_parser = parse_duration, conflicts_with = "vary")]
     decay_times: Vec<Nanos>,
-    /// choiceCount values (2 to 10).
-    #[arg(long, value_delimiter = ',', default_value = "2,3", value_parser = clap::value_parser!(u32).range(2..=10))]
+    /// choiceCount values (2 to 10) (peak-EWMA grid).
+    #[arg(long, value_delimiter = ',', default_value = "2,3", value_parser = clap::value_parser!(u32).range(2..=10), conflicts_with = "vary")]
     choice_counts: Vec<u32>,
-    /// defaultRtt values.
-    #[arg(long, value_delimiter = ',', default_value = "30ms", value_parser = parse_duration)]
+    /// defaultRtt values (peak-EWMA grid).
+    #[arg(long, value_delimiter = ',', default_value = "30ms", value_parser = parse_duration, conflicts_with = "vary")]
     default_rtts: Vec<Nanos>,
-    /// Only the proposal's semantics, not the four ablation variants.
-    #[arg(long)]
+    /// Only the proposal's semantics, not the four ablation variants (peak-EWMA grid).
+    #[arg(long, conflicts_with = "vary")]
     no_ablations: bool,
     /// Results folder [default: results/<scenario-name>/sweep].
     #[arg(long)]
@@ -66,6 +87,22 @@ fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> anyho
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = super::sim::load(&args.scenario, None)?;
+    let jobs = args
+        .jobs
+        .map(usize::from)
+        .unwrap_or_else(lblab_sim::batch::default_threads);
+    if !args.vary.is_empty() {
+        super::sim::check_policies(&scenario, &args.policies)?;
+        return super::space::run(super::space::SpaceArgs {
+            scenario: &scenario,
+            axes: &args.vary,
+            seeds: args.seeds,
+            policies: &args.policies,
+            x: args.x.as_deref(),
+            out: args.out.as_deref(),
+            jobs,
+        });
+    }
     check_axis("decay-times", &args.decay_times)?;
     check_axis("choice-counts", &args.choice_counts)?;
     check_axis("default-rtts", &args.default_rtts)?;
@@ -85,10 +122,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     };
     let points = grid.points();
-    let jobs = args
-        .jobs
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     eprintln!(
         "sweeping {} configurations of peak_ewma on {} with {jobs} threads",
         points.len(),

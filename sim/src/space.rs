@@ -1,0 +1,412 @@
+//! Sweeps over the scenario space: every point of a crossed set of [`Axis`] variations, every
+//! policy of the scenario, every seed, simulated in parallel and summarized as medians with 95 %
+//! intervals across seeds ([`lblab_model::stats`]).
+//!
+//! Seeds: seed `k` of a point is the scenario's seed plus `k` (`k = 0..seeds`), so the first seed
+//! of every point is the scenario's own and seed `k` means the same draw of arrivals in every
+//! policy (which is what makes the ratios to a baseline paired).
+
+use std::sync::atomic::AtomicBool;
+
+use lblab_model::stats::{self, PolicyIntervals, RunSample};
+use lblab_model::vary::{self, Axis, Override, VaryError};
+use lblab_model::Scenario;
+use serde::Serialize;
+
+use crate::batch::{self, Job};
+use crate::SimError;
+
+/// Baselines every policy is compared with, when the scenario has them.
+pub const BASELINES: &[&str] = &["round_robin", "oracle"];
+
+/// What a sweep runs.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Per point: its overrides and one validated scenario per seed.
+    pub points: Vec<PlannedPoint>,
+    /// Labels of the policies that run (the simulator's, in scenario order).
+    pub policies: Vec<String>,
+    /// Seeds per point.
+    pub seeds: u64,
+}
+
+/// One point of a [`Plan`].
+#[derive(Debug, Clone)]
+pub struct PlannedPoint {
+    /// The overrides that make this point.
+    pub overrides: Vec<Override>,
+    /// The scenario at this point, one per seed.
+    pub scenarios: Vec<Scenario>,
+}
+
+/// Builds the plan: every point of the crossed `axes` (no axes: the scenario itself), each with
+/// `seeds` seeds, restricted to the policies in `only` (all the simulator runs when empty).
+/// Every variation is validated here, before any work.
+pub fn plan(
+    scenario: &Scenario,
+    axes: &[Axis],
+    seeds: u64,
+    only: &[String],
+) -> Result<Plan, VaryError> {
+    let mut points = Vec::new();
+    for overrides in vary::cross(axes) {
+        let varied = vary::apply(scenario, &overrides)?;
+        let mut scenarios = Vec::with_capacity(seeds as usize);
+        for k in 0..seeds.max(1) {
+            let mut s = varied.clone();
+            if k > 0 {
+                s.file.seed = varied.file.seed.wrapping_add(k);
+                s = Scenario::validate(s.file).map_err(|e| VaryError::Value {
+                    path: "seed".into(),
+                    value: varied.file.seed.wrapping_add(k).to_string(),
+                    message: e.to_string(),
+                })?;
+            }
+            scenarios.push(s);
+        }
+        points.push(PlannedPoint {
+            overrides,
+            scenarios,
+        });
+    }
+    let policies = scenario
+        .policies
+        .iter()
+        .filter(|p| p.runs_in_sim() && (only.is_empty() || only.contains(&p.name)))
+        .map(|p| p.name.clone())
+        .collect();
+    Ok(Plan {
+        points,
+        policies,
+        seeds: seeds.max(1),
+    })
+}
+
+impl Plan {
+    /// Simulations the plan runs.
+    pub fn runs(&self) -> usize {
+        self.points.len() * self.seeds as usize * self.policies.len()
+    }
+}
+
+/// The results of one point.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointResult {
+    /// The overrides that make this point.
+    #[serde(serialize_with = "overrides_as_map")]
+    pub overrides: Vec<Override>,
+    /// Backends at this point.
+    pub backends: usize,
+    /// Backends with a fault at some time.
+    pub faulty_backends: usize,
+    /// Offered rate, requests per second (open loop; 0 for a closed loop).
+    pub rate: f64,
+    /// `rate` over the fleet's capacity at full speed.
+    pub utilization: f64,
+    /// Per policy, the intervals across seeds.
+    pub policies: Vec<PolicyIntervals>,
+    /// Every run: seed, policy, sample.
+    #[serde(skip)]
+    pub runs: Vec<(u64, String, RunSample)>,
+    /// Whether any run of this point was cut short or not run.
+    pub partial: bool,
+}
+
+fn overrides_as_map<S: serde::Serializer>(o: &[Override], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(o.len()))?;
+    for x in o {
+        m.serialize_entry(&x.path, &x.value)?;
+    }
+    m.end()
+}
+
+/// Runs the plan on `threads` threads. Points are returned in plan order; a run not started
+/// because of `stop` leaves its point partial, summarized over the seeds that ran.
+pub fn run(
+    plan: &Plan,
+    threads: usize,
+    stop: Option<&AtomicBool>,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<PointResult>, SimError> {
+    let mut jobs = Vec::with_capacity(plan.runs());
+    let mut keys = Vec::with_capacity(plan.runs());
+    for (pi, point) in plan.points.iter().enumerate() {
+        for (k, s) in point.scenarios.iter().enumerate() {
+            for label in &plan.policies {
+                let policy = s
+                    .policies
+                    .iter()
+                    .find(|p| &p.name == label)
+                    .expect("every variation keeps the scenario's policies");
+                jobs.push(Job {
+                    scenario: s,
+                    policy,
+                });
+                keys.push((pi, k));
+            }
+        }
+    }
+    let healthy: Vec<Vec<bool>> = plan
+        .points
+        .iter()
+        .map(|p| healthy_backends(&p.scenarios[0]))
+        .collect();
+    let results = batch::run(&jobs, threads, stop, progress, &|i, run| {
+        let healthy = &healthy[keys[i].0];
+        (
+            RunSample {
+                herd: stats::herd(&run.result.backend_sends, healthy),
+                row: run.result.summary,
+            },
+            run.stats.interrupted,
+        )
+    });
+    let mut out: Vec<PointResult> = plan
+        .points
+        .iter()
+        .map(|p| {
+            let s = &p.scenarios[0];
+            let faulty = healthy_backends(s).iter().filter(|h| !**h).count();
+            let rate = s.workload.rate;
+            PointResult {
+                overrides: p.overrides.clone(),
+                backends: s.backends.len(),
+                faulty_backends: faulty,
+                rate,
+                utilization: rate / vary::capacity(s),
+                policies: Vec::new(),
+                runs: Vec::new(),
+                partial: false,
+            }
+        })
+        .collect();
+    for ((result, job), (pi, k)) in results.into_iter().zip(&jobs).zip(&keys) {
+        let point = &mut out[*pi];
+        match result {
+            None => point.partial = true,
+            Some(r) => {
+                let (sample, interrupted) = r?;
+                point.partial |= interrupted;
+                point
+                    .runs
+                    .push((job.scenario.file.seed, job.policy.name.clone(), sample));
+                let _ = k;
+            }
+        }
+    }
+    for point in &mut out {
+        let per_policy: Vec<(String, Vec<RunSample>)> = plan
+            .policies
+            .iter()
+            .map(|label| {
+                (
+                    label.clone(),
+                    point
+                        .runs
+                        .iter()
+                        .filter(|(_, p, _)| p == label)
+                        .map(|(_, _, s)| s.clone())
+                        .collect(),
+                )
+            })
+            .collect();
+        point.policies = stats::summarize(&per_policy, BASELINES);
+    }
+    Ok(out)
+}
+
+/// The metrics of `sweep.csv`, each as `<m>,<m>_lo,<m>_hi` columns.
+pub const CSV_METRICS: &[&str] = &[
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "p999_ms",
+    "max_ms",
+    "mean_ms",
+    "slow_share",
+    "error_share",
+    "herd",
+    "p99_vs_round_robin",
+    "p999_vs_round_robin",
+    "p99_vs_oracle",
+    "p999_vs_oracle",
+];
+
+/// `sweep.csv`: one row per point and policy; a column per varied path, the point's fleet and
+/// load, then each metric's median and interval (empty where a policy has no such metric, e.g.
+/// round_robin's ratio to itself).
+pub fn sweep_csv(paths: &[String], points: &[PointResult]) -> String {
+    let mut out = String::new();
+    for p in paths {
+        out.push_str(&stats::csv_field(p));
+        out.push(',');
+    }
+    out.push_str("backends,faulty_backends,rate,utilization,policy,seeds");
+    for m in CSV_METRICS {
+        out.push_str(&format!(",{m},{m}_lo,{m}_hi"));
+    }
+    out.push_str(",partial\n");
+    for point in points {
+        for pol in &point.policies {
+            for path in paths {
+                let v = point
+                    .overrides
+                    .iter()
+                    .find(|o| &o.path == path)
+                    .map_or("", |o| o.value.as_str());
+                out.push_str(&stats::csv_field(v));
+                out.push(',');
+            }
+            out.push_str(&format!(
+                "{},{},{},{},{},{}",
+                point.backends,
+                point.faulty_backends,
+                stats::num(point.rate),
+                stats::num(point.utilization),
+                stats::csv_field(&pol.policy),
+                pol.seeds
+            ));
+            for m in CSV_METRICS {
+                match pol.get(m) {
+                    Some(i) => out.push_str(&format!(
+                        ",{},{},{}",
+                        stats::num(i.median),
+                        stats::num(i.lo),
+                        stats::num(i.hi)
+                    )),
+                    None => out.push_str(",,,"),
+                }
+            }
+            out.push_str(&format!(",{}\n", point.partial));
+        }
+    }
+    out
+}
+
+/// `runs.csv`: every run behind the intervals, one row per point, seed and policy.
+pub fn runs_csv(paths: &[String], points: &[PointResult]) -> String {
+    let mut out = String::new();
+    for p in paths {
+        out.push_str(&stats::csv_field(p));
+        out.push(',');
+    }
+    out.push_str("seed,policy,requests,ok,errors,deadline_exceeded,dropped,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,herd\n");
+    for point in points {
+        for (seed, policy, s) in &point.runs {
+            for path in paths {
+                let v = point
+                    .overrides
+                    .iter()
+                    .find(|o| &o.path == path)
+                    .map_or("", |o| o.value.as_str());
+                out.push_str(&stats::csv_field(v));
+                out.push(',');
+            }
+            let r = &s.row;
+            out.push_str(&format!(
+                "{seed},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}\n",
+                stats::csv_field(policy),
+                r.requests,
+                r.ok,
+                r.errors,
+                r.deadline_exceeded,
+                r.dropped,
+                r.p50_ms,
+                r.p90_ms,
+                r.p99_ms,
+                r.p999_ms,
+                r.max_ms,
+                r.mean_ms,
+                r.slow_share,
+                stats::num(s.herd)
+            ));
+        }
+    }
+    out
+}
+
+/// Which backends never have a fault in `scenario`.
+pub fn healthy_backends(scenario: &Scenario) -> Vec<bool> {
+    let mut healthy = vec![true; scenario.backends.len()];
+    for (b, _, _) in scenario.fault_windows() {
+        if let Some(h) = healthy.get_mut(b) {
+            *h = false;
+        }
+    }
+    healthy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario() -> Scenario {
+        Scenario::parse(
+            r#"
+            name = "t"
+            [workload]
+            rate = 500
+            duration = "2s"
+            [[fleet]]
+            name = "main"
+            count = 4
+            service_time = { dist = "exponential", mean = "2ms" }
+            [[fleet]]
+            name = "slow"
+            service_time = { dist = "exponential", mean = "2ms" }
+            [[faults]]
+            kind = "slowdown"
+            targets = ["slow"]
+            factor = 10
+            [[policies]]
+            name = "round_robin"
+            config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+            [[policies]]
+            name = "peak_ewma"
+            config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
+            "#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn every_point_seed_and_policy_runs_and_ratios_are_paired() {
+        let s = scenario();
+        let axis: Axis = "fleet.main.count=2,6".parse().unwrap();
+        let plan = plan(&s, &[axis], 3, &[]).unwrap();
+        assert_eq!(plan.runs(), 2 * 3 * 2);
+        let out = run(&plan, 2, None, &|_| {}).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].backends, 7);
+        assert_eq!(out[1].faulty_backends, 1);
+        for p in &out {
+            assert!(!p.partial);
+            assert_eq!(p.runs.len(), 6);
+            let pe = &p.policies[1];
+            assert_eq!(pe.seeds, 3);
+            let r = pe.get("p99_vs_round_robin").unwrap();
+            assert!(
+                r.median < 1.0,
+                "peak_ewma beats round_robin with a 10x slow backend"
+            );
+            assert!(
+                pe.get("slow_share").unwrap().median
+                    < p.policies[0].get("slow_share").unwrap().median
+            );
+        }
+        // Seeds are the scenario's, then the next ones.
+        let seeds: Vec<u64> = out[0].runs.iter().map(|r| r.0).collect();
+        assert_eq!(seeds, vec![1, 1, 2, 2, 3, 3]);
+    }
+
+    #[test]
+    fn same_plan_same_numbers() {
+        let s = scenario();
+        let plan = plan(&s, &[], 2, &["peak_ewma".into()]).unwrap();
+        let a = run(&plan, 1, None, &|_| {}).unwrap();
+        let b = run(&plan, 2, None, &|_| {}).unwrap();
+        assert_eq!(a[0].policies, b[0].policies);
+        assert_eq!(a[0].policies.len(), 1);
+    }
+}
