@@ -221,6 +221,120 @@ fn sweep_writes_csv_and_heatmap() {
     assert!(out.join("heatmap_p99_rtt0_03s.png").exists());
 }
 
+#[test]
+fn sweep_varies_scenario_fields_over_seeds_deterministically() {
+    let (dir, scenario) = small_scenario("sweep-vary");
+    let run = |out: &std::path::Path| {
+        let run = lblab(&[
+            "sweep",
+            scenario.to_str().unwrap(),
+            "--vary",
+            "fleet.main.count=2,4",
+            "--vary",
+            "faults.0.factor=2,10",
+            "--seeds",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{}", text(&run.stderr));
+        std::fs::read_to_string(out.join("sweep.csv")).unwrap()
+    };
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let csv = run(&a);
+    // 2 x 2 points, 3 policies each.
+    assert_eq!(csv.lines().count(), 1 + 4 * 3, "{csv}");
+    assert!(
+        csv.starts_with("fleet.main.count,faults.0.factor,backends,"),
+        "{csv}"
+    );
+    let runs = std::fs::read_to_string(a.join("runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 1 + 4 * 3 * 3, "{runs}");
+    for chart in ["p99", "p999", "p99_vs_oracle", "slow_share", "herd"] {
+        assert!(a.join(format!("{chart}.png")).exists(), "{chart}");
+    }
+    assert_eq!(csv, run(&b), "same scenario and seeds, same numbers");
+    assert_eq!(
+        std::fs::read(a.join("p99.svg")).unwrap(),
+        std::fs::read(b.join("p99.svg")).unwrap()
+    );
+}
+
+#[test]
+fn sweep_names_an_unknown_path_or_a_rejected_value_before_any_work() {
+    let (dir, scenario) = small_scenario("sweep-vary-bad");
+    let out = dir.join("out");
+    let s = scenario.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    let err = fails(&["sweep", s, "--vary", "fleet.fast.count=1,2", "--out", o]);
+    assert!(
+        err.contains("fleet.fast.count") && err.contains("main, slow"),
+        "{err}"
+    );
+    let err = fails(&["sweep", s, "--vary", "workload.rat=1", "--out", o]);
+    assert!(err.contains("no field `rat` in `workload`"), "{err}");
+    let err = fails(&["sweep", s, "--vary", "fleet.main.count=2,0", "--out", o]);
+    assert!(
+        err.contains("fleet.main.count=0") && err.contains("fleet[0].count"),
+        "{err}"
+    );
+    let err = fails(&["sweep", s, "--vary", "faults.0.factor=0.5", "--out", o]);
+    assert!(
+        err.contains("faults.0.factor=0.5") && err.contains("faults[0].factor"),
+        "{err}"
+    );
+    let err = fails(&[
+        "sweep",
+        s,
+        "--vary",
+        "workload.rate=1",
+        "--x",
+        "nope",
+        "--out",
+        o,
+    ]);
+    assert!(err.contains("--x \"nope\""), "{err}");
+    assert!(
+        !out.exists(),
+        "nothing is written for a sweep that cannot run"
+    );
+}
+
+#[test]
+fn sim_with_seeds_writes_intervals_and_every_run() {
+    let (dir, scenario) = small_scenario("sim-seeds");
+    let out = dir.join("out");
+    let run = lblab(&[
+        "sim",
+        scenario.to_str().unwrap(),
+        "--seeds",
+        "6",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let intervals = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
+    assert!(intervals.starts_with("policy,metric,median,lo,hi,seeds,coverage"));
+    let line = intervals
+        .lines()
+        .find(|l| l.starts_with("peak_ewma,p99_vs_round_robin,"))
+        .expect("peak_ewma's ratio to round_robin");
+    let cols: Vec<f64> = line
+        .split(',')
+        .skip(2)
+        .take(3)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(cols[1] <= cols[0] && cols[0] <= cols[2], "{line}");
+    assert!(
+        cols[2] < 1.0,
+        "peak_ewma beats round_robin on every seed's pairing: {line}"
+    );
+    let seeds = std::fs::read_to_string(out.join("seeds.csv")).unwrap();
+    assert_eq!(seeds.lines().count(), 1 + 6 * 3);
+    assert!(text(&run.stdout).contains("across 6 seeds"));
+}
+
 // ---- bad input: every flag and file is checked before any work starts -------------------------
 
 /// Runs lblab expecting exit code 2 and returns stderr.

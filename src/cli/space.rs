@@ -29,7 +29,7 @@ pub struct SpaceArgs<'a> {
 }
 
 /// The x coordinates the charts may use besides the varied paths.
-const DERIVED_X: &[&str] = &["backends", "rate", "utilization"];
+const DERIVED_X: &[&str] = &["backends", "faulty_share", "rate", "utilization"];
 
 /// The chart axis: a varied path or a derived column, checked before any work.
 fn x_axis(axes: &[Axis], x: Option<&str>) -> anyhow::Result<String> {
@@ -57,6 +57,7 @@ fn x_axis(axes: &[Axis], x: Option<&str>) -> anyhow::Result<String> {
 fn x_value(point: &PointResult, x: &str) -> f64 {
     match x {
         "backends" => point.backends as f64,
+        "faulty_share" => 100.0 * point.faulty_backends as f64 / point.backends.max(1) as f64,
         "rate" => point.rate,
         "utilization" => point.utilization,
         _ => point
@@ -249,6 +250,7 @@ fn charts(
     };
     let x_label = match x {
         "backends" => "backends".to_string(),
+        "faulty_share" => "backends with a fault (%)".to_string(),
         "rate" => "offered rate (req/s)".to_string(),
         "utilization" => "utilization of the fleet's capacity".to_string(),
         p => {

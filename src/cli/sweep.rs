@@ -36,7 +36,8 @@ pub struct Args {
     /// Only the policies with these labels (repeatable). With --vary.
     #[arg(long = "policy", requires = "vary")]
     policies: Vec<String>,
-    /// The charts' x axis: a varied path, `backends`, `rate` or `utilization` [default: the
+    /// The charts' x axis: a varied path, `backends`, `faulty_share`, `rate` or `utilization`
+    /// [default: the
     /// first varied path]. With --vary.
     #[arg(long, requires = "vary")]
     x: Option<String>,
