@@ -145,7 +145,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let plan = lblab_sim::space::plan(&scenario, &[], args.seeds, &args.policies)?;
         let total = plan.runs();
         eprintln!("running {} seeds: {total} simulations", args.seeds);
-        let progress = |n: usize| eprint!("\r{n}/{total} done");
+        let step = (total / 50).max(1);
+        let progress = |n: usize| {
+            if n % step == 0 || n == total {
+                eprint!("\r{n}/{total} done");
+            }
+        };
         let jobs = args
             .jobs
             .map(usize::from)

@@ -109,7 +109,12 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     let stop = output::stop_flag();
     let started = Instant::now();
     let total = plan.runs();
-    let progress = |n: usize| eprint!("\r{n}/{total} done");
+    let step = (total / 50).max(1);
+    let progress = |n: usize| {
+        if n % step == 0 || n == total {
+            eprint!("\r{n}/{total} done");
+        }
+    };
     let points = space::run(&plan, args.jobs, Some(stop), &progress)?;
     eprintln!();
     let wall = started.elapsed();
