@@ -5,6 +5,7 @@ mod harness;
 
 mod config;
 mod endpoint_updates;
+mod envoy_peak_ewma;
 mod least_request;
 mod outlier_detection;
 mod peak_ewma;
