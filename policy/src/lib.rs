@@ -22,7 +22,8 @@
 //! | `envoy_peak_ewma` (lblab reference: Envoy's balancer) | [`envoy_peak_ewma`] | whole-ms EWMA × (active + 1), folded every interval, two distinct choices |
 //!
 //! Policies are built from gRPC service-config JSON with [`config::parse_service_config`] and
-//! [`config::PolicyConfig::build`].
+//! [`config::PolicyConfig::build`]. Envoy xDS forms (a `Cluster`'s `load_balancing_policy`, gRFC
+//! A52's `TypedStruct`) map onto these configs with [`xds::parse`].
 //!
 //! # Call order
 //!
@@ -83,6 +84,7 @@ pub mod peak_ewma;
 pub mod pick_first;
 pub mod round_robin;
 pub mod weighted_round_robin;
+pub mod xds;
 
 use std::fmt;
 

@@ -14,3 +14,4 @@ mod properties;
 mod queue_or_fail;
 mod round_robin;
 mod weighted_round_robin;
+mod xds;
