@@ -124,7 +124,7 @@ impl Config {
     }
 
     /// The normalized config object, every default filled in.
-    pub(crate) fn to_json(&self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         json!({
             "decayTime": duration::format(self.decay_time),
             "aggregationInterval": duration::format(self.aggregation_interval),
