@@ -30,7 +30,9 @@
 //!   every call in flight, unary or streaming (Envoy reads the host's `rq_active` gauge).
 //! - **Pick.** Exactly two choices, distinct: one 64-bit random `r`, `i = r mod n`,
 //!   `j = (r >> 16) mod n`, `j = (j + 1) mod n` if `j = i`; the lower cost wins; on a tie the first
-//!   wins if `r` is odd. With one READY endpoint, that one.
+//!   wins if `r` is odd. With one READY endpoint, that one. Since `i` has the parity of `r` when `n`
+//!   is even, ties are not fair: the odd positions get `3/4 + 1/(2n)` of them (all of them at
+//!   `n = 2`), which matters where costs tie often, as on a sub-millisecond fleet.
 //! - **Config.** Durations are truncated to whole milliseconds (`DurationUtil::durationToMilliseconds`).
 //!   Defaults: `decayTime` 10 s, `aggregationInterval` 100 ms, `maxSamplesPerHost` 1000,
 //!   `defaultRtt` 10 ms, `penaltyValue` 1e6. Validation as the proto's `v3` copy states it (the
