@@ -640,3 +640,101 @@ fn compare_stops_on_sigterm_and_keeps_partial_results() {
         .collect();
     assert_eq!(row[col], "true", "{csv}");
 }
+
+const ENVOY_PEAK_EWMA: &str =
+    "type.googleapis.com/envoy.extensions.load_balancing_policies.peak_ewma.v3alpha.PeakEwma";
+
+#[test]
+fn check_maps_an_envoy_cluster_onto_peak_ewma_and_lists_what_it_drops() {
+    let cluster = serde_json::json!({"name": "backend", "load_balancing_policy": {"policies": [
+        {"typed_extension_config": {"name": "envoy.load_balancing_policies.peak_ewma",
+            "typed_config": {"@type": ENVOY_PEAK_EWMA, "decay_time": "5s", "penalty_value": 1e5}}}]}});
+    let out = lblab(&["check", &cluster.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("prints JSON");
+    let pe = &v["loadBalancingConfig"][0]["peak_ewma_experimental"];
+    assert_eq!(pe["choiceCount"], 2);
+    assert_eq!(pe["decayTime"], "5s");
+    assert_eq!(
+        pe["defaultRtt"], "0.01s",
+        "Envoy's default, not the proposal's"
+    );
+    let err = text(&out.stderr);
+    for what in [
+        "dropped: aggregation_interval = \"0.1s\"",
+        "dropped: max_samples_per_host = 1000",
+        "dropped: penalty_value = 100000.0",
+        "no peak",
+        "no idle decay",
+        "whole milliseconds",
+    ] {
+        assert!(err.contains(what), "{what}: {err}");
+    }
+    // The load_balancing_policy object alone, from a file.
+    let dir = scratch("check-xds");
+    let file = dir.join("lb.json");
+    std::fs::write(&file, cluster["load_balancing_policy"].to_string()).unwrap();
+    let out = lblab(&["check", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again, v);
+}
+
+#[test]
+fn check_maps_an_a52_typed_struct_through_the_normal_parser() {
+    let ts = |value: serde_json::Value| {
+        serde_json::json!({"policies": [{"typed_extension_config": {"name": "pe", "typed_config": {
+            "@type": "type.googleapis.com/xds.type.v3.TypedStruct",
+            "type_url": "type.googleapis.com/peak_ewma_experimental", "value": value}}}]})
+        .to_string()
+    };
+    let out = lblab(&["check", &ts(serde_json::json!({"choiceCount": 3}))]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["loadBalancingConfig"][0]["peak_ewma_experimental"]["choiceCount"],
+        3
+    );
+
+    let out = lblab(&["check", &ts(serde_json::json!({"choiceCount": 1}))]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("invalid xDS load-balancing config"), "{err}");
+    assert!(
+        err.contains("policies[0].typed_extension_config.typed_config.value.choiceCount"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_rejects_bad_xds_naming_the_path() {
+    let doc = |typed: serde_json::Value| {
+        serde_json::json!({"load_balancing_policy": {"policies": [
+            {"typed_extension_config": {"name": "x", "typed_config": typed}}]}})
+        .to_string()
+    };
+    let at = "load_balancing_policy.policies[0].typed_extension_config.typed_config";
+    for (typed, path, what) in [
+        (
+            serde_json::json!({"@type": "type.googleapis.com/example.Unknown"}),
+            "load_balancing_policy.policies".to_string(),
+            "no supported policy",
+        ),
+        (
+            serde_json::json!({"@type": ENVOY_PEAK_EWMA, "decay_time": "10 s"}),
+            format!("{at}.decay_time"),
+            "proto3 duration",
+        ),
+        (
+            serde_json::json!({"@type": "type.googleapis.com/xds.type.v3.TypedStruct", "value": {}}),
+            format!("{at}.type_url"),
+            "is required",
+        ),
+    ] {
+        let out = lblab(&["check", &doc(typed)]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!("`{path}`")), "{path}: {err}");
+        assert!(err.contains(what), "{what}: {err}");
+    }
+}

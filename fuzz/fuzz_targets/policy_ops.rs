@@ -30,6 +30,13 @@ enum Child {
         on_read: bool,
         distinct: bool,
     },
+    EnvoyPeakEwma {
+        decay_ms: u32,
+        interval_ms: u16,
+        max_samples: u16,
+        rtt_ms: u16,
+        penalty: u16,
+    },
     Wrr {
         oob: bool,
         oob_ms: u32,
@@ -113,6 +120,20 @@ fn child_json(c: &Child) -> String {
             } else {
                 "with_replacement"
             },
+        ),
+        Child::EnvoyPeakEwma {
+            decay_ms,
+            interval_ms,
+            max_samples,
+            rtt_ms,
+            penalty,
+        } => format!(
+            r#"{{"envoy_peak_ewma":{{"decayTime":"{}","aggregationInterval":"{}","maxSamplesPerHost":{},"defaultRtt":"{}","penaltyValue":{}}}}}"#,
+            dur(1 + decay_ms % 120_000),
+            dur(1 + u32::from(interval_ms)),
+            1 + max_samples % 2000,
+            dur(1 + u32::from(rtt_ms)),
+            1 + u32::from(penalty),
         ),
         Child::Wrr {
             oob,

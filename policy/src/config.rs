@@ -16,8 +16,8 @@ use crate::estimator::DecayMode;
 use crate::outlier_detection::{FailurePercentageEjection, SuccessRateEjection};
 use crate::p2c::{Sampling, MAX_CHOICES};
 use crate::{
-    duration, least_request, outlier_detection, peak_ewma, pick_first, round_robin,
-    weighted_round_robin, Nanos, Policy,
+    duration, envoy_peak_ewma, least_request, outlier_detection, peak_ewma, pick_first,
+    round_robin, weighted_round_robin, Nanos, Policy,
 };
 
 /// The policy names this crate implements, in gRPC's spelling.
@@ -28,6 +28,7 @@ pub const SUPPORTED: &[&str] = &[
     "weighted_round_robin",
     "outlier_detection_experimental",
     "peak_ewma_experimental",
+    "envoy_peak_ewma",
 ];
 
 /// An invalid service config: where (a JSON path such as
@@ -54,7 +55,7 @@ impl fmt::Display for ConfigError {
 }
 
 impl ConfigError {
-    fn at(path: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn at(path: &str, message: impl Into<String>) -> Self {
         ConfigError {
             path: path.to_string(),
             message: message.into(),
@@ -79,6 +80,8 @@ pub enum PolicyConfig {
     OutlierDetection(outlier_detection::Config),
     /// `peak_ewma_experimental`.
     PeakEwma(peak_ewma::Config),
+    /// `envoy_peak_ewma`: Envoy's shipped balancer, as a reference.
+    EnvoyPeakEwma(envoy_peak_ewma::Config),
 }
 
 /// The selected entry of a `loadBalancingConfig` list when the caller supports extra policy names
@@ -234,6 +237,7 @@ pub fn parse_policy(name: &str, config: &Value, path: &str) -> Result<PolicyConf
                 ablation,
             })
         }
+        "envoy_peak_ewma" => PolicyConfig::EnvoyPeakEwma(envoy_peak_ewma::Config::parse(&mut f)?),
         "weighted_round_robin" => {
             let d = weighted_round_robin::Config::default();
             let penalty = f.f64("errorUtilizationPenalty", d.error_utilization_penalty)?;
@@ -337,6 +341,7 @@ impl PolicyConfig {
             PolicyConfig::WeightedRoundRobin(_) => "weighted_round_robin",
             PolicyConfig::OutlierDetection(_) => "outlier_detection_experimental",
             PolicyConfig::PeakEwma(_) => "peak_ewma_experimental",
+            PolicyConfig::EnvoyPeakEwma(_) => "envoy_peak_ewma",
         }
     }
 
@@ -353,6 +358,9 @@ impl PolicyConfig {
                 outlier_detection::OutlierDetection::new(c.clone(), c.child_policy.build(now), now),
             ),
             PolicyConfig::PeakEwma(c) => Box::new(peak_ewma::PeakEwmaPolicy::new(*c)),
+            PolicyConfig::EnvoyPeakEwma(c) => {
+                Box::new(envoy_peak_ewma::EnvoyPeakEwma::new(*c, now))
+            }
         }
     }
 
@@ -361,6 +369,7 @@ impl PolicyConfig {
         let body = match self {
             PolicyConfig::PickFirst(_) | PolicyConfig::RoundRobin(_) => json!({}),
             PolicyConfig::LeastRequest(c) => json!({ "choiceCount": c.choice_count }),
+            PolicyConfig::EnvoyPeakEwma(c) => c.to_json(),
             PolicyConfig::PeakEwma(c) => json!({
                 "choiceCount": c.choice_count,
                 "decayTime": duration::format(c.decay_time),
@@ -432,14 +441,14 @@ impl PolicyConfig {
 }
 
 /// Reads the fields of one JSON object, remembering which were read so unknown ones are rejected.
-struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     map: &'a Map<String, Value>,
     path: String,
     read: Vec<&'static str>,
 }
 
 impl<'a> Fields<'a> {
-    fn new(value: &'a Value, path: &str) -> Result<Self, ConfigError> {
+    pub(crate) fn new(value: &'a Value, path: &str) -> Result<Self, ConfigError> {
         let map = value.as_object().ok_or_else(|| {
             ConfigError::at(path, format!("must be a JSON object, found {value}"))
         })?;
@@ -450,16 +459,16 @@ impl<'a> Fields<'a> {
         })
     }
 
-    fn err(&self, key: &str, message: impl Into<String>) -> ConfigError {
+    pub(crate) fn err(&self, key: &str, message: impl Into<String>) -> ConfigError {
         ConfigError::at(&format!("{}.{key}", self.path), message)
     }
 
-    fn take(&mut self, key: &'static str) -> Option<&'a Value> {
+    pub(crate) fn take(&mut self, key: &'static str) -> Option<&'a Value> {
         self.read.push(key);
         self.map.get(key).filter(|v| !v.is_null())
     }
 
-    fn finish(self) -> Result<(), ConfigError> {
+    pub(crate) fn finish(self) -> Result<(), ConfigError> {
         for key in self.map.keys() {
             if !self.read.contains(&key.as_str()) {
                 let known = if self.read.is_empty() {
@@ -473,7 +482,7 @@ impl<'a> Fields<'a> {
         Ok(())
     }
 
-    fn u32(&mut self, key: &'static str, default: u32) -> Result<u32, ConfigError> {
+    pub(crate) fn u32(&mut self, key: &'static str, default: u32) -> Result<u32, ConfigError> {
         let Some(v) = self.take(key) else {
             return Ok(default);
         };
@@ -487,7 +496,7 @@ impl<'a> Fields<'a> {
             })
     }
 
-    fn percent(&mut self, key: &'static str, default: u32) -> Result<u32, ConfigError> {
+    pub(crate) fn percent(&mut self, key: &'static str, default: u32) -> Result<u32, ConfigError> {
         let v = self.u32(key, default)?;
         if v > 100 {
             return Err(self.err(
@@ -498,7 +507,7 @@ impl<'a> Fields<'a> {
         Ok(v)
     }
 
-    fn f64(&mut self, key: &'static str, default: f64) -> Result<f64, ConfigError> {
+    pub(crate) fn f64(&mut self, key: &'static str, default: f64) -> Result<f64, ConfigError> {
         let Some(v) = self.take(key) else {
             return Ok(default);
         };
@@ -507,7 +516,7 @@ impl<'a> Fields<'a> {
             .ok_or_else(|| self.err(key, format!("{v} is not a number")))
     }
 
-    fn bool(&mut self, key: &'static str, default: bool) -> Result<bool, ConfigError> {
+    pub(crate) fn bool(&mut self, key: &'static str, default: bool) -> Result<bool, ConfigError> {
         let Some(v) = self.take(key) else {
             return Ok(default);
         };
@@ -515,7 +524,11 @@ impl<'a> Fields<'a> {
             .ok_or_else(|| self.err(key, format!("{v} is not true or false")))
     }
 
-    fn duration(&mut self, key: &'static str, default: Nanos) -> Result<Nanos, ConfigError> {
+    pub(crate) fn duration(
+        &mut self,
+        key: &'static str,
+        default: Nanos,
+    ) -> Result<Nanos, ConfigError> {
         let Some(v) = self.take(key) else {
             return Ok(default);
         };
@@ -528,7 +541,7 @@ impl<'a> Fields<'a> {
         duration::parse(text).map_err(|m| self.err(key, m))
     }
 
-    fn positive_duration(
+    pub(crate) fn positive_duration(
         &mut self,
         key: &'static str,
         default: Nanos,
@@ -541,7 +554,7 @@ impl<'a> Fields<'a> {
     }
 
     /// `choiceCount` as A48 defines it: default 2, below 2 rejected, above 10 clamped.
-    fn choice_count(&mut self) -> Result<u32, ConfigError> {
+    pub(crate) fn choice_count(&mut self) -> Result<u32, ConfigError> {
         let n = self.u32("choiceCount", 2)?;
         if n < 2 {
             return Err(self.err("choiceCount", format!("{n} is below 2; choiceCount must be at least 2 (values above {MAX_CHOICES} are clamped to {MAX_CHOICES})")));
@@ -549,12 +562,12 @@ impl<'a> Fields<'a> {
         Ok(n.min(MAX_CHOICES))
     }
 
-    fn object(&mut self, key: &'static str) -> Result<Option<Fields<'a>>, ConfigError> {
+    pub(crate) fn object(&mut self, key: &'static str) -> Result<Option<Fields<'a>>, ConfigError> {
         let path = format!("{}.{key}", self.path);
         self.take(key).map(|v| Fields::new(v, &path)).transpose()
     }
 
-    fn string_choice(
+    pub(crate) fn string_choice(
         &mut self,
         key: &'static str,
         choices: &[&'static str],

@@ -19,9 +19,11 @@
 //! | `weighted_round_robin` (gRFC A58) | [`weighted_round_robin`] | ORCA load reports, EDF |
 //! | `outlier_detection_experimental` (gRFC A50) | [`outlier_detection`] | wraps a child; ejects failing endpoints |
 //! | `peak_ewma_experimental` (proposed) | [`peak_ewma`] | peak-EWMA RTT × (outstanding + 1), P2C |
+//! | `envoy_peak_ewma` (lblab reference: Envoy's balancer) | [`envoy_peak_ewma`] | whole-ms EWMA × (active + 1), folded every interval, two distinct choices |
 //!
 //! Policies are built from gRPC service-config JSON with [`config::parse_service_config`] and
-//! [`config::PolicyConfig::build`].
+//! [`config::PolicyConfig::build`]. Envoy xDS forms (a `Cluster`'s `load_balancing_policy`, gRFC
+//! A52's `TypedStruct`) map onto these configs with [`xds::parse`].
 //!
 //! # Call order
 //!
@@ -73,6 +75,7 @@
 pub mod config;
 pub mod duration;
 mod endpoints;
+pub mod envoy_peak_ewma;
 pub mod estimator;
 pub mod least_request;
 pub mod outlier_detection;
@@ -81,6 +84,7 @@ pub mod peak_ewma;
 pub mod pick_first;
 pub mod round_robin;
 pub mod weighted_round_robin;
+pub mod xds;
 
 use std::fmt;
 

@@ -53,6 +53,7 @@ fn shortened(name: &str) -> Scenario {
 const SCENARIOS: &[&str] = &[
     "healthy",
     "one-slow",
+    "sub-ms",
     "gc-pauses",
     "cpu-throttle",
     "noisy-neighbour",

@@ -1,16 +1,28 @@
-//! `lblab check`: validate a service config.
+//! `lblab check`: validate a service config, or map an Envoy xDS load-balancing config onto one.
 
 use std::io::Read as _;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_policy::config;
+use lblab_policy::{config, xds};
 
 /// Arguments of `lblab check`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+The form is detected by shape:
+  gRPC service config      {\"loadBalancingConfig\":[{\"peak_ewma_experimental\":{}}]}
+  Envoy Cluster (xDS)      {\"name\":\"c\",\"load_balancing_policy\":{\"policies\":[...]}}
+  LoadBalancingPolicy      {\"policies\":[{\"typed_extension_config\":{...}}]}
+  one Policy entry         {\"typed_extension_config\":{\"name\":\"x\",\"typed_config\":{\"@type\":...}}}
+In the xDS forms the first supported typed_config wins (gRFC A52): Envoy's PeakEwma (v3alpha or
+v3) maps onto peak_ewma_experimental, RoundRobin, LeastRequest and PickFirst onto their gRPC
+policies, and an xds.type.v3.TypedStruct (or udpa.type.v1.TypedStruct) names a policy by the last
+segment of its type_url with its JSON config in value. The normalized gRPC config goes to stdout;
+the Envoy fields the mapping drops and how the behaviour differs go to stderr.")]
 pub struct Args {
-    /// A service config: a path to a JSON file, or the JSON text itself (starting with `{`).
+    /// A service config or an Envoy xDS load-balancing config: a path to a JSON file, or the JSON
+    /// text itself (starting with `{`).
     config: String,
 }
 
@@ -32,6 +44,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         (path.display().to_string(), text)
     };
+    let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    if let Some(doc) = doc.filter(xds::looks_like_xds) {
+        return match xds::parse(&doc) {
+            Ok(mapped) => {
+                let normalized =
+                    serde_json::json!({ "loadBalancingConfig": [mapped.policy.to_json()] });
+                println!("{}", serde_json::to_string_pretty(&normalized)?);
+                eprintln!(
+                    "note: mapped {} at `{}` onto {}",
+                    mapped.type_name,
+                    mapped.path,
+                    mapped.policy.name()
+                );
+                for d in &mapped.dropped {
+                    eprintln!("dropped: {} = {}: {}", d.field, d.value, d.meaning);
+                }
+                for n in &mapped.notes {
+                    eprintln!("note: {n}");
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(err) => {
+                eprintln!("error: invalid xDS load-balancing config in {source}: {err}");
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
     match config::parse_service_config(&text) {
         Ok(policy) => {
             let normalized = serde_json::json!({ "loadBalancingConfig": [policy.to_json()] });

@@ -118,6 +118,9 @@ fn duplicate_endpoints_count_once() {
         match label {
             "pick_first" => assert_eq!(lab.picks(0), 1000),
             "round_robin" => assert_eq!(lab.picks(0), 500),
+            // Envoy breaks ties with the low bit of the number its first index comes from: with
+            // two hosts every tie goes to the second (no fold happens in a burst at time 0).
+            "envoy_peak_ewma" => assert_eq!(lab.picks(0), 0),
             _ => assert!(
                 (400..=600).contains(&lab.picks(0)),
                 "{label}: {}",

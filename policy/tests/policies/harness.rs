@@ -38,6 +38,7 @@ pub const EVERY_POLICY: &[(&str, &str)] = &[
     ("least_request", r#"{"least_request_experimental":{}}"#),
     ("wrr", r#"{"weighted_round_robin":{}}"#),
     ("peak_ewma", r#"{"peak_ewma_experimental":{}}"#),
+    ("envoy_peak_ewma", r#"{"envoy_peak_ewma":{}}"#),
     (
         "outlier_detection(peak_ewma)",
         r#"{"outlier_detection_experimental":{"failurePercentageEjection":{},"childPolicy":[{"peak_ewma_experimental":{}}]}}"#,

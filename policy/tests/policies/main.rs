@@ -5,6 +5,7 @@ mod harness;
 
 mod config;
 mod endpoint_updates;
+mod envoy_peak_ewma;
 mod least_request;
 mod outlier_detection;
 mod peak_ewma;
@@ -13,3 +14,4 @@ mod properties;
 mod queue_or_fail;
 mod round_robin;
 mod weighted_round_robin;
+mod xds;

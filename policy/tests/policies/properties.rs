@@ -62,6 +62,13 @@ const CHILDREN: &[(&str, &str, bool, bool)] = &[
         false,
         true,
     ),
+    ("envoy_peak_ewma", r#"{"envoy_peak_ewma":{}}"#, true, false),
+    (
+        "envoy_peak_ewma(tiny)",
+        r#"{"envoy_peak_ewma":{"decayTime":"0.001s","aggregationInterval":"0.001s","maxSamplesPerHost":1,"defaultRtt":"0.001s","penaltyValue":1e-300}}"#,
+        true,
+        false,
+    ),
 ];
 
 /// Outlier detection tuned to eject often: short interval, low volumes, threshold 0.
