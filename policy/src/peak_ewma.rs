@@ -185,11 +185,14 @@ impl Policy for PeakEwmaPolicy {
         if ticket.kind() != RpcKind::Unary {
             return; // a stream's duration is not a latency, and streams are not counted
         }
-        let decay = &self.decay;
+        let (decay, mode) = (&self.decay, self.config.ablation.decay);
         if let Some(load) = self.endpoints.redeem(&ticket) {
             load.outstanding = load.outstanding.saturating_sub(1);
             if outcome.status != Status::Cancelled {
-                load.rtt.observe(decay.at(now), outcome.elapsed);
+                match mode {
+                    DecayMode::TimeWeighted => load.rtt.observe(decay.at(now), outcome.elapsed),
+                    DecayMode::OnRead => load.rtt.observe_stored(decay.at(now), outcome.elapsed),
+                }
             }
         }
     }

@@ -12,4 +12,5 @@ mod pick_first;
 mod properties;
 mod queue_or_fail;
 mod round_robin;
+mod tower_reference;
 mod weighted_round_robin;
