@@ -37,8 +37,10 @@ pub enum Streams {
     /// `"outstanding"`: a stream counts as outstanding while it is open but its duration is no
     /// sample. What a client must do when it cannot tell a stream from a unary call at pick time.
     Outstanding,
-    /// `"count"`: a stream counts as outstanding and its duration is an RTT sample, as for a
-    /// unary call (what tower and Finagle do: they see requests, not RPC kinds).
+    /// `"count"`: a stream counts as outstanding until it ends and its whole duration is an RTT
+    /// sample, as for a unary call. (tower sees requests, not RPC kinds, but with
+    /// `CompleteOnResponse` a stream is pending and timed only until its response headers arrive;
+    /// linkerd, until the first data frame: neither counts a stream's whole length.)
     Count,
 }
 
