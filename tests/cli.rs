@@ -41,6 +41,10 @@ fn check_fills_in_every_default() {
     assert_eq!(pe["choiceCount"], 2);
     assert_eq!(pe["decayTime"], "10s");
     assert_eq!(pe["defaultRtt"], "0.03s");
+    assert_eq!(
+        pe["lblabAblation"],
+        serde_json::json!({"decay": "time_weighted", "sampling": "distinct", "streams": "ignore"})
+    );
 }
 
 #[test]

@@ -29,6 +29,7 @@ enum Child {
         rtt_us: u32,
         on_read: bool,
         distinct: bool,
+        streams: u8,
     },
     EnvoyPeakEwma {
         decay_ms: u32,
@@ -108,8 +109,9 @@ fn child_json(c: &Child) -> String {
             rtt_us,
             on_read,
             distinct,
+            streams,
         } => format!(
-            r#"{{"peak_ewma_experimental":{{"choiceCount":{},"decayTime":"{}","defaultRtt":"{}.{:06}s","lblabAblation":{{"decay":"{}","sampling":"{}"}}}}}}"#,
+            r#"{{"peak_ewma_experimental":{{"choiceCount":{},"decayTime":"{}","defaultRtt":"{}.{:06}s","lblabAblation":{{"decay":"{}","sampling":"{}","streams":"{}"}}}}}}"#,
             2 + choices % 12,
             dur(1 + decay_ms % 120_000),
             (1 + u64::from(rtt_us)) / 1_000_000,
@@ -120,6 +122,7 @@ fn child_json(c: &Child) -> String {
             } else {
                 "with_replacement"
             },
+            ["ignore", "outstanding", "count"][usize::from(streams % 3)],
         ),
         Child::EnvoyPeakEwma {
             decay_ms,

@@ -39,8 +39,10 @@
 //! - drives the policy's timers ([`Policy::next_timer`]).
 //!
 //! A call is unary unless the request carries [`RpcKind::Streaming`] in its extensions
-//! (`request.extensions_mut().insert(RpcKind::Streaming)`); only unary calls are latency
-//! samples. To learn which endpoint a call went to, put a [`Picked`] in its extensions.
+//! (`request.extensions_mut().insert(RpcKind::Streaming)`); the policy sees the kind at pick and
+//! completion and decides what a stream counts for (peak_ewma: nothing by default, see its
+//! `lblabAblation.streams`). To learn which endpoint a call went to, put a [`Picked`] in its
+//! extensions.
 //!
 //! Endpoints are `http://host:port` URIs (plaintext HTTP/2). Not done: TLS, name re-resolution,
 //! out-of-band ORCA reports (the ORCA streaming service) and retries.

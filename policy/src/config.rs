@@ -226,8 +226,21 @@ pub fn parse_policy(name: &str, config: &Value, path: &str) -> Result<PolicyConf
                         "with_replacement" => Sampling::WithReplacement,
                         _ => Sampling::Distinct,
                     };
+                    let streams = match a.string_choice(
+                        "streams",
+                        &["ignore", "outstanding", "count"],
+                        "ignore",
+                    )? {
+                        "outstanding" => peak_ewma::Streams::Outstanding,
+                        "count" => peak_ewma::Streams::Count,
+                        _ => peak_ewma::Streams::Ignore,
+                    };
                     a.finish()?;
-                    peak_ewma::Ablation { decay, sampling }
+                    peak_ewma::Ablation {
+                        decay,
+                        sampling,
+                        streams,
+                    }
                 }
             };
             PolicyConfig::PeakEwma(peak_ewma::Config {
@@ -377,6 +390,7 @@ impl PolicyConfig {
                 "lblabAblation": {
                     "decay": match c.ablation.decay { DecayMode::TimeWeighted => "time_weighted", DecayMode::OnRead => "on_read" },
                     "sampling": match c.ablation.sampling { Sampling::WithReplacement => "with_replacement", Sampling::Distinct => "distinct" },
+                    "streams": match c.ablation.streams { peak_ewma::Streams::Ignore => "ignore", peak_ewma::Streams::Outstanding => "outstanding", peak_ewma::Streams::Count => "count" },
                 },
             }),
             PolicyConfig::WeightedRoundRobin(c) => json!({

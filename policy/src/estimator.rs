@@ -11,7 +11,9 @@ pub enum DecayMode {
     #[default]
     TimeWeighted,
     /// tower's and Finagle's semantics: every cost read first decays the estimate and moves its
-    /// stamp to now, so on a busy endpoint Δt is tiny and a fast sample barely moves the estimate.
+    /// stamp to now, so on a busy endpoint Δt is tiny and a fast sample barely moves the estimate;
+    /// and the peak test compares a sample with the *stored* estimate (as of the last read or
+    /// update), not with the estimate decayed to now ([`PeakEwma::observe_stored`]).
     OnRead,
 }
 
@@ -168,17 +170,43 @@ impl PeakEwma {
         }
     }
 
-    /// Takes an RTT sample (ns) observed at `at`.
+    /// Takes an RTT sample (ns) observed at `at`, as the proposal does ([`DecayMode::TimeWeighted`]):
+    /// a sample above the estimate decayed to now is the new peak; otherwise
+    /// `estimate = decayed + (1 − w) × rtt` with `w = e^(−(now − stamp)/τ)`.
     #[inline]
     pub fn observe(&mut self, at: Moment, rtt: Nanos) {
         let w = self.weight(at);
         let decayed = self.estimate * w;
         let rtt = rtt as f64;
-        self.estimate = if rtt > decayed {
+        let estimate = if rtt > decayed {
             rtt
         } else {
             decayed + (1.0 - w) * rtt
         };
+        self.set(at, estimate);
+    }
+
+    /// Takes an RTT sample (ns) observed at `at` as tower's `RttEstimate::update` does
+    /// ([`DecayMode::OnRead`]): the peak test compares the sample with the *stored* estimate (as
+    /// of the last read or update); otherwise `estimate = stored × w + rtt × (1 − w)`, the same
+    /// blend as [`PeakEwma::observe`]. Only the peak test differs: a sample between the decayed
+    /// and the stored estimate blends here and is a new peak there.
+    #[inline]
+    pub fn observe_stored(&mut self, at: Moment, rtt: Nanos) {
+        let w = self.weight(at);
+        let rtt = rtt as f64;
+        let estimate = if self.estimate < rtt {
+            rtt
+        } else {
+            self.estimate * w + rtt * (1.0 - w)
+        };
+        self.set(at, estimate);
+    }
+
+    /// Stores `estimate` as of `at` (or as of the stamp, if the clock went backwards).
+    #[inline]
+    fn set(&mut self, at: Moment, estimate: f64) {
+        self.estimate = estimate;
         if at.now > self.stamp {
             self.stamp = at.now;
             self.lift = at.lift;
@@ -252,6 +280,25 @@ mod tests {
         let blended = 100_000_000.0 * w + (1.0 - w) * 1_000_000.0;
         assert!((a.decayed(5_000_000_000, &d) - blended).abs() < 1e-3);
         assert!((b.decayed(5_000_000_000, &d) - 100_000_000.0 * w).abs() < 1e-3);
+    }
+
+    #[test]
+    fn observe_stored_compares_with_the_stored_estimate_not_the_decayed_one() {
+        // 100 ms stored at 0; 10 s later it has decayed to 36.8 ms. A 50 ms sample is a peak for
+        // the proposal (above the decayed value) but blends for tower (below the stored one).
+        let d = decay();
+        let mut proposal = PeakEwma::new(100_000_000, d.at(0));
+        let mut tower = proposal;
+        let at = d.at(TAU);
+        proposal.observe(at, 50_000_000);
+        tower.observe_stored(at, 50_000_000);
+        assert_eq!(proposal.decayed(TAU, &d), 50_000_000.0);
+        let w = (-1.0f64).exp();
+        let want = 100_000_000.0 * w + 50_000_000.0 * (1.0 - w);
+        assert!((tower.decayed(TAU, &d) / want - 1.0).abs() < 1e-12);
+        // Above the stored estimate both jump.
+        tower.observe_stored(d.at(TAU), 200_000_000);
+        assert_eq!(tower.decayed(TAU, &d), 200_000_000.0);
     }
 
     #[test]

@@ -9,6 +9,14 @@
 //! maxEjectionTime))`; the multiplier falls by one per interval while the endpoint is not ejected.
 //! At most `maxEjectionPercent` of endpoints are ejected at once (but one can always be).
 //!
+//! An endpoint that is already ejected stays a candidate in every sweep (its in-flight calls still
+//! complete and are counted): flagged again, by either algorithm, it is ejected again, which
+//! raises its multiplier and restarts its ejection from this sweep, as A50's text, grpc-go and
+//! grpc-java do. Flagged by both algorithms in one sweep, it is ejected twice (the multiplier
+//! rises by two), as in grpc-go and grpc-java. The `maxEjectionPercent` check runs before each
+//! ejection, re-ejections included, but counts endpoints, not ejections: re-ejecting an endpoint
+//! does not make it count twice (grpc-go's counter does count it twice).
+//!
 //! A call counts as a success when its status is OK; calls cancelled by the client are not counted
 //! at all (they say nothing about the server).
 
@@ -173,19 +181,22 @@ impl OutlierDetection {
         ejected * 100 < total * u64::from(self.config.max_ejection_percent)
     }
 
+    /// Ejects `endpoint`, or ejects it again if it already is: either way the multiplier rises
+    /// and the ejection runs from `now`; only a new ejection tells the child.
     fn eject(&mut self, now: Nanos, endpoint: EndpointId) {
         if let Some(t) = self.trackers.get_mut(&endpoint) {
-            if t.ejected_at.is_none() {
-                t.ejected_at = Some(now);
-                t.multiplier = t.multiplier.saturating_add(1);
+            let newly = t.ejected_at.is_none();
+            t.ejected_at = Some(now);
+            t.multiplier = t.multiplier.saturating_add(1);
+            if newly {
                 self.child
                     .on_connectivity(now, endpoint, Connectivity::TransientFailure);
             }
         }
     }
 
-    /// Endpoints with at least `volume` calls (and at least one) in the last interval, not
-    /// ejected, with their counts. An endpoint without calls has no rate: with `requestVolume` 0
+    /// Endpoints with at least `volume` calls (and at least one) in the last interval, ejected
+    /// or not, with their counts. An endpoint without calls has no rate: with `requestVolume` 0
     /// its 0/0 would make the success-rate mean NaN and stop every ejection.
     fn candidates(&self, volume: u32) -> Vec<(EndpointId, Counts)> {
         let volume = u64::from(volume).max(1);
@@ -193,8 +204,7 @@ impl OutlierDetection {
             .iter()
             .filter_map(|id| {
                 let t = self.trackers.get(id)?;
-                (t.ejected_at.is_none() && t.inactive.total() >= volume)
-                    .then_some((*id, t.inactive))
+                (t.inactive.total() >= volume).then_some((*id, t.inactive))
             })
             .collect()
     }

@@ -13,9 +13,9 @@
 //! of picks go to it no matter how slow it is, which is exactly the p99. tower, Finagle and Envoy
 //! draw distinct endpoints.
 //!
-//! Two variations are switchable for ablations through [`Ablation`] (service config field
-//! `lblabAblation`, an lblab extension): decay-on-read as tower and Finagle do it, and A48's
-//! with-replacement draw.
+//! Three variations are switchable for ablations through [`Ablation`] (service config field
+//! `lblabAblation`, an lblab extension): decay-on-read as tower and Finagle do it, A48's
+//! with-replacement draw, and what streaming RPCs count for ([`Streams`]).
 
 use rand::RngCore;
 
@@ -27,6 +27,37 @@ use crate::{
     Ticket, NANOS_PER_SEC,
 };
 
+/// What streaming RPCs do to an endpoint's load (service config `lblabAblation.streams`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Streams {
+    /// The proposal (`"ignore"`): a stream is neither outstanding load nor an RTT sample; only
+    /// unary RPCs count.
+    #[default]
+    Ignore,
+    /// `"outstanding"`: a stream counts as outstanding while it is open but its duration is no
+    /// sample. What a client must do when it cannot tell a stream from a unary call at pick time.
+    Outstanding,
+    /// `"count"`: a stream counts as outstanding until it ends and its whole duration is an RTT
+    /// sample, as for a unary call. (tower sees requests, not RPC kinds, but with
+    /// `CompleteOnResponse` a stream is pending and timed only until its response headers arrive;
+    /// linkerd, until the first data frame: neither counts a stream's whole length.)
+    Count,
+}
+
+impl Streams {
+    /// Whether an RPC of `kind` counts as outstanding while it runs.
+    #[inline]
+    fn outstanding(self, kind: RpcKind) -> bool {
+        kind == RpcKind::Unary || self != Streams::Ignore
+    }
+
+    /// Whether an RPC of `kind` gives an RTT sample when it ends.
+    #[inline]
+    fn samples(self, kind: RpcKind) -> bool {
+        kind == RpcKind::Unary || self == Streams::Count
+    }
+}
+
 /// Switches between the proposal's semantics (the default) and the references' variations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ablation {
@@ -35,14 +66,18 @@ pub struct Ablation {
     /// How candidates are drawn: distinct (the proposal; tower, Finagle, Envoy), or with
     /// replacement (A48).
     pub sampling: Sampling,
+    /// What streaming RPCs count for: nothing (the proposal), outstanding load, or load and
+    /// samples.
+    pub streams: Streams,
 }
 
 impl Default for Ablation {
-    /// The proposal: time-weighted decay, distinct draws.
+    /// The proposal: time-weighted decay, distinct draws, streams ignored.
     fn default() -> Self {
         Ablation {
             decay: DecayMode::TimeWeighted,
             sampling: Sampling::Distinct,
+            streams: Streams::Ignore,
         }
     }
 }
@@ -173,7 +208,7 @@ impl Policy for PeakEwmaPolicy {
                 })
             }
         };
-        if kind == RpcKind::Unary {
+        if self.config.ablation.streams.outstanding(kind) {
             let load = &mut self.endpoints.slot_mut(slot).data;
             load.outstanding = load.outstanding.saturating_add(1);
         }
@@ -182,14 +217,18 @@ impl Policy for PeakEwmaPolicy {
 
     fn on_done(&mut self, now: Nanos, ticket: Ticket, outcome: Outcome) {
         let now = self.advance(now);
-        if ticket.kind() != RpcKind::Unary {
-            return; // a stream's duration is not a latency, and streams are not counted
+        let (streams, kind) = (self.config.ablation.streams, ticket.kind());
+        if !streams.outstanding(kind) {
+            return; // by default a stream's duration is not a latency, and streams are not counted
         }
-        let decay = &self.decay;
+        let (decay, mode) = (&self.decay, self.config.ablation.decay);
         if let Some(load) = self.endpoints.redeem(&ticket) {
             load.outstanding = load.outstanding.saturating_sub(1);
-            if outcome.status != Status::Cancelled {
-                load.rtt.observe(decay.at(now), outcome.elapsed);
+            if outcome.status != Status::Cancelled && streams.samples(kind) {
+                match mode {
+                    DecayMode::TimeWeighted => load.rtt.observe(decay.at(now), outcome.elapsed),
+                    DecayMode::OnRead => load.rtt.observe_stored(decay.at(now), outcome.elapsed),
+                }
             }
         }
     }

@@ -50,12 +50,18 @@ impl Grid {
     }
 }
 
-/// All four ablation variants: the proposal first.
+/// All four decay × sampling variants: the proposal first. Streams stay ignored (the default):
+/// the `streams` ablation only matters with streaming traffic, and the streaming scenarios
+/// compare its modes as policies of their own.
 pub fn all_ablations() -> Vec<Ablation> {
     let mut v = Vec::new();
     for decay in [DecayMode::TimeWeighted, DecayMode::OnRead] {
         for sampling in [Sampling::Distinct, Sampling::WithReplacement] {
-            v.push(Ablation { decay, sampling });
+            v.push(Ablation {
+                decay,
+                sampling,
+                ..Ablation::default()
+            });
         }
     }
     v

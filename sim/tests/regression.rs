@@ -64,6 +64,7 @@ const SCENARIOS: &[&str] = &[
     "zones",
     "many-clients",
     "streaming-mix",
+    "long-streams",
 ];
 
 fn run(scenario: &Scenario) -> BTreeMap<String, SummaryRow> {
@@ -233,7 +234,7 @@ fn share(scenario: &str, policy: &str) -> f64 {
 
 #[test]
 fn peak_ewma_avoids_a_slow_backend() {
-    for scenario in ["one-slow", "many-clients", "streaming-mix"] {
+    for scenario in ["one-slow", "many-clients", "streaming-mix", "long-streams"] {
         assert!(
             share(scenario, "peak_ewma") < share(scenario, "round_robin") / 3.0,
             "{scenario}"

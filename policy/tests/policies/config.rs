@@ -34,7 +34,7 @@ fn every_default_is_filled_in() {
                 "choiceCount": 2,
                 "decayTime": "10s",
                 "defaultRtt": "0.03s",
-                "lblabAblation": {"decay": "time_weighted", "sampling": "distinct"},
+                "lblabAblation": {"decay": "time_weighted", "sampling": "distinct", "streams": "ignore"},
             }}),
         ),
         (
@@ -78,7 +78,7 @@ fn every_default_is_filled_in() {
                     "choiceCount": 3,
                     "decayTime": "10s",
                     "defaultRtt": "0.03s",
-                    "lblabAblation": {"decay": "time_weighted", "sampling": "distinct"},
+                    "lblabAblation": {"decay": "time_weighted", "sampling": "distinct", "streams": "ignore"},
                 }}],
             }}),
         ),
@@ -92,6 +92,8 @@ fn every_default_is_filled_in() {
 fn normalized_config_parses_back_to_itself() {
     for entry in [
         r#"{"peak_ewma_experimental":{"choiceCount":4,"decayTime":"2.5s","defaultRtt":"0.001s","lblabAblation":{"decay":"on_read","sampling":"with_replacement"}}}"#,
+        r#"{"peak_ewma_experimental":{"lblabAblation":{"streams":"outstanding"}}}"#,
+        r#"{"peak_ewma_experimental":{"lblabAblation":{"streams":"count"}}}"#,
         r#"{"weighted_round_robin":{"enableOobLoadReport":true,"blackoutPeriod":"0s","errorUtilizationPenalty":0.5}}"#,
         r#"{"outlier_detection_experimental":{"interval":"1s","maxEjectionPercent":100,"successRateEjection":{"stdevFactor":1000},"childPolicy":[{"least_request_experimental":{"choiceCount":3}}]}}"#,
     ] {
@@ -225,6 +227,11 @@ const REJECTED: &[(&str, &str, &str)] = &[
         r#"[{"peak_ewma_experimental":{"lblabAblation":{"decay":"sometimes"}}}]"#,
         "loadBalancingConfig[0].peak_ewma_experimental.lblabAblation.decay",
         "on_read",
+    ),
+    (
+        r#"[{"peak_ewma_experimental":{"lblabAblation":{"streams":"all"}}}]"#,
+        "loadBalancingConfig[0].peak_ewma_experimental.lblabAblation.streams",
+        "ignore, outstanding, count",
     ),
     (
         r#"[{"peak_ewma_experimental":{"lblabAblation":{"sample":"distinct"}}}]"#,

@@ -13,5 +13,6 @@ mod pick_first;
 mod properties;
 mod queue_or_fail;
 mod round_robin;
+mod tower_reference;
 mod weighted_round_robin;
 mod xds;

@@ -283,3 +283,73 @@ fn wraps_peak_ewma_and_removes_the_fast_failing_endpoint() {
     assert!(lab.view(0).cost.is_some_and(|c| c > 0.0));
     assert_eq!(lab.policy.name(), "outlier_detection_experimental");
 }
+
+#[test]
+fn ejected_endpoint_flagged_again_is_ejected_again() {
+    // Endpoint 0 fails every call after 5 s. The calls sent before 5 s fail before the 10 s tick,
+    // which ejects it (multiplier 1); those sent between 5 and 10 s fail while it is ejected and
+    // fill the next interval's bucket, so the 20 s tick flags it again: ejected again from 20 s
+    // with multiplier 2, for 60 s, back at 80 s (not at 40 s, which ignoring it would give).
+    let mut lab = Lab::ready(&od(FAILURE_PCT), 5);
+    lab.backend(0).failure_rate = 1.0;
+    lab.backend(0).latency = 5 * SEC;
+    lab.drive(10 * SEC, 100);
+    assert!(ejected(&lab, 0), "ejected at the 10 s tick");
+    lab.drive(10 * SEC, 100); // the 20 s tick: flagged again by the calls that failed at 10-15 s
+    lab.drive(20 * SEC, 100);
+    assert!(
+        ejected(&lab, 0),
+        "still ejected at 40 s: the ejection restarted at 20 s"
+    );
+    lab.drive(40 * SEC - MS, 100);
+    assert!(ejected(&lab, 0), "still ejected just before 80 s");
+    lab.step(MS);
+    assert!(!ejected(&lab, 0), "back at 80 s: 20 s + 30 s × 2");
+}
+
+#[test]
+fn flagged_by_both_algorithms_it_is_ejected_twice_but_counted_once() {
+    // Both algorithms on, maxEjectionPercent 20 of 10 endpoints: two may be ejected at once.
+    // Endpoint 0 fails every call: success rate ejects it, then failure percentage flags it again
+    // and ejects it again (multiplier 2, as grpc-go and grpc-java do). That re-ejection does not
+    // use up the second slot: endpoint 1 (60 % failures: only failure percentage flags it) is
+    // ejected too. grpc-go's counter would count endpoint 0 twice and keep endpoint 1.
+    let entry = od(
+        r#""successRateEjection":{"minimumHosts":5,"requestVolume":100},"failurePercentageEjection":{"threshold":50,"minimumHosts":5,"requestVolume":100},"maxEjectionPercent":20"#,
+    );
+    let mut lab = Lab::ready(&entry, 10);
+    lab.backend(0).failure_rate = 1.0;
+    lab.backend(1).failure_rate = 0.6;
+    lab.burst(1000); // round robin: exactly 100 calls each
+    lab.step(10 * SEC); // the 10 s tick
+    assert!(ejected(&lab, 0) && ejected(&lab, 1));
+    assert!((2..10).all(|e| !ejected(&lab, e)));
+    // No more calls: endpoint 1 (multiplier 1) is back at 40 s, endpoint 0 (multiplier 2) at 70 s.
+    lab.step(30 * SEC);
+    assert!(!ejected(&lab, 1), "back at 40 s");
+    assert!(ejected(&lab, 0), "multiplier 2: still ejected at 40 s");
+    lab.step(30 * SEC - MS);
+    assert!(ejected(&lab, 0), "still ejected just before 70 s");
+    lab.step(MS);
+    assert!(!ejected(&lab, 0), "back at 70 s");
+}
+
+#[test]
+fn re_ejections_are_capped_like_ejections() {
+    // At the cap no one is ejected, not even again: with the default 10 % of 5 endpoints one may be
+    // ejected, and once it is, the percentage check stops the sweep before it can be re-ejected.
+    // Its ejection is not prolonged by the calls that fail while it is ejected.
+    let entry = od(r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10}"#);
+    let mut lab = Lab::ready(&entry, 5);
+    lab.backend(0).failure_rate = 1.0;
+    lab.backend(0).latency = 5 * SEC;
+    lab.drive(10 * SEC, 100);
+    assert!(ejected(&lab, 0));
+    lab.drive(30 * SEC - MS, 100);
+    assert!(ejected(&lab, 0));
+    lab.step(MS);
+    assert!(
+        !ejected(&lab, 0),
+        "back at 40 s: the 20 s tick could not re-eject it"
+    );
+}

@@ -157,6 +157,78 @@ fn streaming_calls_change_neither_outstanding_nor_estimate() {
 }
 
 #[test]
+fn streams_ignore_is_the_default_and_changes_nothing() {
+    let mut lab = Lab::ready(&pe(r#""lblabAblation":{"streams":"ignore"}"#), 1);
+    let before = lab.cost(0);
+    let s = lab.ticket(RpcKind::Streaming);
+    assert_eq!(lab.view(0).outstanding, 0);
+    lab.step(600 * SEC);
+    lab.done(s, Status::Ok, 600 * SEC);
+    assert_eq!(lab.view(0).outstanding, 0);
+    // Only the decay moved the cost: no sample was taken.
+    let decayed = before * (-60.0f64).exp();
+    assert!(close(lab.cost(0), decayed, 1e-9));
+}
+
+#[test]
+fn streams_outstanding_counts_an_open_stream_but_takes_no_sample() {
+    let mut lab = Lab::ready(&pe(r#""lblabAblation":{"streams":"outstanding"}"#), 1);
+    let s = lab.ticket(RpcKind::Streaming);
+    assert_eq!(lab.view(0).outstanding, 1);
+    assert_eq!(lab.cost(0), 2.0 * 30.0 * MS as f64, "defaultRtt × (1 + 1)");
+    let u = lab.unary();
+    assert_eq!(lab.view(0).outstanding, 2);
+    lab.done(u, Status::Ok, 30 * MS);
+    lab.step(SEC);
+    lab.done(s, Status::Ok, SEC); // a 1 s stream: not a sample
+    assert_eq!(lab.view(0).outstanding, 0);
+    let w = (-0.1f64).exp(); // 1 s of decay at the default 10 s
+    assert!(close(lab.cost(0), 30.0 * MS as f64 * w, 1e-9));
+}
+
+#[test]
+fn streams_count_counts_a_stream_and_samples_its_duration() {
+    let mut lab = Lab::ready(&pe(r#""lblabAblation":{"streams":"count"}"#), 1);
+    let s = lab.ticket(RpcKind::Streaming);
+    assert_eq!(lab.view(0).outstanding, 1);
+    lab.step(SEC);
+    lab.done(s, Status::Ok, SEC);
+    assert_eq!(lab.view(0).outstanding, 0);
+    assert_eq!(lab.cost(0), SEC as f64, "the 1 s stream is the new peak");
+    // A cancelled stream, like a cancelled unary call, ends its load but is no sample.
+    let s = lab.ticket(RpcKind::Streaming);
+    lab.done(s, Status::Cancelled, 100 * SEC);
+    assert_eq!(lab.cost(0), SEC as f64);
+}
+
+#[test]
+fn open_streams_steer_unary_traffic_away_only_when_counted() {
+    // Endpoint 0 holds 3 open streams; both answer unary calls in 10 ms. Ignored, the streams do
+    // not matter (about half the traffic each); counted as outstanding, endpoint 0 costs 4× more
+    // and gets almost none.
+    let share_0 = |streams: &str| {
+        let mut lab = Lab::new(&pe(&format!(
+            r#""lblabAblation":{{"streams":"{streams}"}}"#
+        )));
+        lab.set_endpoints(&[0, 1]);
+        // The streams open while endpoint 0 is the only READY one.
+        lab.set_state(0, Connectivity::Ready);
+        let held: Vec<_> = (0..3).map(|_| lab.ticket(RpcKind::Streaming)).collect();
+        lab.set_state(1, Connectivity::Ready);
+        lab.drive(10 * SEC, 100);
+        let share = lab.share(0);
+        for t in held {
+            lab.done(t, Status::Cancelled, 0);
+        }
+        share
+    };
+    let ignore = share_0("ignore");
+    assert!((0.4..0.6).contains(&ignore), "ignore: {ignore}");
+    let outstanding = share_0("outstanding");
+    assert!(outstanding < 0.1, "outstanding: {outstanding}");
+}
+
+#[test]
 fn cancelled_call_gives_no_sample_but_ends_outstanding() {
     let mut lab = Lab::ready(PE, 1);
     let t = lab.unary();

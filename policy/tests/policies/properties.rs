@@ -51,6 +51,18 @@ const CHILDREN: &[(&str, &str, bool, bool)] = &[
         true,
     ),
     (
+        "peak_ewma(streams=outstanding)",
+        r#"{"peak_ewma_experimental":{"lblabAblation":{"streams":"outstanding"}}}"#,
+        true,
+        true,
+    ),
+    (
+        "peak_ewma(streams=count,on_read)",
+        r#"{"peak_ewma_experimental":{"lblabAblation":{"streams":"count","decay":"on_read"}}}"#,
+        true,
+        true,
+    ),
+    (
         "peak_ewma(10,tiny)",
         r#"{"peak_ewma_experimental":{"choiceCount":10,"decayTime":"0.000000001s","defaultRtt":"0.000000001s"}}"#,
         false,
