@@ -33,7 +33,8 @@ fn envoy_peak_ewma_maps_onto_peak_ewma_experimental_in_every_form() {
     let typed = json!({"@type": PEAK, "decay_time": "5s", "default_rtt": "0.020s",
         "aggregation_interval": "0.050s", "max_samples_per_host": 64, "penalty_value": 1e5});
     let want = json!({"peak_ewma_experimental": {"choiceCount": 2, "decayTime": "5s",
-        "defaultRtt": "0.02s", "lblabAblation": {"decay": "time_weighted", "sampling": "distinct"}}});
+        "defaultRtt": "0.02s", "lblabAblation": {"decay": "time_weighted", "sampling": "distinct",
+        "streams": "ignore"}}});
     let forms = [
         cluster(vec![entry(typed.clone())]),
         json!({"cluster": cluster(vec![entry(typed.clone())]), "last_updated": "2026-01-01T00:00:00Z"}),
