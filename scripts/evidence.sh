@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the committed evidence in results/: every canonical scenario in the simulator at full
-# length (results/<name>/sim), then `lblab compare` at a shorter length, which runs the real harness
+# length over 10 seeds (results/<name>/sim; intervals.csv has the medians and 95 % intervals), then `lblab compare` at a shorter length, which runs the real harness
 # (real tonic servers and client over loopback) and the simulator at that same length and seed
 # (results/<name>/compare), then results/README.md.
 #
@@ -8,12 +8,17 @@
 #   SKIP_REAL=1 scripts/evidence.sh      # simulator only, then the report
 #   REAL_DURATION=30s scripts/evidence.sh
 #   scripts/evidence.sh one-slow healthy # only these scenarios (the report covers all folders)
+#   SEEDS=20 scripts/evidence.sh         # more seeds for the simulated intervals
+#
+# The sweeps over the scenario space are scripts/sweeps.sh; the repeated real runs of the headline
+# scenario are scripts/real-repeat.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --release --quiet
 bin="${CARGO_TARGET_DIR:-target}/release/lblab"
 real_duration=${REAL_DURATION:-20s}
+seeds=${SEEDS:-10}
 
 if [ $# -gt 0 ]; then
     scenarios=()
@@ -24,7 +29,7 @@ fi
 
 for scenario in "${scenarios[@]}"; do
     echo "== $scenario: simulated"
-    "$bin" sim "$scenario"
+    "$bin" sim "$scenario" --seeds "$seeds"
     if [ -z "${SKIP_REAL:-}" ]; then
         name=$(basename "$scenario" .toml)
         echo "== $scenario: real and simulated, $real_duration measured per policy"
