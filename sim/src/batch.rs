@@ -62,9 +62,8 @@ pub fn default_threads() -> usize {
 mod tests {
     use super::*;
 
-    #[test]
-    fn results_come_back_in_job_order_whatever_the_threads() {
-        let s = Scenario::parse(
+    fn scenario() -> Scenario {
+        Scenario::parse(
             r#"
             name = "t"
             [workload]
@@ -82,7 +81,12 @@ mod tests {
             config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
             "#,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn results_come_back_in_job_order_whatever_the_threads() {
+        let s = scenario();
         let jobs: Vec<Job> = (0..6)
             .map(|i| Job {
                 scenario: &s,
@@ -106,21 +110,7 @@ mod tests {
 
     #[test]
     fn a_set_stop_flag_starts_nothing() {
-        let s = Scenario::parse(
-            r#"
-            name = "t"
-            [workload]
-            rate = 200
-            duration = "1s"
-            [[fleet]]
-            name = "main"
-            service_time = { dist = "constant", value = "1ms" }
-            [[policies]]
-            name = "rr"
-            config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-            "#,
-        )
-        .unwrap();
+        let s = scenario();
         let jobs = [Job {
             scenario: &s,
             policy: &s.policies[0],

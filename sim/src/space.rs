@@ -233,15 +233,29 @@ pub const CSV_METRICS: &[&str] = &[
     "p999_vs_oracle",
 ];
 
+/// The first columns' header: one per varied path.
+fn path_header(paths: &[String]) -> String {
+    paths.iter().map(|p| stats::csv_field(p) + ",").collect()
+}
+
+/// The first columns of a point's rows: each varied path's value there.
+fn point_columns(out: &mut String, paths: &[String], point: &PointResult) {
+    for path in paths {
+        let v = point
+            .overrides
+            .iter()
+            .find(|o| &o.path == path)
+            .map_or("", |o| o.value.as_str());
+        out.push_str(&stats::csv_field(v));
+        out.push(',');
+    }
+}
+
 /// `sweep.csv`: one row per point and policy; a column per varied path, the point's fleet and
 /// load, then each metric's median and interval (empty where a policy has no such metric, e.g.
 /// round_robin's ratio to itself).
 pub fn sweep_csv(paths: &[String], points: &[PointResult]) -> String {
-    let mut out = String::new();
-    for p in paths {
-        out.push_str(&stats::csv_field(p));
-        out.push(',');
-    }
+    let mut out = path_header(paths);
     out.push_str("backends,faulty_backends,rate,utilization,policy,seeds");
     for m in CSV_METRICS {
         out.push_str(&format!(",{m},{m}_lo,{m}_hi"));
@@ -249,15 +263,7 @@ pub fn sweep_csv(paths: &[String], points: &[PointResult]) -> String {
     out.push_str(",partial\n");
     for point in points {
         for pol in &point.policies {
-            for path in paths {
-                let v = point
-                    .overrides
-                    .iter()
-                    .find(|o| &o.path == path)
-                    .map_or("", |o| o.value.as_str());
-                out.push_str(&stats::csv_field(v));
-                out.push(',');
-            }
+            point_columns(&mut out, paths, point);
             out.push_str(&format!(
                 "{},{},{},{},{},{}",
                 point.backends,
@@ -286,23 +292,11 @@ pub fn sweep_csv(paths: &[String], points: &[PointResult]) -> String {
 
 /// `runs.csv`: every run behind the intervals, one row per point, seed and policy.
 pub fn runs_csv(paths: &[String], points: &[PointResult]) -> String {
-    let mut out = String::new();
-    for p in paths {
-        out.push_str(&stats::csv_field(p));
-        out.push(',');
-    }
+    let mut out = path_header(paths);
     out.push_str("seed,policy,requests,ok,errors,deadline_exceeded,dropped,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,herd\n");
     for point in points {
         for (seed, policy, s) in &point.runs {
-            for path in paths {
-                let v = point
-                    .overrides
-                    .iter()
-                    .find(|o| &o.path == path)
-                    .map_or("", |o| o.value.as_str());
-                out.push_str(&stats::csv_field(v));
-                out.push(',');
-            }
+            point_columns(&mut out, paths, point);
             let r = &s.row;
             out.push_str(&format!(
                 "{seed},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}\n",
