@@ -88,7 +88,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
          results folders beside this file; every number here can be regenerated with that script. \
          Machine: {}. Simulated runs: the full scenario (10 s warm-up, 50 s measured). Real runs: \
          real tonic servers and a real tonic client over loopback TCP on the same machine, with \
-         the run length given in each real table's notes.",
+         the run length given in each real table's notes. The design findings, with medians and \
+         95 % intervals over seeds (sampling, where peak_ewma wins and loses, the sweeps over the \
+         scenario space, the proposal's open questions), are in [FINDINGS.md](FINDINGS.md); the \
+         sweeps are in [sweeps/](sweeps/); each scenario's `sim/intervals.csv` has its intervals.",
         machine()
     );
     let md = evidence::markdown(&items, &preface);
