@@ -29,12 +29,13 @@ fi
 
 for scenario in "${scenarios[@]}"; do
     echo "== $scenario: simulated"
-    "$bin" sim "$scenario" --seeds "$seeds"
+    name=$(basename "$scenario" .toml)
+    "$bin" sim "$scenario" --seeds "$seeds" --out "results/$name/sim"
     if [ -z "${SKIP_REAL:-}" ]; then
-        name=$(basename "$scenario" .toml)
         echo "== $scenario: real and simulated, $real_duration measured per policy"
         "$bin" compare "$scenario" --duration "$real_duration" --out "results/$name/compare"
     fi
 done
 
+"$bin" sweep scenarios/one-slow.toml --out results/one-slow/sweep
 "$bin" report

@@ -20,7 +20,7 @@ pub const DEFAULT_SCENARIO: &str = "scenarios/one-slow.toml";
 pub struct Args {
     /// Scenario file (TOML) [default: scenarios/one-slow.toml].
     scenario: Option<PathBuf>,
-    /// Folder for sim/, real/, compare.csv and the chart [default: results/<scenario-name>].
+    /// Folder for sim/, real/, compare.csv and the chart [default: lblab-out/<scenario-name>].
     #[arg(long)]
     out: Option<PathBuf>,
     /// Measured duration per policy, replacing the scenario's, in both modes.
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let base = args
         .out
         .clone()
-        .unwrap_or_else(|| Path::new("results").join(&scenario.file.name));
+        .unwrap_or_else(|| Path::new(output::SCRATCH).join(&scenario.file.name));
 
     output::prepare_dir(&base)?;
     eprintln!("simulating {} ...", scenario.file.name);

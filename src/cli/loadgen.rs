@@ -19,7 +19,7 @@ pub struct Args {
     /// The servers, one per backend of the scenario, in order: host:port,host:port,...
     #[arg(long, value_delimiter = ',', required = true)]
     targets: Vec<String>,
-    /// Results folder [default: results/<scenario-name>/loadgen].
+    /// Results folder [default: lblab-out/<scenario-name>/loadgen].
     #[arg(long)]
     out: Option<PathBuf>,
     /// Measured duration per policy, replacing the scenario's.

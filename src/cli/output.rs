@@ -6,11 +6,16 @@ use anyhow::Context;
 use lblab_model::results::{self, FaultWindow, PolicyResult, RunSummary};
 use lblab_model::Scenario;
 
-/// `results/<scenario>/<mode>` unless the user chose a folder.
+/// Where ad-hoc runs write by default (ignored by git).
+pub const SCRATCH: &str = "lblab-out";
+
+/// `lblab-out/<scenario>/<mode>` unless the user chose a folder: ad-hoc runs go to a scratch
+/// folder that git ignores, so they never overwrite the committed evidence in `results/` (the
+/// evidence scripts write there with `--out`).
 pub fn results_dir(scenario: &Scenario, mode: &str, out: Option<&Path>) -> PathBuf {
     match out {
         Some(dir) => dir.to_path_buf(),
-        None => Path::new("results").join(&scenario.file.name).join(mode),
+        None => Path::new(SCRATCH).join(&scenario.file.name).join(mode),
     }
 }
 

@@ -17,7 +17,7 @@ use super::output;
 pub struct Args {
     /// Scenario file (TOML).
     scenario: PathBuf,
-    /// Results folder [default: results/<scenario-name>/real].
+    /// Results folder [default: lblab-out/<scenario-name>/real].
     #[arg(long)]
     out: Option<PathBuf>,
     /// Measured duration per policy, replacing the scenario's (e.g. 20s); the warm-up is kept

@@ -17,7 +17,7 @@ use super::output;
 pub struct Args {
     /// Scenario file (TOML).
     scenario: PathBuf,
-    /// Results folder [default: results/<scenario-name>/sim].
+    /// Results folder [default: lblab-out/<scenario-name>/sim].
     #[arg(long)]
     out: Option<PathBuf>,
     /// Override the scenario's seed.

@@ -92,7 +92,7 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
             .map(|p| p.replace('.', "-"))
             .collect::<Vec<_>>()
             .join("+");
-        PathBuf::from("results")
+        PathBuf::from(output::SCRATCH)
             .join(&scenario.file.name)
             .join(format!("sweep-{name}"))
     });

@@ -53,7 +53,7 @@ pub struct Args {
     /// Only the proposal's semantics, not the four ablation variants (peak-EWMA grid).
     #[arg(long, conflicts_with = "vary")]
     no_ablations: bool,
-    /// Results folder [default: results/<scenario-name>/sweep].
+    /// Results folder [default: lblab-out/<scenario-name>/sweep, or sweep-<paths> with --vary].
     #[arg(long)]
     out: Option<PathBuf>,
     /// Worker threads, 1 to 1024 [default: all cores].
