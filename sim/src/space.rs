@@ -130,9 +130,10 @@ pub fn run(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<PointResult>, SimError> {
     let mut jobs = Vec::with_capacity(plan.runs());
-    let mut keys = Vec::with_capacity(plan.runs());
+    // The point each job belongs to.
+    let mut point_of = Vec::with_capacity(plan.runs());
     for (pi, point) in plan.points.iter().enumerate() {
-        for (k, s) in point.scenarios.iter().enumerate() {
+        for s in &point.scenarios {
             for label in &plan.policies {
                 let policy = s
                     .policies
@@ -143,7 +144,7 @@ pub fn run(
                     scenario: s,
                     policy,
                 });
-                keys.push((pi, k));
+                point_of.push(pi);
             }
         }
     }
@@ -153,7 +154,7 @@ pub fn run(
         .map(|p| healthy_backends(&p.scenarios[0]))
         .collect();
     let results = batch::run(&jobs, threads, stop, progress, &|i, run| {
-        let healthy = &healthy[keys[i].0];
+        let healthy = &healthy[point_of[i]];
         (
             RunSample {
                 herd: stats::herd(&run.result.backend_sends, healthy),
@@ -165,9 +166,10 @@ pub fn run(
     let mut out: Vec<PointResult> = plan
         .points
         .iter()
-        .map(|p| {
+        .zip(&healthy)
+        .map(|(p, healthy)| {
             let s = &p.scenarios[0];
-            let faulty = healthy_backends(s).iter().filter(|h| !**h).count();
+            let faulty = healthy.iter().filter(|h| !**h).count();
             let rate = s.workload.rate;
             PointResult {
                 overrides: p.overrides.clone(),
@@ -181,7 +183,7 @@ pub fn run(
             }
         })
         .collect();
-    for ((result, job), (pi, k)) in results.into_iter().zip(&jobs).zip(&keys) {
+    for ((result, job), pi) in results.into_iter().zip(&jobs).zip(&point_of) {
         let point = &mut out[*pi];
         match result {
             None => point.partial = true,
@@ -191,7 +193,6 @@ pub fn run(
                 point
                     .runs
                     .push((job.scenario.file.seed, job.policy.name.clone(), sample));
-                let _ = k;
             }
         }
     }

@@ -218,7 +218,7 @@ fn print_intervals(point: &lblab_sim::space::PointResult, seeds: u64) {
         .fold(1.0f64, f64::min);
     println!(
         "across {seeds} seeds: median [{:.1} % interval of the median]",
-        100.0 * coverage.min(lblab_model::stats::CONFIDENCE.max(coverage))
+        100.0 * coverage
     );
     let width = point
         .policies

@@ -227,7 +227,7 @@ fn charts(
             .fold(1.0f64, f64::min);
         format!(
             "Lines: median of {seeds} seeds; bands: {:.0} % confidence interval of the median.",
-            100.0 * cov.min(stats::CONFIDENCE.max(cov))
+            100.0 * cov
         )
     } else {
         "One seed: no interval.".to_string()
