@@ -11,8 +11,8 @@
 //! - [`write_line_chart`]: a quantity against a swept axis, one line per policy with its
 //!   confidence band ([`LineChart`]).
 //!
-//! - [`evidence`]: the Markdown evidence report over every scenario's simulated and real results,
-//!   with the sim-vs-real agreement.
+//! - [`evidence`]: the sim-vs-real agreement rule (the documents themselves are written by the
+//!   `lblab-evidence` crate).
 //!
 //! This crate only draws and writes. It does not read results files or run anything; callers pass
 //! the values in. Output is deterministic: the same input gives byte-identical files.

@@ -1,102 +1,58 @@
-//! `lblab report`: regenerate the evidence report (results/README.md) from the results folders.
+//! `lblab report`: regenerate the evidence documents (results/README.md, the per-scenario pages,
+//! the sweeps page and the gRFC draft) and their headline charts from the committed result files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_model::results::{write_atomic, RunSummary};
-use lblab_report::evidence::{self, ScenarioEvidence};
 
 /// Arguments of `lblab report`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Folder with the scenario files.
+    /// Project root: the scenario and results folders below are relative to it.
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Folder with the scenario files, relative to the root.
     #[arg(long, default_value = "scenarios")]
-    scenarios: PathBuf,
-    /// Folder with the results (`<scenario>/sim`, `<scenario>/real`).
+    scenarios: String,
+    /// Folder with the results (`<scenario>/sim`, `<scenario>/compare`, `sweeps/`, `bench/`),
+    /// relative to the root; the documents are written into it.
     #[arg(long, default_value = "results")]
-    results: PathBuf,
-    /// Where to write the report [default: <results>/README.md].
+    results: String,
+    /// Check that the committed documents are what the files give, without writing anything;
+    /// exit 1 and name the first document that differs.
     #[arg(long)]
-    out: Option<PathBuf>,
-}
-
-fn read_summary(path: &Path) -> anyhow::Result<Option<RunSummary>> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let summary = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a run summary", path.display()))?;
-    Ok(Some(summary))
-}
-
-fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    format!("{cores} cores, {cpu}")
+    check: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&args.scenarios)
-        .with_context(|| format!("reading scenario folder {}", args.scenarios.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    let mut items = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("reading {}", file.display()))?;
-        let scenario = lblab_model::Scenario::parse(&text)
-            .map_err(|e| e.in_file(&file.display().to_string()))?;
-        let name = scenario.file.name.clone();
-        let dir = args.results.join(&name);
-        // `lblab compare --out results/<name>/compare` (what scripts/evidence.sh runs) leaves a
-        // real run and a simulated run of the same length; a plain `lblab real` leaves real/.
-        let compared = dir.join("compare");
-        let (real, real_dir) = match read_summary(&compared.join("real/summary.json"))? {
-            Some(real) => (Some(real), format!("{name}/compare/real")),
-            None => (
-                read_summary(&dir.join("real/summary.json"))?,
-                format!("{name}/real"),
-            ),
-        };
-        items.push(ScenarioEvidence {
-            description: evidence::scenario_description(&text),
-            sim: read_summary(&dir.join("sim/summary.json"))?,
-            sim_matched: read_summary(&compared.join("sim/summary.json"))?,
-            compare_chart: compared
-                .join("compare.png")
-                .exists()
-                .then(|| format!("{name}/compare/compare")),
-            real,
-            real_dir,
-            name,
-        });
+    let evidence = lblab_evidence::Evidence::load(&args.root, &args.scenarios, &args.results)
+        .context("reading the results")?;
+    let docs = lblab_evidence::documents(&evidence);
+    let results = args.root.join(&args.results);
+    if args.check {
+        for d in &docs {
+            let path = results.join(&d.path);
+            let committed = std::fs::read_to_string(&path).unwrap_or_default();
+            if committed != d.text {
+                eprintln!(
+                    "{} differs from what `lblab report` generates from the result files",
+                    path.display()
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        println!("{} documents up to date", docs.len());
+        return Ok(ExitCode::SUCCESS);
     }
-    let preface = format!(
-        "Generated by `scripts/evidence.sh` (the last step is `lblab report`) from the committed \
-         results folders beside this file; every number here can be regenerated with that script. \
-         Machine: {}. Simulated runs: the full scenario (10 s warm-up, 50 s measured). Real runs: \
-         real tonic servers and a real tonic client over loopback TCP on the same machine, with \
-         the run length given in each real table's notes. The design findings, with medians and \
-         95 % intervals over seeds (sampling, where peak_ewma wins and loses, the sweeps over the \
-         scenario space, the proposal's open questions), are in [FINDINGS.md](FINDINGS.md); the \
-         sweeps are in [sweeps/](sweeps/); each scenario's `sim/intervals.csv` has its intervals.",
-        machine()
+    let charts = lblab_evidence::write_charts(&evidence, &results)?;
+    lblab_evidence::write_documents(&docs, &results)?;
+    println!(
+        "wrote {} documents and {} charts under {} ({} scenarios)",
+        docs.len(),
+        charts.len(),
+        results.display(),
+        evidence.scenarios.len()
     );
-    let md = evidence::markdown(&items, &preface);
-    let out = args.out.unwrap_or_else(|| args.results.join("README.md"));
-    write_atomic(&out, md.as_bytes())?;
-    println!("wrote {} ({} scenarios)", out.display(), items.len());
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,132 @@
+//! The evidence documents, generated from lblab's committed result files.
+//!
+//! [`Evidence::load`] reads what the runs wrote under `results/` (summaries, per-seed intervals,
+//! sim-vs-real comparisons, the harness's own measurements, sweeps, benchmarks); [`documents`]
+//! turns it into Markdown:
+//!
+//! - `results/README.md`: the evidence a gRFC reviewer reads first (summary, findings, the
+//!   proposal's three questions, cost, sim-vs-real agreement, limitations, how to reproduce);
+//! - `results/<scenario>/README.md`: one page per scenario with its tables and charts;
+//! - `results/sweeps/README.md`: what each sweep over the scenario space shows;
+//! - `results/gRFC-draft.md`: a draft proposal in the shape of a gRPC gRFC.
+//!
+//! No number in them is typed by hand: each is read from a result file (or, for the policy's
+//! defaults and validation, from the policy crate itself), so regenerating from the same files
+//! gives the same bytes (a test checks the committed documents against a fresh generation), and a
+//! conclusion whose numbers change with a new run changes its wording with them.
+
+#![warn(missing_docs)]
+
+mod fmt;
+mod grfc;
+mod headline;
+mod load;
+mod readme;
+mod scenario_page;
+mod sweeps_page;
+mod text;
+
+use std::path::{Path, PathBuf};
+
+pub use load::{
+    CompareRow, Compared, Evidence, Harness, Intervals, PickBench, RepeatRow, ScenarioResults,
+    Sweep,
+};
+
+/// Why the evidence could not be read or written. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvidenceError {
+    /// The file could not be read or written.
+    #[error("{}: {source}", file.display())]
+    Io {
+        /// The file.
+        file: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not what the run writes there.
+    #[error("{}: {message}", file.display())]
+    Parse {
+        /// The file.
+        file: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A chart could not be drawn.
+    #[error(transparent)]
+    Chart(#[from] lblab_report::ReportError),
+}
+
+impl EvidenceError {
+    fn io(file: &Path, source: std::io::Error) -> Self {
+        EvidenceError::Io {
+            file: file.to_path_buf(),
+            source,
+        }
+    }
+    fn parse(file: &Path, message: impl Into<String>) -> Self {
+        EvidenceError::Parse {
+            file: file.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One generated document: its path relative to the results folder, and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    /// Path relative to the results folder, e.g. `README.md` or `one-slow/README.md`.
+    pub path: String,
+    /// Markdown.
+    pub text: String,
+}
+
+/// Every document, generated from `evidence`. Pure: the same evidence gives the same text.
+pub fn documents(evidence: &Evidence) -> Vec<Document> {
+    let mut out = vec![
+        Document {
+            path: "README.md".into(),
+            text: readme::render(evidence),
+        },
+        Document {
+            path: "gRFC-draft.md".into(),
+            text: grfc::render(evidence),
+        },
+    ];
+    if !evidence.sweeps.is_empty() {
+        out.push(Document {
+            path: "sweeps/README.md".into(),
+            text: sweeps_page::render(evidence),
+        });
+    }
+    for s in &evidence.scenarios {
+        if s.sim.is_some() || s.compare.is_some() {
+            out.push(Document {
+                path: format!("{}/README.md", s.name),
+                text: scenario_page::render(evidence, s),
+            });
+        }
+    }
+    out
+}
+
+/// Draws the charts the documents embed that no run draws (the headline), into `results`.
+/// Returns the files written.
+pub fn write_charts(evidence: &Evidence, results: &Path) -> Result<Vec<PathBuf>, EvidenceError> {
+    headline::write(evidence, results)
+}
+
+/// Writes `docs` under `results` (atomically, each file complete or untouched).
+pub fn write_documents(docs: &[Document], results: &Path) -> Result<(), EvidenceError> {
+    for d in docs {
+        let path = results.join(&d.path);
+        lblab_model::results::write_atomic(&path, d.text.as_bytes()).map_err(|e| {
+            EvidenceError::Parse {
+                file: path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,474 @@
+//! Reading the committed result files into [`Evidence`]: nothing here computes a finding, it only
+//! reads what the runs wrote.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use lblab_model::results::RunSummary;
+use lblab_model::stats::Interval;
+use lblab_model::Scenario;
+use serde::Deserialize;
+
+use crate::EvidenceError;
+
+/// Largest result file read (the biggest committed CSV is far below it).
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Everything the documents are generated from.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// One entry per scenario file, in file-name order.
+    pub scenarios: Vec<ScenarioResults>,
+    /// The committed sweeps (`results/sweeps/<name>/`), by folder name.
+    pub sweeps: BTreeMap<String, Sweep>,
+    /// The repeated real runs of one scenario (`results/<name>/real-repeat/range.csv`).
+    pub repeats: BTreeMap<String, Vec<RepeatRow>>,
+    /// Pick-time benchmark medians (`results/bench/policy-pick.csv`).
+    pub pick_bench: Vec<PickBench>,
+}
+
+/// One scenario's committed results.
+#[derive(Debug, Clone)]
+pub struct ScenarioResults {
+    /// Scenario name (its results folder).
+    pub name: String,
+    /// The scenario file, relative to the project root.
+    pub file: String,
+    /// What the scenario models (its `description`, or its opening comment).
+    pub description: String,
+    /// The parsed scenario.
+    pub scenario: Scenario,
+    /// The full-length simulated run of the base seed (`sim/summary.json`).
+    pub sim: Option<RunSummary>,
+    /// Medians and intervals over seeds (`sim/intervals.csv`).
+    pub intervals: Option<Intervals>,
+    /// The real run and the simulated run of the same length (`compare/`).
+    pub compare: Option<Compared>,
+}
+
+/// `lblab compare`'s output for one scenario.
+#[derive(Debug, Clone)]
+pub struct Compared {
+    /// The real run (`compare/real/summary.json`).
+    pub real: RunSummary,
+    /// The simulated run of the same length and seed (`compare/sim/summary.json`).
+    pub sim: RunSummary,
+    /// Per policy: the sim-vs-real rows (`compare/compare.csv`).
+    pub rows: Vec<CompareRow>,
+    /// The harness's own measurements (`compare/real/harness.json`), if present.
+    pub harness: Option<Harness>,
+}
+
+/// One row of `compare.csv`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CompareRow {
+    /// Policy label.
+    pub policy: String,
+    /// Simulated p50 (ms).
+    pub sim_p50_ms: f64,
+    /// Real p50 (ms).
+    pub real_p50_ms: f64,
+    /// Whether they agree.
+    pub p50_agrees: bool,
+    /// Simulated p99 (ms).
+    pub sim_p99_ms: f64,
+    /// Real p99 (ms).
+    pub real_p99_ms: f64,
+    /// Whether they agree.
+    pub p99_agrees: bool,
+    /// Share to faulty backends, simulated.
+    pub sim_slow_share: f64,
+    /// Share to faulty backends, real.
+    pub real_slow_share: f64,
+    /// The harness floor's p50 (ms), added to the simulated values for the calibrated comparison.
+    pub floor_p50_ms: f64,
+    /// Simulated p50 plus the floor.
+    pub calibrated_sim_p50_ms: f64,
+    /// Whether the real p50 agrees with it.
+    pub calibrated_p50_agrees: bool,
+    /// Simulated p99 plus the floor's p99 excess.
+    pub calibrated_sim_p99_ms: f64,
+    /// Whether the real p99 agrees with it.
+    pub calibrated_p99_agrees: bool,
+}
+
+/// The parts of `harness.json` the documents use.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Harness {
+    /// The floor run: the harness alone, every backend answering at once.
+    pub floor: Floor,
+    /// One entry per policy.
+    pub policies: Vec<HarnessPolicy>,
+    /// The machine, when the harness recorded it.
+    #[serde(default)]
+    pub host: Option<Host>,
+}
+
+/// The harness's floor run.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Floor {
+    /// Floor p50 (ms).
+    pub p50_ms: f64,
+    /// Floor p99 (ms).
+    pub p99_ms: f64,
+}
+
+/// The harness's measurements of one policy's run.
+#[derive(Debug, Clone, Deserialize)]
+pub struct HarnessPolicy {
+    /// Policy label.
+    pub policy: String,
+    /// Emulated service time error.
+    pub delay_error: Spread,
+    /// Lateness of sends against their intended times.
+    pub dispatch_lateness: Spread,
+    /// Client CPU per call (µs).
+    pub client_cpu_per_call_us: f64,
+    /// Machine load during the run.
+    pub machine: Option<MachineLoad>,
+}
+
+/// Percentiles in µs.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Spread {
+    /// p50 (µs).
+    pub p50_us: f64,
+    /// p99 (µs).
+    pub p99_us: f64,
+}
+
+/// How busy the machine was.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MachineLoad {
+    /// Share of CPU busy (%).
+    pub busy_pct: f64,
+    /// CPU stolen by the hypervisor (%).
+    #[serde(default)]
+    pub steal_pct: f64,
+}
+
+/// The machine a real run ran on.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Host {
+    /// CPU model.
+    #[serde(default)]
+    pub cpu: String,
+    /// Logical cores.
+    #[serde(default)]
+    pub cores: usize,
+    /// Kernel release.
+    #[serde(default)]
+    pub kernel: String,
+}
+
+/// `intervals.csv`: per policy and metric, the median over seeds and its interval.
+#[derive(Debug, Clone, Default)]
+pub struct Intervals {
+    /// Policies in file order.
+    pub policies: Vec<String>,
+    values: BTreeMap<(String, String), Interval>,
+}
+
+impl Intervals {
+    /// The interval of `metric` for `policy`.
+    pub fn get(&self, policy: &str, metric: &str) -> Option<Interval> {
+        self.values
+            .get(&(policy.to_string(), metric.to_string()))
+            .copied()
+    }
+    /// Seeds behind the intervals (of the first row).
+    pub fn seeds(&self) -> usize {
+        self.values.values().next().map_or(0, |i| i.n)
+    }
+}
+
+/// A sweep folder: `sweep.csv` as rows of named columns.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    /// Folder name.
+    pub name: String,
+    /// The varied paths (the columns before `backends`).
+    pub axes: Vec<String>,
+    /// Rows: one per point and policy.
+    pub rows: Vec<BTreeMap<String, String>>,
+}
+
+impl Sweep {
+    /// Points in file order, as the value of `column` (e.g. `backends`).
+    pub fn points(&self, column: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for r in &self.rows {
+            if let Some(v) = r.get(column) {
+                if !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+        }
+        out
+    }
+    /// The interval of `metric` for `policy` at the point where `column` = `value`.
+    pub fn get(&self, column: &str, value: &str, policy: &str, metric: &str) -> Option<Interval> {
+        let row = self.rows.iter().find(|r| {
+            r.get(column).map(String::as_str) == Some(value)
+                && r.get("policy").map(String::as_str) == Some(policy)
+        })?;
+        let num = |k: &str| row.get(k).and_then(|v| v.parse::<f64>().ok());
+        Some(Interval {
+            median: num(metric)?,
+            lo: num(&format!("{metric}_lo"))?,
+            hi: num(&format!("{metric}_hi"))?,
+            n: num("seeds")? as usize,
+            coverage: f64::NAN,
+        })
+    }
+    /// Seeds per point (of the first row).
+    pub fn seeds(&self) -> usize {
+        self.rows
+            .first()
+            .and_then(|r| r.get("seeds"))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+/// One row of a repeated real run's `range.csv`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RepeatRow {
+    /// Policy label.
+    pub policy: String,
+    /// Runs behind the range.
+    pub runs: usize,
+    /// p99 range (ms).
+    pub p99_ms_min: f64,
+    /// p99 range (ms).
+    pub p99_ms_max: f64,
+    /// p99.9 range (ms).
+    pub p999_ms_min: f64,
+    /// p99.9 range (ms).
+    pub p999_ms_max: f64,
+}
+
+/// One row of `policy-pick.csv`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PickBench {
+    /// Policy benchmarked.
+    pub bench: String,
+    /// READY endpoints.
+    pub endpoints: usize,
+    /// Median ns per pick and completion.
+    pub median_ns: f64,
+}
+
+fn read_text(path: &Path) -> Result<Option<String>, EvidenceError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None)
+        }
+        Err(source) => return Err(EvidenceError::io(path, source)),
+    };
+    if !meta.is_file() {
+        return Err(EvidenceError::parse(path, "not a regular file"));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(EvidenceError::parse(
+            path,
+            format!("{} bytes is more than a result file can be", meta.len()),
+        ));
+    }
+    std::fs::read_to_string(path)
+        .map(Some)
+        .map_err(|source| EvidenceError::io(path, source))
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, EvidenceError> {
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| EvidenceError::parse(path, e.to_string()))
+}
+
+fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<Vec<T>>, EvidenceError> {
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
+    };
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let mut rows = Vec::new();
+    for (i, row) in reader.deserialize().enumerate() {
+        rows.push(row.map_err(|e| EvidenceError::parse(path, format!("row {}: {e}", i + 2)))?);
+    }
+    Ok(Some(rows))
+}
+
+fn read_intervals(path: &Path) -> Result<Option<Intervals>, EvidenceError> {
+    #[derive(Deserialize)]
+    struct Row {
+        policy: String,
+        metric: String,
+        median: f64,
+        lo: f64,
+        hi: f64,
+        seeds: usize,
+        coverage: f64,
+    }
+    let Some(rows) = read_csv::<Row>(path)? else {
+        return Ok(None);
+    };
+    let mut out = Intervals::default();
+    for r in rows {
+        if !out.policies.contains(&r.policy) {
+            out.policies.push(r.policy.clone());
+        }
+        out.values.insert(
+            (r.policy, r.metric),
+            Interval {
+                median: r.median,
+                lo: r.lo,
+                hi: r.hi,
+                n: r.seeds,
+                coverage: r.coverage,
+            },
+        );
+    }
+    Ok(Some(out))
+}
+
+fn read_sweep(dir: &Path) -> Result<Option<Sweep>, EvidenceError> {
+    let path = dir.join("sweep.csv");
+    let Some(text) = read_text(&path)? else {
+        return Ok(None);
+    };
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| EvidenceError::parse(&path, e.to_string()))?
+        .clone();
+    let axes = headers
+        .iter()
+        .take_while(|h| *h != "backends")
+        .map(str::to_string)
+        .collect();
+    let mut rows = Vec::new();
+    for (i, rec) in reader.records().enumerate() {
+        let rec = rec.map_err(|e| EvidenceError::parse(&path, format!("row {}: {e}", i + 2)))?;
+        rows.push(
+            headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect(),
+        );
+    }
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(Some(Sweep { name, axes, rows }))
+}
+
+/// The opening comment block of a scenario file (its `# ...` lines before the first key), joined.
+pub fn opening_comment(toml_text: &str) -> String {
+    toml_text
+        .lines()
+        .take_while(|l| l.trim_start().starts_with('#') || l.trim().is_empty())
+        .filter_map(|l| l.trim_start().strip_prefix('#'))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, EvidenceError> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|source| EvidenceError::io(dir, source))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+impl Evidence {
+    /// Reads every scenario in `scenarios` (its `*.toml` files) and its results under `results`,
+    /// plus the sweeps, repeated real runs and benchmarks. `root` is the project root the file
+    /// names in the documents are relative to. A missing result is `None`; a present but unreadable
+    /// one is an error naming the file.
+    pub fn load(root: &Path, scenarios: &str, results: &str) -> Result<Evidence, EvidenceError> {
+        let results_dir = root.join(results);
+        let mut out = Evidence {
+            scenarios: Vec::new(),
+            sweeps: BTreeMap::new(),
+            repeats: BTreeMap::new(),
+            pick_bench: Vec::new(),
+        };
+        for file in sorted_entries(&root.join(scenarios))? {
+            if file.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let text = read_text(&file)?.unwrap_or_default();
+            let scenario =
+                Scenario::parse(&text).map_err(|e| EvidenceError::parse(&file, e.to_string()))?;
+            let name = scenario.file.name.clone();
+            let description = if scenario.file.description.trim().is_empty() {
+                opening_comment(&text)
+            } else {
+                scenario.file.description.trim().to_string()
+            };
+            let dir = results_dir.join(&name);
+            let compared = dir.join("compare");
+            let compare = match (
+                read_json::<RunSummary>(&compared.join("real/summary.json"))?,
+                read_json::<RunSummary>(&compared.join("sim/summary.json"))?,
+                read_csv::<CompareRow>(&compared.join("compare.csv"))?,
+            ) {
+                (Some(real), Some(sim), Some(rows)) => Some(Compared {
+                    real,
+                    sim,
+                    rows,
+                    harness: read_json(&compared.join("real/harness.json"))?,
+                }),
+                _ => None,
+            };
+            if let Some(rows) = read_csv::<RepeatRow>(&dir.join("real-repeat/range.csv"))? {
+                out.repeats.insert(name.clone(), rows);
+            }
+            out.scenarios.push(ScenarioResults {
+                file: format!(
+                    "{scenarios}/{}",
+                    file.file_name().unwrap_or_default().to_string_lossy()
+                ),
+                description,
+                sim: read_json(&dir.join("sim/summary.json"))?,
+                intervals: read_intervals(&dir.join("sim/intervals.csv"))?,
+                compare,
+                scenario,
+                name,
+            });
+        }
+        let sweeps = results_dir.join("sweeps");
+        if sweeps.is_dir() {
+            for dir in sorted_entries(&sweeps)?.into_iter().filter(|d| d.is_dir()) {
+                if let Some(sweep) = read_sweep(&dir)? {
+                    out.sweeps.insert(sweep.name.clone(), sweep);
+                }
+            }
+        }
+        out.pick_bench = read_csv(&results_dir.join("bench/policy-pick.csv"))?.unwrap_or_default();
+        Ok(out)
+    }
+
+    /// The scenario called `name`.
+    pub fn scenario(&self, name: &str) -> Option<&ScenarioResults> {
+        self.scenarios.iter().find(|s| s.name == name)
+    }
+
+    /// The interval of `metric` for `policy` in scenario `name`'s multi-seed simulation.
+    pub fn interval(&self, name: &str, policy: &str, metric: &str) -> Option<Interval> {
+        self.scenario(name)?.intervals.as_ref()?.get(policy, metric)
+    }
+}

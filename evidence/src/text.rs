@@ -1,0 +1,211 @@
+//! Derived facts shared by the documents: comparisons computed from the loaded results, each
+//! returned with the numbers behind it, so that a sentence's wording follows its data.
+
+use lblab_model::fault::FaultSpec;
+use lblab_model::results::RunSummary;
+use lblab_model::stats::Interval;
+
+use crate::fmt::{iv, num, param};
+use crate::load::{Evidence, ScenarioResults};
+
+/// The policies a gRPC user can configure today, and the proposal: what the proposal is held
+/// against. (`oracle` is a lower bound, not a policy; the `od(...)` wrappers are listed apart.)
+pub const CONTENDERS: [&str; 4] = [
+    "round_robin",
+    "least_request",
+    "weighted_round_robin",
+    "peak_ewma",
+];
+
+/// The proposal's label in every scenario.
+pub const PROPOSAL: &str = "peak_ewma";
+
+/// The scenario the headline figures come from.
+pub const HEADLINE: &str = "one-slow";
+
+/// Whether `a` is lower than `b` beyond doubt: `a`'s whole interval lies below `b`'s.
+pub fn surely_lower(a: Interval, b: Interval) -> bool {
+    a.hi < b.lo
+}
+
+/// What the intervals say of `a` against `b` for a lower-is-better quantity.
+pub fn verdict(a: Interval, b: Interval) -> &'static str {
+    if surely_lower(a, b) {
+        "lower"
+    } else if surely_lower(b, a) {
+        "higher"
+    } else {
+        "not distinguishable"
+    }
+}
+
+/// The contender with the lowest median of `metric` in scenario `s`, with its interval.
+pub fn best(s: &ScenarioResults, metric: &str) -> Option<(&'static str, Interval)> {
+    let ints = s.intervals.as_ref()?;
+    CONTENDERS
+        .iter()
+        .filter_map(|p| ints.get(p, metric).map(|i| (*p, i)))
+        .min_by(|a, b| a.1.median.total_cmp(&b.1.median))
+}
+
+/// Whether the proposal's `metric` is lower than every other contender's beyond doubt.
+pub fn proposal_surely_best(s: &ScenarioResults, metric: &str) -> bool {
+    let Some(ints) = s.intervals.as_ref() else {
+        return false;
+    };
+    let Some(pe) = ints.get(PROPOSAL, metric) else {
+        return false;
+    };
+    CONTENDERS
+        .iter()
+        .filter(|p| **p != PROPOSAL)
+        .filter_map(|p| ints.get(p, metric))
+        .all(|o| surely_lower(pe, o))
+}
+
+/// Backends in the scenario.
+pub fn backends(s: &ScenarioResults) -> u32 {
+    s.scenario.file.fleet.iter().map(|g| g.count).sum()
+}
+
+/// Scenarios where a policy that knew every queue would beat round_robin's p99 beyond doubt
+/// (the oracle's p99 is surely lower): those with something for a policy to win.
+pub fn contested(ev: &Evidence) -> Vec<&ScenarioResults> {
+    ev.scenarios
+        .iter()
+        .filter(|s| {
+            s.intervals
+                .as_ref()
+                .and_then(|i| i.get("round_robin", "p99_vs_oracle"))
+                .is_some_and(|r| r.lo > 1.0)
+        })
+        .filter(|s| {
+            s.intervals
+                .as_ref()
+                .is_some_and(|i| i.get(PROPOSAL, "p99_ms").is_some())
+        })
+        .collect()
+}
+
+/// The contenders whose `metric` is surely lower than the proposal's in `s`, best first.
+pub fn beaten_by(s: &ScenarioResults, metric: &str) -> Vec<(&'static str, Interval)> {
+    let Some(ints) = s.intervals.as_ref() else {
+        return Vec::new();
+    };
+    let Some(pe) = ints.get(PROPOSAL, metric) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(&'static str, Interval)> = CONTENDERS
+        .iter()
+        .filter(|p| **p != PROPOSAL)
+        .filter_map(|p| ints.get(p, metric).map(|i| (*p, i)))
+        .filter(|(_, i)| surely_lower(*i, pe))
+        .collect();
+    out.sort_by(|a, b| a.1.median.total_cmp(&b.1.median));
+    out
+}
+
+/// The first slowdown factor of the scenario, if it has one.
+pub fn slowdown(s: &ScenarioResults) -> Option<f64> {
+    s.scenario.file.faults.iter().find_map(|f| match f {
+        FaultSpec::Slowdown { factor, .. } => Some(*factor),
+        _ => None,
+    })
+}
+
+/// Warm-up and measured seconds of the scenario as written (the full-length simulation).
+pub fn full_length(s: &ScenarioResults) -> (f64, f64) {
+    let w = &s.scenario.file.workload;
+    (w.warmup.0 as f64 / 1e9, w.duration.0 as f64 / 1e9)
+}
+
+/// Measured seconds of a run: its recorded length, or (for summaries written before runs recorded
+/// it) the first policy's requests over the scenario's rate, to the nearest second.
+pub fn measured(run: &RunSummary, s: &ScenarioResults) -> f64 {
+    let rate = s.scenario.file.workload.rate;
+    match run.rows.first() {
+        Some(r) if rate > 0.0 => (r.requests as f64 / rate).round(),
+        _ => f64::NAN,
+    }
+}
+
+/// `(min, max)` of `f` over the values, `None` if there are none.
+pub fn range(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .fold(None, |acc, v| {
+            Some(acc.map_or((v, v), |(lo, hi): (f64, f64)| (lo.min(v), hi.max(v))))
+        })
+}
+
+/// `a` or `a–b`, with `unit` after.
+pub fn span((lo, hi): (f64, f64), unit: &str) -> String {
+    if num(lo) == num(hi) {
+        format!("{}{unit}", num(lo))
+    } else {
+        format!("{}–{}{unit}", num(lo), num(hi))
+    }
+}
+
+/// A range of parameters (run lengths, counts): `10 s` or `4–10 s`.
+pub fn param_span((lo, hi): (f64, f64), unit: &str) -> String {
+    if param(lo) == param(hi) {
+        format!("{}{unit}", param(lo))
+    } else {
+        format!("{}–{}{unit}", param(lo), param(hi))
+    }
+}
+
+/// Real runs' warm-up and measured seconds over every scenario compared: `(warm-up range,
+/// measured range)`.
+pub fn real_lengths(ev: &Evidence) -> Option<((f64, f64), (f64, f64))> {
+    let runs: Vec<(f64, f64)> = ev
+        .scenarios
+        .iter()
+        .filter_map(|s| {
+            let c = s.compare.as_ref()?;
+            Some((c.real.warmup_s, measured(&c.real, s)))
+        })
+        .collect();
+    Some((
+        range(runs.iter().map(|r| r.0))?,
+        range(runs.iter().map(|r| r.1))?,
+    ))
+}
+
+/// Sim-vs-real agreement over every compared scenario and policy: `(pairs, p50 agree, p99 agree,
+/// calibrated p50 agree, calibrated p99 agree)`.
+pub fn agreement_counts(ev: &Evidence) -> (usize, usize, usize, usize, usize) {
+    let rows = ev
+        .scenarios
+        .iter()
+        .filter_map(|s| s.compare.as_ref())
+        .flat_map(|c| c.rows.iter());
+    let mut out = (0, 0, 0, 0, 0);
+    for r in rows {
+        out.0 += 1;
+        out.1 += r.p50_agrees as usize;
+        out.2 += r.p99_agrees as usize;
+        out.3 += r.calibrated_p50_agrees as usize;
+        out.4 += r.calibrated_p99_agrees as usize;
+    }
+    out
+}
+
+/// A link to a file or folder relative to the document: `` [`path`](path) ``.
+pub fn link(path: &str) -> String {
+    format!("[`{path}`]({path})")
+}
+
+/// `` `policy` p99 `8.11 [8.03, 8.15]` ms``-style phrase for one interval of a scenario.
+pub fn ms(ev: &Evidence, scenario: &str, policy: &str, metric: &str) -> String {
+    ev.interval(scenario, policy, metric)
+        .map_or_else(|| "–".into(), |i| format!("{} ms", iv(i)))
+}
+
+/// A ratio interval with a `×`.
+pub fn times(ev: &Evidence, scenario: &str, policy: &str, metric: &str) -> String {
+    ev.interval(scenario, policy, metric)
+        .map_or_else(|| "–".into(), |i| format!("{}×", iv(i)))
+}

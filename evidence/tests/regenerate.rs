@@ -1,0 +1,55 @@
+//! The committed documents are exactly what the committed result files give: no number in them is
+//! typed by hand, and none has drifted from its file. After a new run, `lblab report` (the last
+//! step of `scripts/evidence.sh`) regenerates them.
+
+use std::path::Path;
+
+#[test]
+fn committed_documents_are_generated_from_the_committed_results() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let evidence = lblab_evidence::Evidence::load(&root, "scenarios", "results")
+        .expect("the committed results load");
+    let docs = lblab_evidence::documents(&evidence);
+    assert!(docs.iter().any(|d| d.path == "README.md"));
+    assert!(docs.iter().any(|d| d.path == "gRFC-draft.md"));
+    let mut stale = Vec::new();
+    for d in &docs {
+        let path = root.join("results").join(&d.path);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if committed != d.text {
+            let line = committed
+                .lines()
+                .zip(d.text.lines())
+                .position(|(a, b)| a != b)
+                .map_or_else(|| "its length".to_string(), |i| format!("line {}", i + 1));
+            stale.push(format!("results/{} (first difference at {line})", d.path));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "these documents differ from what the result files give; run `cargo run --release -- \
+         report`: {stale:?}"
+    );
+}
+
+#[test]
+fn a_changed_number_in_a_result_file_changes_the_document() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut evidence = lblab_evidence::Evidence::load(&root, "scenarios", "results")
+        .expect("the committed results load");
+    let before = lblab_evidence::documents(&evidence);
+    let one_slow = evidence
+        .scenarios
+        .iter_mut()
+        .find(|s| s.name == "one-slow")
+        .expect("one-slow is a canonical scenario");
+    let c = one_slow.compare.as_mut().expect("one-slow has a real run");
+    c.rows[0].real_p99_ms += 1000.0;
+    let after = lblab_evidence::documents(&evidence);
+    let page = |docs: &[lblab_evidence::Document]| {
+        docs.iter()
+            .find(|d| d.path == "one-slow/README.md")
+            .map(|d| d.text.clone())
+    };
+    assert_ne!(page(&before), page(&after));
+}
