@@ -111,7 +111,7 @@ pub fn parse_service_config(text: &str) -> Result<PolicyConfig, ConfigError> {
 /// Like [`parse_service_config`], also accepting the policy names in `extra` (handled by the
 /// caller; their config objects are returned as they are).
 pub fn parse_service_config_with(text: &str, extra: &[&str]) -> Result<Selected, ConfigError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| ConfigError {
+    let doc: Value = crate::json::parse(text).map_err(|e| ConfigError {
         path: String::new(),
         message: format!("not valid JSON: {e}"),
         position: Some((e.line(), e.column())),
@@ -166,10 +166,16 @@ fn select(list: &Value, path: &str, extra: &[&str]) -> Result<Selected, ConfigEr
         let (name, config) = obj.iter().next().expect("one key");
         let field_path = format!("{entry_path}.{name}");
         if extra.contains(&name.as_str()) {
-            if !config.is_object() {
+            let Some(fields) = config.as_object() else {
                 return Err(ConfigError::at(
                     &field_path,
                     "a policy's config must be a JSON object",
+                ));
+            };
+            if let Some(field) = fields.keys().next() {
+                return Err(ConfigError::at(
+                    &format!("{field_path}.{field}"),
+                    format!("`{name}` takes no config fields; write {{\"{name}\":{{}}}}"),
                 ));
             }
             return Ok(Selected::Extra {
@@ -262,7 +268,11 @@ pub fn parse_policy(name: &str, config: &Value, path: &str) -> Result<PolicyConf
             }
             PolicyConfig::WeightedRoundRobin(weighted_round_robin::Config {
                 enable_oob_load_report: f.bool("enableOobLoadReport", d.enable_oob_load_report)?,
-                oob_reporting_period: f.duration("oobReportingPeriod", d.oob_reporting_period)?,
+                // A period of 0 would make the report timer due for ever; clamped like
+                // weightUpdatePeriod, as gRPC does for that one.
+                oob_reporting_period: f
+                    .duration("oobReportingPeriod", d.oob_reporting_period)?
+                    .max(weighted_round_robin::MIN_WEIGHT_UPDATE_PERIOD),
                 blackout_period: f.duration("blackoutPeriod", d.blackout_period)?,
                 weight_expiration_period: f
                     .duration("weightExpirationPeriod", d.weight_expiration_period)?,
@@ -274,8 +284,11 @@ pub fn parse_policy(name: &str, config: &Value, path: &str) -> Result<PolicyConf
         }
         "outlier_detection_experimental" => {
             let d = outlier_detection::Config::default();
-            // An interval of 0 would make the sweep timer due for ever: a spin, not a policy.
-            let interval = f.positive_duration("interval", d.interval)?;
+            // An interval of 0 would make the sweep timer due for ever: a spin, not a policy. A
+            // positive one below the floor is clamped to it, as gRPC clamps WRR's timers.
+            let interval = f
+                .positive_duration("interval", d.interval)?
+                .max(outlier_detection::MIN_INTERVAL);
             let base_ejection_time = f.duration("baseEjectionTime", d.base_ejection_time)?;
             let max_ejection_time = f.duration(
                 "maxEjectionTime",

@@ -43,7 +43,11 @@ pub fn parse_signed(text: &str) -> Result<i128, String> {
     Ok(if negative { -total } else { total })
 }
 
-/// Parses a non-negative duration into nanoseconds (saturating at `u64::MAX`).
+/// The longest duration a `u64` of nanoseconds holds, for error messages.
+const MAX_TEXT: &str = "18446744073.709551615s (about 584 years)";
+
+/// Parses a non-negative duration into nanoseconds. One too long for a `u64` of nanoseconds is
+/// an error, not silently saturated.
 pub fn parse(text: &str) -> Result<Nanos, String> {
     let v = parse_signed(text)?;
     if v < 0 {
@@ -51,7 +55,7 @@ pub fn parse(text: &str) -> Result<Nanos, String> {
             "`{text}` is negative; durations here must be >= 0s"
         ));
     }
-    Ok(u64::try_from(v).unwrap_or(u64::MAX))
+    u64::try_from(v).map_err(|_| format!("`{text}` is too long; at most {MAX_TEXT}"))
 }
 
 /// Formats nanoseconds as the shortest proto3 JSON duration: `"10s"`, `"0.030s"` becomes `"0.03s"`.
@@ -85,7 +89,11 @@ pub fn parse_human(text: &str) -> Result<Nanos, String> {
                 if !v.is_finite() || v < 0.0 {
                     return Err(format!("`{text}` must be a finite duration >= 0"));
                 }
-                return Ok((v * scale).round().min(u64::MAX as f64) as Nanos);
+                let nanos = (v * scale).round();
+                if nanos >= u64::MAX as f64 {
+                    return Err(format!("`{text}` is too long; at most {MAX_TEXT}"));
+                }
+                return Ok(nanos as Nanos);
             }
         }
     }
@@ -122,6 +130,15 @@ mod tests {
             assert!(parse(bad).is_err(), "{bad} should be rejected");
         }
         assert!(parse("-1s").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn a_duration_too_long_for_nanoseconds_is_an_error_not_saturated() {
+        // proto3's largest Duration, 10,000 years, does not fit a u64 of nanoseconds.
+        assert!(parse("315576000000s").unwrap_err().contains("too long"));
+        assert!(parse_human("10000000h").unwrap_err().contains("too long"));
+        assert_eq!(parse("18446744073.709551615s"), Ok(u64::MAX));
+        assert!(parse("18446744073.709551616s").is_err());
     }
 
     #[test]

@@ -77,6 +77,7 @@ pub mod duration;
 mod endpoints;
 pub mod envoy_peak_ewma;
 pub mod estimator;
+pub mod json;
 pub mod least_request;
 pub mod outlier_detection;
 pub mod p2c;

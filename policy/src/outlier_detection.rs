@@ -30,6 +30,10 @@ use crate::{
     RpcKind, Status, Ticket, NANOS_PER_SEC,
 };
 
+/// The shortest sweep `interval`: shorter ones are clamped to it (a sweep every nanosecond would
+/// be a busy loop, not a policy).
+pub const MIN_INTERVAL: Nanos = 100_000_000;
+
 /// The success-rate algorithm's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SuccessRateEjection {

@@ -44,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         (path.display().to_string(), text)
     };
-    let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    let doc: Option<serde_json::Value> = lblab_policy::json::parse(&text).ok();
     if let Some(doc) = doc.filter(xds::looks_like_xds) {
         return match xds::parse(&doc) {
             Ok(mapped) => {

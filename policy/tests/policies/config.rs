@@ -375,17 +375,14 @@ fn first_supported_entry_wins() {
     ))
     .unwrap();
     assert_eq!(p.name(), "least_request_experimental");
-    // An extra name the caller handles can win too, with its config as written.
-    let s = parse_service_config_with(
-        &lb(r#"[{"oracle":{"x":1}},{"round_robin":{}}]"#),
-        &["oracle"],
-    )
-    .unwrap();
+    // An extra name the caller handles can win too.
+    let s = parse_service_config_with(&lb(r#"[{"oracle":{}},{"round_robin":{}}]"#), &["oracle"])
+        .unwrap();
     assert_eq!(
         s,
         Selected::Extra {
             name: "oracle".into(),
-            config: json!({"x": 1})
+            config: json!({})
         }
     );
     let s = parse_service_config_with(&lb(r#"[{"round_robin":{}},{"oracle":{}}]"#), &["oracle"])
@@ -438,4 +435,63 @@ fn built_policy_has_the_configured_name() {
     )
     .unwrap();
     assert_eq!(c.label(), "outlier_detection(peak_ewma)");
+}
+
+#[test]
+fn a_duplicate_key_is_rejected_not_resolved_to_the_last() {
+    // serde_json alone keeps the last `round_robin`/`pick_first`: the policy would silently
+    // change.
+    let text =
+        r#"{"loadBalancingConfig":[{"round_robin":{}}],"loadBalancingConfig":[{"pick_first":{}}]}"#;
+    let e = parse_service_config(text).unwrap_err();
+    assert!(
+        e.message.contains("duplicate key `loadBalancingConfig`"),
+        "{e}"
+    );
+    assert!(e.position.is_some(), "{e:?}");
+    let inner = r#"{"loadBalancingConfig":[{"peak_ewma_experimental":{"decayTime":"1s","decayTime":"20s"}}]}"#;
+    assert!(parse_service_config(inner)
+        .unwrap_err()
+        .message
+        .contains("duplicate key `decayTime`"));
+}
+
+#[test]
+fn a_policy_handled_by_the_caller_takes_no_fields() {
+    let text = lb(r#"[{"oracle":{"choiceCount":3}}]"#);
+    let e = parse_service_config_with(&text, &["oracle"]).unwrap_err();
+    assert_eq!(e.path, "loadBalancingConfig[0].oracle.choiceCount");
+    assert!(e.message.contains("takes no config fields"), "{e}");
+    assert!(matches!(
+        parse_service_config_with(&lb(r#"[{"oracle":{}}]"#), &["oracle"]),
+        Ok(Selected::Extra { .. })
+    ));
+}
+
+#[test]
+fn a_duration_too_long_to_represent_is_rejected() {
+    let e = parse_entry(r#"{"peak_ewma_experimental":{"decayTime":"315576000000s"}}"#).unwrap_err();
+    assert_eq!(
+        e.path,
+        "loadBalancingConfig[0].peak_ewma_experimental.decayTime"
+    );
+    assert!(e.message.contains("too long"), "{e}");
+}
+
+#[test]
+fn timers_that_would_spin_are_clamped_to_a_floor() {
+    // An OOB report every 0 s, or an outlier sweep every nanosecond, would make the policy's
+    // timer due for ever; both are clamped to 100 ms, as gRPC clamps weightUpdatePeriod.
+    let wrr = normalized(
+        r#"{"weighted_round_robin":{"enableOobLoadReport":true,"oobReportingPeriod":"0s"}}"#,
+    );
+    assert_eq!(wrr["weighted_round_robin"]["oobReportingPeriod"], "0.1s");
+    let od = normalized(
+        r#"{"outlier_detection_experimental":{"interval":"0.000000001s","childPolicy":[{"round_robin":{}}]}}"#,
+    );
+    assert_eq!(od["outlier_detection_experimental"]["interval"], "0.1s");
+    let ok = normalized(
+        r#"{"outlier_detection_experimental":{"interval":"0.5s","childPolicy":[{"round_robin":{}}]}}"#,
+    );
+    assert_eq!(ok["outlier_detection_experimental"]["interval"], "0.5s");
 }

@@ -70,7 +70,7 @@ const CHILDREN: &[(&str, &str, bool, bool)] = &[
     ),
     (
         "peak_ewma(huge)",
-        r#"{"peak_ewma_experimental":{"choiceCount":3,"decayTime":"315576000000s","defaultRtt":"315576000000s"}}"#,
+        r#"{"peak_ewma_experimental":{"choiceCount":3,"decayTime":"18446744073.709551615s","defaultRtt":"18446744073.709551615s"}}"#,
         false,
         true,
     ),
