@@ -13,6 +13,14 @@ use serde::{Deserialize, Serialize};
 use crate::units::Dur;
 use lblab_policy::Nanos;
 
+/// The shortest period or duration a fault's timing may have (`gc_pauses` `every` and `pause`,
+/// `cpu_throttle` `quota` and `period`, `noisy_neighbour` `burst`): 100 µs. Below it the real
+/// harness cannot emulate the fault (its timers are good to about 100–200 µs on a loaded machine)
+/// and the model turns into a flood of speed changes: a 2 ns GC period puts 500 million pieces
+/// in each second of every faulty backend's timeline. Linux's own CFS bandwidth control refuses
+/// periods below 1 ms.
+pub const MIN_FAULT_PERIOD: Nanos = 100_000;
+
 /// A fault as written in a scenario file (`[[faults]]` with a `kind`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -33,9 +41,9 @@ pub enum FaultSpec {
     GcPauses {
         /// Backends.
         targets: Vec<String>,
-        /// Period between pause starts.
+        /// Period between pause starts (at least [`MIN_FAULT_PERIOD`]).
         every: Dur,
-        /// Pause length.
+        /// Pause length (at least [`MIN_FAULT_PERIOD`]).
         pause: Dur,
         /// First pause at `start` + a per-backend random phase in `[0, every)`.
         #[serde(default)]
@@ -48,7 +56,7 @@ pub enum FaultSpec {
     CpuThrottle {
         /// Backends.
         targets: Vec<String>,
-        /// Run time allowed per period.
+        /// Run time allowed per period (at least [`MIN_FAULT_PERIOD`]).
         quota: Dur,
         /// Period.
         period: Dur,

@@ -745,6 +745,24 @@ fn check_fault(fault: &FaultSpec, field: &str, run_end: Nanos) -> Result<u64, Mo
     let bad = |k: &str, msg: String| Err(ModelError::invalid(&format!("{field}.{k}"), msg));
     let factor_ok = |f: f64| f.is_finite() && f >= 1.0;
     let mut bursts = 0;
+    let periods: &[(&str, Dur)] = match fault {
+        FaultSpec::GcPauses { every, pause, .. } => &[("every", *every), ("pause", *pause)],
+        FaultSpec::CpuThrottle { quota, period, .. } => &[("period", *period), ("quota", *quota)],
+        FaultSpec::NoisyNeighbour { burst, .. } => &[("burst", *burst)],
+        _ => &[],
+    };
+    for (key, d) in periods {
+        if d.0 > 0 && d.0 < crate::fault::MIN_FAULT_PERIOD {
+            return bad(
+                key,
+                format!(
+                    "{d} is below the shortest fault period, {}: the real harness cannot time \
+                     it and the model would be a flood of speed changes",
+                    Dur(crate::fault::MIN_FAULT_PERIOD)
+                ),
+            );
+        }
+    }
     match fault {
         FaultSpec::Slowdown { factor, .. }
         | FaultSpec::NoisyNeighbour { factor, .. }

@@ -679,7 +679,8 @@ fn noisy_neighbour_zero_burst_is_rejected() {
 
 #[test]
 fn noisy_neighbour_with_too_many_bursts_is_rejected() {
-    let text = BASE.to_string() + "\n[[faults]]\nkind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nburst = \"1ns\"\n";
+    // 4 backends × 4 million 100 us bursts over 400 s: more than the 10 million drawn in advance.
+    let text = with("duration = \"3s\"", "duration = \"400s\"") + "\n[[faults]]\nkind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"400s\"\nburst = \"100us\"\n";
     rejects(&text, "faults[1].burst", Some("burst ="), &["longer"]);
 }
 
@@ -832,4 +833,23 @@ fn json_error_at_a_line_break_has_column_one_not_zero() {
         &["control character"],
     );
     assert!(msg.contains("column 1:"), "{msg}");
+}
+
+#[test]
+fn fault_periods_below_the_floor_are_rejected() {
+    // A 2 ns GC period or a 1 ns CFS quota made the simulator crawl (~30 ms per request) and the
+    // real harness unable to time the fault.
+    let gc = BASE.to_string()
+        + "\n[[faults]]\nkind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"2ns\"\npause = \"1ns\"\n";
+    rejects(&gc, "faults[1].every", Some("every ="), &["shortest fault period", "100us"]);
+    let throttle = BASE.to_string()
+        + "\n[[faults]]\nkind = \"cpu_throttle\"\ntargets = [\"main\"]\nquota = \"1ns\"\nperiod = \"100ms\"\n";
+    rejects(&throttle, "faults[1].quota", Some("quota ="), &["shortest fault period"]);
+    let noisy = BASE.to_string()
+        + "\n[[faults]]\nkind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nburst = \"10us\"\n";
+    rejects(&noisy, "faults[1].burst", Some("burst ="), &["shortest fault period"]);
+    // At the floor it is accepted.
+    let ok = BASE.to_string()
+        + "\n[[faults]]\nkind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"1ms\"\npause = \"100us\"\n";
+    lblab_model::Scenario::parse(&ok).expect("a 100 us pause every 1 ms is accepted");
 }
