@@ -742,3 +742,50 @@ fn check_rejects_bad_xds_naming_the_path() {
         assert!(err.contains(what), "{what}: {err}");
     }
 }
+
+#[test]
+fn harness_flags_out_of_range_are_rejected_before_any_work() {
+    // Each used to panic, abort or be accepted silently.
+    for (args, expect) in [
+        (
+            vec!["backend", "scenarios/healthy.toml", "--start-at", "1e19"],
+            "within a day",
+        ),
+        (
+            vec![
+                "loadgen",
+                "scenarios/healthy.toml",
+                "--targets",
+                "127.0.0.1:1",
+                "--start-at",
+                "1e19",
+            ],
+            "within a day",
+        ),
+        (
+            vec![
+                "real",
+                "scenarios/healthy.toml",
+                "--fleet-threads",
+                "100000",
+            ],
+            "fleet-threads",
+        ),
+        (
+            vec!["real", "scenarios/healthy.toml", "--client-threads", "0"],
+            "client-threads",
+        ),
+        (
+            vec!["real", "scenarios/healthy.toml", "--attempts", "0"],
+            "attempts",
+        ),
+        (
+            vec!["real", "scenarios/healthy.toml", "--spin", "8760h"],
+            "more than 10ms",
+        ),
+    ] {
+        let msg = fails(&args);
+        assert!(msg.contains(expect), "{args:?}: {msg}");
+        assert!(!msg.contains("panicked"), "{args:?}: {msg}");
+    }
+}

@@ -43,21 +43,23 @@ pub fn origin_of(start_at: Option<f64>) -> anyhow::Result<Instant> {
     let Some(at) = start_at else {
         return Ok(Instant::now());
     };
-    anyhow::ensure!(
-        at.is_finite() && at > 0.0,
-        "--start-at {at}: must be a Unix time in seconds"
-    );
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .as_secs_f64();
+    // Processes that share a timeline start within moments of each other: a day either way
+    // catches a value in the wrong unit (ms, ns) without limiting any real use.
+    const DAY: f64 = 86_400.0;
+    anyhow::ensure!(
+        at.is_finite() && (at - now).abs() <= DAY,
+        "--start-at {at}: must be a Unix time in seconds within a day of now ({now:.0})"
+    );
     let now_i = Instant::now();
-    Ok(if at >= now {
-        now_i + Duration::from_secs_f64(at - now)
+    let origin = if at >= now {
+        now_i.checked_add(Duration::from_secs_f64(at - now))
     } else {
-        now_i
-            .checked_sub(Duration::from_secs_f64(now - at))
-            .unwrap_or(now_i)
-    })
+        now_i.checked_sub(Duration::from_secs_f64(now - at))
+    };
+    Ok(origin.unwrap_or(now_i))
 }
 
 /// The backends `only` names (all if empty), in scenario order.

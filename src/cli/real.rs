@@ -45,22 +45,23 @@ pub struct HarnessArgs {
     /// Length of the harness-floor run (zero-delay backends at the same rate); 0s skips it.
     #[arg(long, default_value = "10s")]
     floor: Dur,
-    /// Worker threads of the fleet's runtime.
-    #[arg(long, default_value_t = 1)]
-    fleet_threads: usize,
-    /// Worker threads of the load generator's runtime.
-    #[arg(long, default_value_t = 1)]
-    client_threads: usize,
+    /// Worker threads of the fleet's runtime (1 to 256).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    fleet_threads: u16,
+    /// Worker threads of the load generator's runtime (1 to 256).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    client_threads: u16,
     /// Do not pin the load generator to the first CPU and the fleet to the second.
     #[arg(long)]
     no_pin: bool,
-    /// How long the timer and dispatcher threads spin before each deadline instead of sleeping.
-    #[arg(long, default_value = "120us")]
+    /// How long the timer and dispatcher threads spin before each deadline instead of sleeping
+    /// (0 to 10ms: a longer spin only burns the CPU the fleet needs).
+    #[arg(long, default_value = "120us", value_parser = parse_spin)]
     spin: Dur,
     /// Runs per policy at most: a run disturbed by other work on the machine (its dispatch
     /// lateness p99 above 1 ms) is run again and the less disturbed one kept; harness.json lists
     /// the discarded attempts.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
     attempts: u32,
     /// Keep the harness's threads at normal priority instead of the real-time scheduling class
     /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
@@ -77,14 +78,25 @@ impl HarnessArgs {
             only: only.to_vec(),
             floor: (self.floor.0 > 0).then(|| std::time::Duration::from_nanos(self.floor.0)),
             realtime: realtime(self.no_realtime),
-            fleet_threads: self.fleet_threads,
-            client_threads: self.client_threads,
+            fleet_threads: usize::from(self.fleet_threads),
+            client_threads: usize::from(self.client_threads),
             spin: std::time::Duration::from_nanos(self.spin.0),
             pin: !self.no_pin,
             attempts: self.attempts,
             ..HarnessOptions::default()
         }
     }
+}
+
+/// `--spin`: a duration of at most 10 ms.
+fn parse_spin(text: &str) -> Result<Dur, String> {
+    let d: Dur = text.parse()?;
+    if d.0 > 10_000_000 {
+        return Err(format!(
+            "{d} is more than 10ms; the spin is the slack before each timer deadline"
+        ));
+    }
+    Ok(d)
 }
 
 /// Loads a scenario with the seed and duration overrides of `real`, `loadgen` and `compare`.
