@@ -789,3 +789,19 @@ fn harness_flags_out_of_range_are_rejected_before_any_work() {
         assert!(!msg.contains("panicked"), "{args:?}: {msg}");
     }
 }
+
+#[test]
+fn an_os_error_is_printed_once_and_bad_utf8_has_a_position() {
+    let msg = fails(&["sim", "does-not-exist.toml"]);
+    assert_eq!(msg.matches("os error 2").count(), 1, "{msg}");
+    let dir = std::env::temp_dir().join(format!("lblab-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, b"name = \"x\"\n# caf\xe9\n").unwrap();
+    let msg = fails(&["sim", file.to_str().unwrap()]);
+    assert!(
+        msg.contains("bad.toml:2:6: ") && msg.contains("UTF-8"),
+        "{msg}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

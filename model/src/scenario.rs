@@ -321,16 +321,28 @@ impl Scenario {
             file: path.display().to_string(),
             source,
         };
-        let mut text = String::new();
+        let mut bytes = Vec::new();
         std::fs::File::open(path)
-            .and_then(|f| f.take(limits::FILE_BYTES + 1).read_to_string(&mut text))
+            .and_then(|f| f.take(limits::FILE_BYTES + 1).read_to_end(&mut bytes))
             .map_err(io)?;
-        if text.len() as u64 > limits::FILE_BYTES {
+        if bytes.len() as u64 > limits::FILE_BYTES {
             return Err(io(std::io::Error::other(format!(
                 "larger than {} MiB; a scenario file is a few kilobytes of TOML",
                 limits::FILE_BYTES >> 20
             ))));
         }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+            let last_line = valid.rsplit(|b| *b == b'\n').next().unwrap_or(valid);
+            let column = String::from_utf8_lossy(last_line).chars().count() + 1;
+            ModelError::Parse {
+                file: path.display().to_string(),
+                field: None,
+                position: Some((line, column)),
+                message: "not valid UTF-8 (a scenario file is UTF-8 TOML text)".into(),
+            }
+        })?;
         Scenario::parse(&text).map_err(|e| e.in_file(&path.display().to_string()))
     }
 
