@@ -805,3 +805,29 @@ fn an_os_error_is_printed_once_and_bad_utf8_has_a_position() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_run_with_nothing_runnable_in_its_mode_is_an_error() {
+    let msg = fails(&[
+        "sim",
+        "scenarios/one-slow.toml",
+        "--policy",
+        "tower_p2c_peak_ewma",
+    ]);
+    assert!(
+        msg.contains("none of the selected policies runs in the simulator"),
+        "{msg}"
+    );
+    let msg = fails(&[
+        "real",
+        "scenarios/one-slow.toml",
+        "--policy",
+        "oracle",
+        "--floor",
+        "0s",
+    ]);
+    assert!(
+        msg.contains("none of the selected policies runs in the real harness"),
+        "{msg}"
+    );
+}

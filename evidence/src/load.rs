@@ -44,6 +44,8 @@ pub struct ScenarioResults {
     pub intervals: Option<Intervals>,
     /// The real run and the simulated run of the same length (`compare/`).
     pub compare: Option<Compared>,
+    /// Charts of a grid sweep of this scenario (`sweep/*.png`), relative to its folder.
+    pub sweep_charts: Vec<String>,
 }
 
 /// `lblab compare`'s output for one scenario.
@@ -437,7 +439,18 @@ impl Evidence {
             if let Some(rows) = read_csv::<RepeatRow>(&dir.join("real-repeat/range.csv"))? {
                 out.repeats.insert(name.clone(), rows);
             }
+            let sweep_dir = dir.join("sweep");
+            let sweep_charts = if sweep_dir.is_dir() {
+                sorted_entries(&sweep_dir)?
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|x| x == "png"))
+                    .filter_map(|p| Some(format!("sweep/{}", p.file_name()?.to_str()?)))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             out.scenarios.push(ScenarioResults {
+                sweep_charts,
                 file: format!(
                     "{scenarios}/{}",
                     file.file_name().unwrap_or_default().to_string_lossy()

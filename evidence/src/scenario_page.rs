@@ -38,6 +38,14 @@ pub fn render(ev: &Evidence, s: &ScenarioResults) -> String {
         harness(&mut out, c);
         agreement(&mut out, s, c);
     }
+    for chart in &s.sweep_charts {
+        w!(
+            out,
+            "## Grid sweep of peak_ewma's parameters\n\n`lblab sweep {}` ({}):\n\n![p99 over the grid]({chart})\n",
+            s.file,
+            link("sweep/sweep.csv")
+        );
+    }
     notes(&mut out, ev, s);
     out
 }

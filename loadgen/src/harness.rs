@@ -368,6 +368,13 @@ pub fn run_real(
         .iter()
         .filter(|p| (options.only.is_empty() || options.only.contains(&p.name)) && p.runs_in_real())
         .count();
+    if planned == 0 {
+        return Err(LoadgenError::Config(format!(
+            "scenario {}: none of the selected policies runs in the real harness (`oracle` is \
+             simulator only); add one or drop --policy",
+            scenario.file.name
+        )));
+    }
     let mut out = RealRun::default();
     if let Some(length) = options.floor {
         progress(&format!(

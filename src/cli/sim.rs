@@ -84,6 +84,11 @@ pub fn simulate(
             ok
         })
         .collect();
+    anyhow::ensure!(
+        !entries.is_empty(),
+        "scenario {}: none of the selected policies runs in the simulator; add one or drop --policy",
+        scenario.file.name
+    );
     let stop = output::stop_flag();
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let runs = std::sync::Mutex::new(Vec::new());
