@@ -203,7 +203,9 @@ fn select(list: &Value, path: &str, extra: &[&str]) -> Result<Selected, ConfigEr
 pub fn parse_policy(name: &str, config: &Value, path: &str) -> Result<PolicyConfig, ConfigError> {
     let mut f = Fields::new(config, path)?;
     let parsed = match name {
-        "pick_first" => PolicyConfig::PickFirst(pick_first::Config),
+        "pick_first" => PolicyConfig::PickFirst(pick_first::Config {
+            shuffle_address_list: f.bool("shuffleAddressList", false)?,
+        }),
         "round_robin" => PolicyConfig::RoundRobin(round_robin::Config),
         "least_request_experimental" => PolicyConfig::LeastRequest(least_request::Config {
             choice_count: f.choice_count()?,
@@ -393,7 +395,8 @@ impl PolicyConfig {
     /// The normalized config as a `loadBalancingConfig` entry, every default filled in.
     pub fn to_json(&self) -> Value {
         let body = match self {
-            PolicyConfig::PickFirst(_) | PolicyConfig::RoundRobin(_) => json!({}),
+            PolicyConfig::PickFirst(c) => json!({ "shuffleAddressList": c.shuffle_address_list }),
+            PolicyConfig::RoundRobin(_) => json!({}),
             PolicyConfig::LeastRequest(c) => json!({ "choiceCount": c.choice_count }),
             PolicyConfig::EnvoyPeakEwma(c) => c.to_json(),
             PolicyConfig::PeakEwma(c) => json!({

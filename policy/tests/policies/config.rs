@@ -22,7 +22,10 @@ fn normalized(entry: &str) -> Value {
 #[test]
 fn every_default_is_filled_in() {
     let cases = [
-        (r#"{"pick_first":{}}"#, json!({"pick_first": {}})),
+        (
+            r#"{"pick_first":{}}"#,
+            json!({"pick_first": {"shuffleAddressList": false}}),
+        ),
         (r#"{"round_robin":{}}"#, json!({"round_robin": {}})),
         (
             r#"{"least_request_experimental":{}}"#,
@@ -494,4 +497,55 @@ fn timers_that_would_spin_are_clamped_to_a_floor() {
         r#"{"outlier_detection_experimental":{"interval":"0.5s","childPolicy":[{"round_robin":{}}]}}"#,
     );
     assert_eq!(ok["outlier_detection_experimental"]["interval"], "0.5s");
+}
+
+#[test]
+fn pick_first_accepts_shuffle_address_list() {
+    assert_eq!(
+        normalized(r#"{"pick_first":{}}"#),
+        json!({"pick_first": {"shuffleAddressList": false}})
+    );
+    assert_eq!(
+        normalized(r#"{"pick_first":{"shuffleAddressList":true}}"#),
+        json!({"pick_first": {"shuffleAddressList": true}})
+    );
+    assert!(parse_entry(r#"{"pick_first":{"shuffleAddressList":1}}"#).is_err());
+}
+
+#[test]
+fn shuffled_pick_first_spreads_clients_over_the_list() {
+    use lblab_policy::{Connectivity, EndpointId, Pick, RpcKind};
+    use rand::{rngs::SmallRng, SeedableRng};
+    let ids: Vec<EndpointId> = (0..8).map(EndpointId).collect();
+    let first_pick = |entry: &str, seed: u64| {
+        let mut p = parse_entry(entry).unwrap().build(0);
+        p.set_endpoints(0, &ids);
+        for &id in &ids {
+            p.on_connectivity(0, id, Connectivity::Ready);
+        }
+        let mut rng = SmallRng::seed_from_u64(seed);
+        match p.pick(1, RpcKind::Unary, &mut rng) {
+            Pick::Endpoint(t) => {
+                // The choice is sticky: the next pick goes to the same endpoint.
+                match p.pick(2, RpcKind::Unary, &mut rng) {
+                    Pick::Endpoint(u) => assert_eq!(t.endpoint(), u.endpoint()),
+                    other => panic!("{other:?}"),
+                }
+                t.endpoint()
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    let plain: std::collections::BTreeSet<_> = (0..32)
+        .map(|s| first_pick(r#"{"pick_first":{}}"#, s))
+        .collect();
+    assert_eq!(
+        plain.len(),
+        1,
+        "without the shuffle every client picks the head"
+    );
+    let shuffled: std::collections::BTreeSet<_> = (0..32)
+        .map(|s| first_pick(r#"{"pick_first":{"shuffleAddressList":true}}"#, s))
+        .collect();
+    assert!(shuffled.len() >= 4, "{shuffled:?}");
 }
