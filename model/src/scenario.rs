@@ -1,4 +1,5 @@
-//! The scenario format: one TOML file that both the simulator and the real harness run.
+//! The scenario format: one TOML file that both the simulator and the real harness run. Every
+//! field, default and limit is documented in `docs/scenarios.md` at the project root.
 //!
 //! ```toml
 //! name = "one-slow"
