@@ -831,3 +831,14 @@ fn a_run_with_nothing_runnable_in_its_mode_is_an_error() {
         "{msg}"
     );
 }
+
+#[test]
+fn completions_are_printed_for_a_shell() {
+    let out = lblab(&["completions", "bash"]);
+    assert!(out.status.success());
+    let script = text(&out.stdout);
+    assert!(
+        script.contains("lblab") && script.contains("sweep"),
+        "{script}"
+    );
+}

@@ -33,7 +33,8 @@ enum Command {
     /// Sweep a scenario's fields (--vary) under all its policies, or peak-EWMA's parameters and
     /// ablation switches, in parallel, with medians and intervals over seeds (--seeds).
     Sweep(sweep::Args),
-    /// Regenerate the evidence report (results/README.md) from the results folders.
+    /// Regenerate the evidence documents (results/README.md, per-scenario pages, the gRFC draft)
+    /// from the committed result files; --check only compares.
     Report(report::Args),
     /// Serve a scenario's fleet of gRPC backends on loopback (or --listen) until interrupted.
     Backend(backend::Args),
@@ -44,6 +45,11 @@ enum Command {
     Real(real::Args),
     /// Run a scenario in the simulator and for real, and write compare.csv and a chart.
     Compare(compare::Args),
+    /// Print a shell completion script, e.g. `lblab completions bash > ~/.local/share/bash-completion/completions/lblab`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Parses the command line and runs the subcommand. Exit codes: 0 success, 1 invalid input
@@ -59,5 +65,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Loadgen(args) => loadgen::run(args),
         Command::Real(args) => real::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "lblab", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
