@@ -107,6 +107,10 @@ pub struct RunSummary {
     pub fault_windows: Vec<FaultWindow>,
     /// Warm-up, seconds.
     pub warmup_s: f64,
+    /// Measured length after the warm-up, seconds: what the counts and percentiles cover (the
+    /// scenario's `duration`, or `--duration`). 0 in files written before it was recorded.
+    #[serde(default)]
+    pub measured_s: f64,
     /// One row per policy.
     pub rows: Vec<SummaryRow>,
     /// Mode-specific notes (wall-clock time, simulated requests per second, harness floor...).
@@ -617,6 +621,28 @@ pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
 mod tests {
     use super::*;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    #[test]
+    fn a_summary_without_measured_s_still_parses() {
+        let run = RunSummary {
+            scenario: "s".into(),
+            mode: "sim".into(),
+            seed: 1,
+            partial: false,
+            backends: vec!["b".into()],
+            fault_windows: Vec::new(),
+            warmup_s: 10.0,
+            measured_s: 20.0,
+            rows: Vec::new(),
+            notes: Vec::new(),
+            incidents: Vec::new(),
+        };
+        let mut v = serde_json::to_value(&run).unwrap();
+        assert_eq!(v["measured_s"], 20.0);
+        v.as_object_mut().unwrap().remove("measured_s");
+        let old: RunSummary = serde_json::from_value(v).unwrap();
+        assert_eq!(old.measured_s, 0.0);
+    }
 
     #[test]
     fn hlog_reads_back_with_hdrhistogram() {
