@@ -505,6 +505,10 @@ impl RecorderThread {
                 RpcKind::Unary => self.recorder.on_result(intended, end, result),
                 RpcKind::Streaming => self.recorder.on_stream_result(intended, result),
             }
+            if let Some(b) = backend {
+                self.recorder
+                    .on_backend_result(b as usize, intended, end, result);
+            }
         }
     }
 }
