@@ -138,7 +138,9 @@ pub struct Incident {
     pub start_s: f64,
     /// When it was last seen (or ended), seconds from the run start.
     pub end_s: f64,
-    /// How many times it happened: connections lost, arrivals not sent, late dispatches.
+    /// How many times it happened: connections lost (over the whole run, warm-up included), or
+    /// arrivals not sent and calls dispatched late among the calls intended after the warm-up,
+    /// the ones the summary row counts. `detail` says which.
     pub count: u64,
     /// What happened, in words.
     pub detail: String,
