@@ -841,13 +841,28 @@ fn fault_periods_below_the_floor_are_rejected() {
     // real harness unable to time the fault.
     let gc = BASE.to_string()
         + "\n[[faults]]\nkind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"2ns\"\npause = \"1ns\"\n";
-    rejects(&gc, "faults[1].every", Some("every ="), &["shortest fault period", "100us"]);
+    rejects(
+        &gc,
+        "faults[1].every",
+        Some("every ="),
+        &["shortest fault period", "100us"],
+    );
     let throttle = BASE.to_string()
         + "\n[[faults]]\nkind = \"cpu_throttle\"\ntargets = [\"main\"]\nquota = \"1ns\"\nperiod = \"100ms\"\n";
-    rejects(&throttle, "faults[1].quota", Some("quota ="), &["shortest fault period"]);
+    rejects(
+        &throttle,
+        "faults[1].quota",
+        Some("quota ="),
+        &["shortest fault period"],
+    );
     let noisy = BASE.to_string()
         + "\n[[faults]]\nkind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nburst = \"10us\"\n";
-    rejects(&noisy, "faults[1].burst", Some("burst ="), &["shortest fault period"]);
+    rejects(
+        &noisy,
+        "faults[1].burst",
+        Some("burst ="),
+        &["shortest fault period"],
+    );
     // At the floor it is accepted.
     let ok = BASE.to_string()
         + "\n[[faults]]\nkind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"1ms\"\npause = \"100us\"\n";
