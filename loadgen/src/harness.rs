@@ -147,9 +147,46 @@ fn machine_load(before: (f64, u64, u64, u64), after: (f64, u64, u64, u64)) -> Ma
     }
 }
 
+/// The machine a real run ran on: its figures mean little without it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// CPU model (`model name` in /proc/cpuinfo), empty where it cannot be read.
+    pub cpu_model: String,
+    /// Logical cores the process may use.
+    pub logical_cores: usize,
+    /// Kernel release (/proc/sys/kernel/osrelease), empty where it cannot be read.
+    pub kernel: String,
+}
+
+impl Host {
+    /// This machine.
+    pub fn this() -> Host {
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_default();
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        Host {
+            cpu_model,
+            logical_cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            kernel,
+        }
+    }
+}
+
 /// The harness's own numbers for one run, written next to the results as `harness.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HarnessSummary {
+    /// The machine it ran on (absent in files written before it was recorded).
+    #[serde(default)]
+    pub host: Host,
     /// Latency against zero-delay backends at the scenario's rate (round_robin), ms.
     pub floor: Option<FloorSummary>,
     /// Per policy: delay accuracy, dispatch lateness and client CPU.
@@ -216,6 +253,7 @@ impl RealRun {
     /// The harness summary (`harness.json`).
     pub fn summary(&self) -> HarnessSummary {
         HarnessSummary {
+            host: Host::this(),
             floor: self.floor.clone(),
             policies: self
                 .policies

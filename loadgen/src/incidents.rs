@@ -111,22 +111,30 @@ pub fn from_outages(
     out
 }
 
-/// Arrivals the load generator did not send because it could not keep to its schedule.
+/// Arrivals the load generator did not send because it could not keep to its schedule. Like the
+/// results table, the incident counts arrivals intended after the warm-up; those during it are
+/// counted apart and only mentioned.
 #[derive(Debug, Clone, Default)]
 pub struct OverloadDrops {
-    /// Dropped because they would have left a whole deadline late.
+    /// Dropped after the warm-up because they would have left a whole deadline late.
     pub behind: u64,
-    /// Dropped because the cap on calls in flight was reached.
+    /// Dropped after the warm-up because the cap on calls in flight was reached.
     pub in_flight: u64,
-    /// Intended time of the first and the last dropped arrival.
+    /// Dropped during the warm-up, for either reason (not in the table).
+    pub warmup: u64,
+    /// Intended time of the first and the last dropped arrival after the warm-up.
     pub first: Nanos,
     /// See `first`.
     pub last: Nanos,
 }
 
 impl OverloadDrops {
-    /// Counts one drop of an arrival intended at `t`.
-    pub fn add(&mut self, t: Nanos, behind: bool) {
+    /// Counts one drop of an arrival intended at `t`; `measured`: intended after the warm-up.
+    pub fn add(&mut self, t: Nanos, behind: bool, measured: bool) {
+        if !measured {
+            self.warmup += 1;
+            return;
+        }
         if self.behind + self.in_flight == 0 {
             self.first = t;
         }
@@ -155,26 +163,40 @@ impl OverloadDrops {
             end_s: secs(self.last),
             count: n,
             detail: format!(
-                "{n} arrival(s) not sent (counted as dropped): {} would have left more than the \
-                 deadline ({:.3} s) after their intended time (the load generator could not \
-                 send at this rate), {} found {max_in_flight} calls already in flight (the \
-                 backends, or the machine, could not keep up with this rate)",
+                "{n} arrival(s) intended after the warm-up not sent (counted in the table's \
+                 dropped): {} would have left more than the deadline ({:.3} s) after their \
+                 intended time (the load generator could not send at this rate), {} found \
+                 {max_in_flight} calls already in flight (the backends, or the machine, could not \
+                 keep up with this rate){}",
                 self.behind,
                 secs(deadline),
-                self.in_flight
+                self.in_flight,
+                warmup_note(self.warmup, "not sent")
             ),
         })
     }
 }
 
+/// `"; and N more during the warm-up, not in the table"`, or nothing if none.
+fn warmup_note(n: u64, what: &str) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!("; {n} more {what} during the warm-up, which the table does not count")
+    }
+}
+
 /// Calls sent more than [`LATE`] after their intended time: when they are more than 1 % of the
-/// calls (dispatch lateness p99 above 1 ms), an incident. `first`/`last` are the intended times
-/// of the first and last late call.
+/// measured calls (dispatch lateness p99 above 1 ms), an incident. `lateness` holds the calls
+/// intended after the warm-up, the ones the results table counts; `warmup_late` is how many
+/// calls of the warm-up left late (only mentioned). `first`/`last` are the intended times of the
+/// first and last late call after the warm-up.
 pub fn late_dispatch(
     policy: &str,
     lateness: &Histogram<u64>,
     first: Nanos,
     last: Nanos,
+    warmup_late: u64,
 ) -> Option<Incident> {
     if lateness.is_empty() || lateness.value_at_quantile(0.99) <= LATE {
         return None;
@@ -188,12 +210,14 @@ pub fn late_dispatch(
         end_s: secs(last),
         count: late,
         detail: format!(
-            "{late} of {} calls left more than 1 ms after their intended time (dispatch lateness \
-             p99 {:.2} ms, max {:.1} ms): the load generator was held up, and latencies, which \
-             count from the intended time, include its delay",
+            "{late} of the {} calls intended after the warm-up (the table's requests, less any \
+             never dispatched) left more than 1 ms after their intended time (their dispatch \
+             lateness p99 {:.2} ms, max {:.1} ms): the load generator was held up, and \
+             latencies, which count from the intended time, include its delay{}",
             lateness.len(),
             lateness.value_at_quantile(0.99) as f64 / 1e6,
-            lateness.max() as f64 / 1e6
+            lateness.max() as f64 / 1e6,
+            warmup_note(warmup_late, "left late")
         ),
     })
 }
@@ -272,21 +296,42 @@ mod tests {
         for _ in 0..5 {
             h.record(5_000_000).unwrap();
         }
-        assert!(late_dispatch("p", &h, 0, 1).is_none(), "p99 is 50 µs");
+        assert!(late_dispatch("p", &h, 0, 1, 0).is_none(), "p99 is 50 µs");
         for _ in 0..20 {
             h.record(5_000_000).unwrap();
         }
-        let i = late_dispatch("p", &h, 0, 1).expect("p99 above 1 ms");
+        let i = late_dispatch("p", &h, 0, 1, 7).expect("p99 above 1 ms");
         assert_eq!(i.count, 25);
+        assert!(
+            i.detail
+                .starts_with("25 of the 1015 calls intended after the warm-up"),
+            "{}",
+            i.detail
+        );
+        assert!(
+            i.detail.contains("7 more left late during the warm-up"),
+            "{}",
+            i.detail
+        );
     }
 
     #[test]
     fn overload_counts_both_causes() {
         let mut d = OverloadDrops::default();
         assert!(d.incident("p", NANOS_PER_SEC, 10).is_none());
-        d.add(7, true);
-        d.add(3, false);
+        d.add(1, true, false);
+        assert!(
+            d.incident("p", NANOS_PER_SEC, 10).is_none(),
+            "a drop during the warm-up is not in the table"
+        );
+        d.add(7, true, true);
+        d.add(3, false, true);
         let i = d.incident("p", NANOS_PER_SEC, 10).unwrap();
         assert_eq!((i.count, i.start_s, i.end_s), (2, 3e-9, 7e-9));
+        assert!(
+            i.detail.contains("1 more not sent during the warm-up"),
+            "{}",
+            i.detail
+        );
     }
 }

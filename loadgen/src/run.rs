@@ -422,7 +422,14 @@ struct RecorderThread {
     held: BinaryHeap<Reverse<(Nanos, u32)>>,
     window: Nanos,
     lateness: Histogram<u64>,
-    /// Intended times of the first and the last call sent more than [`incidents::LATE`] late.
+    /// Calls intended after the warm-up start here: the incidents count what the table counts.
+    warmup: Nanos,
+    /// Dispatch lateness of the calls intended after the warm-up.
+    measured_lateness: Histogram<u64>,
+    /// Calls intended during the warm-up that left more than [`incidents::LATE`] late.
+    warmup_late: u64,
+    /// Intended times of the first and the last call after the warm-up sent more than
+    /// [`incidents::LATE`] late.
     late_span: Option<(Nanos, Nanos)>,
     overload: OverloadDrops,
     sends: Vec<u64>,
@@ -432,6 +439,8 @@ struct RecorderThread {
 struct Recorded {
     result: PolicyResult,
     lateness: Histogram<u64>,
+    measured_lateness: Histogram<u64>,
+    warmup_late: u64,
     late_span: Option<(Nanos, Nanos)>,
     overload: OverloadDrops,
     sends: Vec<u64>,
@@ -465,6 +474,8 @@ impl RecorderThread {
         Recorded {
             result: self.recorder.finish(),
             lateness: self.lateness,
+            measured_lateness: self.measured_lateness,
+            warmup_late: self.warmup_late,
             late_span: self.late_span,
             overload: self.overload,
             sends: self.sends,
@@ -482,16 +493,25 @@ impl RecorderThread {
                 lateness,
                 overload,
             } = ev;
+            let measured = intended >= self.warmup;
             if let Some(l) = lateness {
                 let _ = self.lateness.record(l.max(1));
+                if measured {
+                    let _ = self.measured_lateness.record(l.max(1));
+                }
                 if l > incidents::LATE {
-                    let (first, last) = self.late_span.get_or_insert((intended, intended));
-                    *first = (*first).min(intended);
-                    *last = (*last).max(intended);
+                    if measured {
+                        let (first, last) = self.late_span.get_or_insert((intended, intended));
+                        *first = (*first).min(intended);
+                        *last = (*last).max(intended);
+                    } else {
+                        self.warmup_late += 1;
+                    }
                 }
             }
             if overload != Overload::No {
-                self.overload.add(intended, overload == Overload::Behind);
+                self.overload
+                    .add(intended, overload == Overload::Behind, measured);
             }
             if let Some(b) = backend {
                 if let Some(c) = self.sends.get_mut(b as usize) {
@@ -504,6 +524,10 @@ impl RecorderThread {
             match kind {
                 RpcKind::Unary => self.recorder.on_result(intended, end, result),
                 RpcKind::Streaming => self.recorder.on_stream_result(intended, result),
+            }
+            if let Some(b) = backend {
+                self.recorder
+                    .on_backend_result(b as usize, intended, end, result);
             }
         }
     }
@@ -605,6 +629,10 @@ pub fn run_policy(
         held: BinaryHeap::new(),
         window: w.deadline + 10 * NANOS_PER_SEC,
         lateness: Histogram::new_with_bounds(1, 3_600 * NANOS_PER_SEC, 3).expect("valid bounds"),
+        warmup: w.warmup,
+        measured_lateness: Histogram::new_with_bounds(1, 3_600 * NANOS_PER_SEC, 3)
+            .expect("valid bounds"),
+        warmup_late: 0,
         late_span: None,
         overload: OverloadDrops::default(),
         sends: vec![0; targets.len()],
@@ -867,6 +895,8 @@ pub fn run_policy(
     let Recorded {
         mut result,
         lateness,
+        measured_lateness,
+        warmup_late,
         late_span,
         overload,
         sends: sends_per_backend,
@@ -903,7 +933,13 @@ pub fn run_policy(
     };
     found.extend(overload.incident(name, w.deadline, options.max_in_flight));
     if let Some((first, last)) = late_span {
-        found.extend(incidents::late_dispatch(name, &lateness, first, last));
+        found.extend(incidents::late_dispatch(
+            name,
+            &measured_lateness,
+            first,
+            last,
+            warmup_late,
+        ));
     }
     result.add_incidents(found);
     if calls == 0 {

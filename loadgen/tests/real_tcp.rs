@@ -103,3 +103,100 @@ fn every_request_is_accounted_for_and_peak_ewma_avoids_the_slow_backend() {
         "peak_ewma must send the slow backend less than round_robin: {pe:.3} vs {rr:.3}"
     );
 }
+
+/// One of four backends crashes at 1 s and stays down (connections refused).
+const CRASH: &str = r#"
+name = "smoke-crash"
+seed = 7
+
+[workload]
+clients = 1
+rate = 300
+arrival = "poisson"
+warmup = "1.2s"
+duration = "2.5s"
+deadline = "1s"
+
+[[fleet]]
+name = "main"
+count = 3
+workers = 4
+service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
+
+[[fleet]]
+name = "crashy"
+count = 1
+workers = 4
+service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
+
+[[faults]]
+kind = "crash"
+targets = ["crashy"]
+at = "1s"
+
+[[policies]]
+name = "round_robin"
+config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+
+[[policies]]
+name = "tower_p2c_peak_ewma"
+config = '{"loadBalancingConfig":[{"tower_p2c_peak_ewma":{}}]}'
+"#;
+
+/// tower's balancer has no connectivity state: a lazy tonic channel to a crashed backend stays
+/// "ready" (tonic's reconnect stores the refused connection and fails the next call at once), so
+/// the balancer keeps picking it, and each fast failure is a low RTT sample to PeakEwma, which
+/// makes it the cheapest endpoint. lblab's policies see the endpoint leave READY and stop.
+#[test]
+fn tower_keeps_sending_to_a_crashed_backend_and_its_fast_failures_are_failures_there() {
+    let scenario = Scenario::parse(CRASH).expect("valid scenario");
+    let options = HarnessOptions {
+        floor: None,
+        ..HarnessOptions::default()
+    };
+    let crashed = scenario
+        .backends
+        .iter()
+        .position(|b| b.name == "crashy/0")
+        .expect("crashy backend");
+    let mut runs = Vec::new();
+    for policy in &scenario.policies {
+        let report = run_one(&scenario, policy, &options).expect("run");
+        let r = &report.run.result;
+        let sent: u64 = r.backend_sends.iter().sum();
+        let share = r.backend_sends[crashed] as f64 / sent.max(1) as f64;
+        let failed: u64 = r.backend_failures.iter().sum();
+        eprintln!(
+            "{}: {:?}, share to the crashed backend after the crash {share:.3}, failures per backend {:?}",
+            policy.name, r.summary, r.backend_failures
+        );
+        // Every failure is counted against the backend it happened at.
+        assert_eq!(failed, r.summary.errors, "{}", policy.name);
+        runs.push((share, r.clone()));
+    }
+    let (rr_share, rr) = &runs[0];
+    let (tower_share, tower) = &runs[1];
+    assert!(
+        *rr_share < 0.02 && rr.summary.errors <= 2,
+        "round_robin leaves a crashed backend: {rr_share:.3}, {:?}",
+        rr.summary
+    );
+    assert!(
+        *tower_share > 0.25,
+        "tower's balancer keeps picking the crashed backend, above its fair 1/4: {tower_share:.3}"
+    );
+    assert_eq!(
+        tower.backend_failures[crashed], tower.summary.errors,
+        "all of tower's failures are at the crashed backend"
+    );
+    let fails: Vec<_> = tower
+        .failures
+        .iter()
+        .filter(|f| f.backend == crashed && f.errors > 0)
+        .collect();
+    assert!(!fails.is_empty());
+    assert!(
+        fails.iter().all(|f| f.error_mean_ms < 5.0),
+        "refused calls fail fast: {fails:?}"
+    );
+}

@@ -5,12 +5,14 @@
 //! - `summary.csv`, `summary.json`: one [`SummaryRow`] per policy.
 //! - `timeseries.csv`: per policy and second, [`TimeseriesRow`].
 //! - `<policy>.hlog`: per-second latency histograms in HdrHistogram's interval-log format.
+//! - `failures.csv`: per policy, second and backend, the calls that failed there, [`FailureRow`].
 //!
 //! Latency is counted from the *intended* send time. Percentiles are over unary requests that
 //! completed OK or ran out of time (DEADLINE_EXCEEDED counts at the deadline); fast failures are
 //! counted in `errors` but not in the percentiles, and streaming calls are counted but have no
 //! latency.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -107,6 +109,10 @@ pub struct RunSummary {
     pub fault_windows: Vec<FaultWindow>,
     /// Warm-up, seconds.
     pub warmup_s: f64,
+    /// Measured length after the warm-up, seconds: what the counts and percentiles cover (the
+    /// scenario's `duration`, or `--duration`). 0 in files written before it was recorded.
+    #[serde(default)]
+    pub measured_s: f64,
     /// One row per policy.
     pub rows: Vec<SummaryRow>,
     /// Mode-specific notes (wall-clock time, simulated requests per second, harness floor...).
@@ -132,7 +138,9 @@ pub struct Incident {
     pub start_s: f64,
     /// When it was last seen (or ended), seconds from the run start.
     pub end_s: f64,
-    /// How many times it happened: connections lost, arrivals not sent, late dispatches.
+    /// How many times it happened: connections lost (over the whole run, warm-up included), or
+    /// arrivals not sent and calls dispatched late among the calls intended after the warm-up,
+    /// the ones the summary row counts. `detail` says which.
     pub count: u64,
     /// What happened, in words.
     pub detail: String,
@@ -204,6 +212,8 @@ pub struct Recorder {
     sends_second: u64,
     sends: Vec<u64>,
     measured_sends: Vec<u64>,
+    measured_failures: Vec<u64>,
+    failures: BTreeMap<(u64, usize), BackendFailures>,
     rows: Vec<TimeseriesRow>,
     hlog: String,
     encoder: IntervalEncoder,
@@ -288,6 +298,8 @@ impl Recorder {
             sends_second: 0,
             sends: vec![0; backends],
             measured_sends: vec![0; backends],
+            measured_failures: vec![0; backends],
+            failures: BTreeMap::new(),
             rows: Vec::new(),
             hlog: String::new(),
             encoder: IntervalEncoder::new(),
@@ -369,6 +381,41 @@ impl Recorder {
         self.count(result);
         if counts {
             self.total.record(latency).expect("clamped into range");
+        }
+    }
+
+    /// A request sent to `backend` and intended at `intended` ended at `now` with `result`: a
+    /// failure (error or deadline exceeded) is counted against that backend, per second of `now`
+    /// (warm-up included, like the time series) and in [`PolicyResult::backend_failures`] (after
+    /// warm-up only, like the summary). Call it besides [`Recorder::on_result`] or
+    /// [`Recorder::on_stream_result`], for calls that reached a backend.
+    pub fn on_backend_result(
+        &mut self,
+        backend: usize,
+        intended: Nanos,
+        now: Nanos,
+        result: RequestResult,
+    ) {
+        let deadline = match result {
+            RequestResult::Error => false,
+            RequestResult::DeadlineExceeded => true,
+            RequestResult::Ok | RequestResult::Dropped => return,
+        };
+        if backend >= self.backends {
+            return;
+        }
+        let f = self
+            .failures
+            .entry((now / NANOS_PER_SEC, backend))
+            .or_default();
+        if deadline {
+            f.deadline_exceeded += 1;
+        } else {
+            f.errors += 1;
+            f.error_ns += now.saturating_sub(intended);
+        }
+        if intended >= self.warmup {
+            self.measured_failures[backend] += 1;
         }
     }
 
@@ -461,6 +508,23 @@ impl Recorder {
             hlog,
             histogram: self.total,
             backend_sends: self.measured_sends,
+            backend_failures: self.measured_failures,
+            failures: self
+                .failures
+                .into_iter()
+                .map(|((second, backend), f)| FailureRow {
+                    policy: self.policy.clone(),
+                    second,
+                    backend,
+                    errors: f.errors,
+                    deadline_exceeded: f.deadline_exceeded,
+                    error_mean_ms: if f.errors == 0 {
+                        0.0
+                    } else {
+                        f.error_ns as f64 / f.errors as f64 / 1e6
+                    },
+                })
+                .collect(),
             incidents: Vec::new(),
         }
     }
@@ -481,8 +545,42 @@ pub struct PolicyResult {
     /// Requests sent to each backend after warm-up (for the herd measure,
     /// [`crate::stats::herd`]).
     pub backend_sends: Vec<u64>,
+    /// Failed requests (errors and deadlines exceeded) per backend after warm-up, as far as the
+    /// recorder was told where they went ([`Recorder::on_backend_result`]).
+    pub backend_failures: Vec<u64>,
+    /// Failures per second and backend, warm-up included (`failures.csv`); seconds and backends
+    /// without any are left out.
+    pub failures: Vec<FailureRow>,
     /// What went wrong in the harness during the run (real mode); `summary.incidents` counts them.
     pub incidents: Vec<Incident>,
+}
+
+/// Failures one backend gave one policy in one second (by when they ended, from the run start,
+/// warm-up included): a row of `failures.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailureRow {
+    /// Policy label.
+    pub policy: String,
+    /// Second from the run start.
+    pub second: u64,
+    /// Backend index (see [`RunSummary::backends`]).
+    pub backend: usize,
+    /// Calls that failed with an error status (fast failures, refused or reset connections).
+    pub errors: u64,
+    /// Calls that ran out of time.
+    pub deadline_exceeded: u64,
+    /// Mean time from intended send to the error of the `errors`, ms: how fast they failed
+    /// (0 without errors).
+    pub error_mean_ms: f64,
+}
+
+/// Failure counts of one backend in one second, before they become a [`FailureRow`].
+#[derive(Debug, Clone, Copy, Default)]
+struct BackendFailures {
+    errors: u64,
+    deadline_exceeded: u64,
+    /// Sum of the errors' times from intended send, ns.
+    error_ns: u64,
 }
 
 impl PolicyResult {
@@ -561,6 +659,18 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
         }
     }
     write_atomic(&dir.join("timeseries.csv"), ts.as_bytes())?;
+    let mut fails = String::from("policy,second,backend,errors,deadline_exceeded,error_mean_ms\n");
+    for r in results {
+        for f in &r.failures {
+            let name = run.backends.get(f.backend).map_or("?", String::as_str);
+            let _ = writeln!(
+                fails,
+                "{},{},{name},{},{},{:.3}",
+                f.policy, f.second, f.errors, f.deadline_exceeded, f.error_mean_ms
+            );
+        }
+    }
+    write_atomic(&dir.join("failures.csv"), fails.as_bytes())?;
     for r in results {
         write_atomic(
             &dir.join(format!("{}.hlog", file_stem(&r.summary.policy))),
@@ -617,6 +727,51 @@ pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
 mod tests {
     use super::*;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    #[test]
+    fn failures_are_counted_per_backend_and_second() {
+        let s = 1_000_000_000;
+        let mut r = Recorder::new("p", 3, s);
+        // Warm-up: in failures.csv, not in backend_failures.
+        r.on_backend_result(1, 0, 10_000, RequestResult::Error);
+        r.on_backend_result(2, s + 1, 2 * s + 5, RequestResult::Error);
+        r.on_backend_result(2, s + 3, 2 * s + 7, RequestResult::Error);
+        r.on_backend_result(2, s, 3 * s, RequestResult::DeadlineExceeded);
+        r.on_backend_result(0, s, s + 5, RequestResult::Ok);
+        r.on_backend_result(9, s, s + 5, RequestResult::Error); // not a backend: ignored
+        let res = r.finish();
+        assert_eq!(res.backend_failures, vec![0, 0, 3]);
+        let got: Vec<_> = res
+            .failures
+            .iter()
+            .map(|f| (f.second, f.backend, f.errors, f.deadline_exceeded))
+            .collect();
+        assert_eq!(got, vec![(0, 1, 1, 0), (2, 2, 2, 0), (3, 2, 0, 1)]);
+        assert!((res.failures[0].error_mean_ms - 0.01).abs() < 1e-9);
+        assert!((res.failures[1].error_mean_ms - 1000.000004).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_summary_without_measured_s_still_parses() {
+        let run = RunSummary {
+            scenario: "s".into(),
+            mode: "sim".into(),
+            seed: 1,
+            partial: false,
+            backends: vec!["b".into()],
+            fault_windows: Vec::new(),
+            warmup_s: 10.0,
+            measured_s: 20.0,
+            rows: Vec::new(),
+            notes: Vec::new(),
+            incidents: Vec::new(),
+        };
+        let mut v = serde_json::to_value(&run).unwrap();
+        assert_eq!(v["measured_s"], 20.0);
+        v.as_object_mut().unwrap().remove("measured_s");
+        let old: RunSummary = serde_json::from_value(v).unwrap();
+        assert_eq!(old.measured_s, 0.0);
+    }
 
     #[test]
     fn hlog_reads_back_with_hdrhistogram() {

@@ -10,7 +10,7 @@
 //! rate = 2000                  # total requests per second
 //! arrival = "poisson"          # or "constant", or "closed" (with `concurrency`)
 //! duration = "30s"
-//! warmup = "5s"
+//! warmup = "5s"               # any length, also longer than `duration`
 //! deadline = "1s"
 //! streaming_share = 0.0
 //!
@@ -106,7 +106,9 @@ pub struct WorkloadSpec {
     pub concurrency: Option<u32>,
     /// Measured run length, after the warm-up.
     pub duration: Dur,
-    /// Time before measurement starts.
+    /// Time before measurement starts. Any length, including longer than `duration`: it is set
+    /// by what the policies need before they are measured (weighted_round_robin's blackout plus
+    /// one weight update, the estimators settling), not by how long the measurement is.
     #[serde(default)]
     pub warmup: Dur,
     /// Per-call deadline (default 1s).
@@ -642,6 +644,20 @@ impl Scenario {
         })
     }
 
+    /// The policies that need time before they route as configured, with how long and why
+    /// ([`lblab_policy::PolicyConfig::warmup_need`]), in scenario order.
+    pub fn warmup_needs(&self) -> Vec<(&str, Nanos, String)> {
+        self.policies
+            .iter()
+            .filter_map(|p| match &p.selected {
+                Selected::Policy(c) => c
+                    .warmup_need()
+                    .map(|(need, why)| (p.name.as_str(), need, why)),
+                Selected::Extra { .. } => None,
+            })
+            .collect()
+    }
+
     /// Fault windows per backend, `[start, end)` ns, bounded by the run end.
     pub fn fault_windows(&self) -> Vec<(usize, Nanos, Nanos)> {
         let mut v = Vec::new();
@@ -699,15 +715,6 @@ fn check_workload(w: &WorkloadSpec) -> Result<Workload, ModelError> {
         return bad(
             "workload.duration",
             "must be greater than 0s, e.g. \"30s\"".into(),
-        );
-    }
-    if w.warmup.0 >= w.duration.0 {
-        return bad(
-            "workload.warmup",
-            format!(
-                "{} must be shorter than the measured duration ({})",
-                w.warmup, w.duration
-            ),
         );
     }
     if w.deadline.0 == 0 {

@@ -373,6 +373,25 @@ impl PolicyConfig {
         }
     }
 
+    /// How long the policy needs after it starts before it routes as configured, with what sets
+    /// it, if it needs any time at all: weighted_round_robin uses no weights until an endpoint has
+    /// reported load for `blackoutPeriod` and the next weight update (`weightUpdatePeriod`) has
+    /// run, so until then it is round_robin. A measurement that starts earlier measures that.
+    pub fn warmup_need(&self) -> Option<(Nanos, String)> {
+        match self {
+            PolicyConfig::WeightedRoundRobin(c) => Some((
+                c.blackout_period + c.weight_update_period,
+                format!(
+                    "weighted_round_robin's blackoutPeriod {} + weightUpdatePeriod {}",
+                    duration::format(c.blackout_period),
+                    duration::format(c.weight_update_period)
+                ),
+            )),
+            PolicyConfig::OutlierDetection(c) => c.child_policy.warmup_need(),
+            _ => None,
+        }
+    }
+
     /// Builds the policy. `now` starts any interval timers.
     pub fn build(&self, now: Nanos) -> Box<dyn Policy> {
         match self {
@@ -615,6 +634,17 @@ impl<'a> Fields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn weighted_round_robin_needs_its_blackout_and_one_update() {
+        let need = |text: &str| parse_service_config(text).unwrap().warmup_need();
+        let (n, why) = need(r#"{"loadBalancingConfig":[{"weighted_round_robin":{}}]}"#).unwrap();
+        assert_eq!(n, 11_000_000_000, "{why}");
+        assert!(why.contains("blackoutPeriod 10s") && why.contains("weightUpdatePeriod 1s"));
+        let (n, _) = need(r#"{"loadBalancingConfig":[{"outlier_detection_experimental":{"childPolicy":[{"weighted_round_robin":{"blackoutPeriod":"2s","weightUpdatePeriod":"0.5s"}}]}}]}"#).unwrap();
+        assert_eq!(n, 2_500_000_000);
+        assert!(need(r#"{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}"#).is_none());
+    }
 
     #[test]
     fn outlier_detection_interval_of_zero_is_rejected() {

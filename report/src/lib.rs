@@ -45,6 +45,7 @@
 //!     backends: vec!["b0".into(), "b1".into()],
 //!     fault_windows: vec![FaultWindow { backend: 1, start_s: 2.0, end_s: 3.0 }],
 //!     warmup_s: 1.0,
+//!     measured_s: 2.0,
 //!     rows: vec![result.summary.clone()],
 //!     notes: vec![],
 //!     incidents: vec![],

@@ -694,8 +694,9 @@ impl<'a> World<'a> {
         let r = &mut self.reqs[req.slot as usize];
         r.live = false;
         r.pending = false;
-        let (client, ticket, sent, intended, load, kind) = (
+        let (client, backend, ticket, sent, intended, load, kind) = (
             r.client,
+            r.backend,
             r.ticket.take(),
             r.sent,
             r.intended,
@@ -717,6 +718,10 @@ impl<'a> World<'a> {
         match kind {
             RpcKind::Unary => self.recorder.on_result(intended, now, result),
             RpcKind::Streaming => self.recorder.on_stream_result(intended, result),
+        }
+        if backend != NO_BACKEND {
+            self.recorder
+                .on_backend_result(backend as usize, intended, now, result);
         }
         self.free.push(req.slot);
         if self.scenario.workload.arrival == Arrival::Closed && now < self.end {

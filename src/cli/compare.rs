@@ -26,6 +26,10 @@ pub struct Args {
     /// Measured duration per policy, replacing the scenario's, in both modes.
     #[arg(long)]
     duration: Option<Dur>,
+    /// Warm-up before measurement, replacing the scenario's; warns if it is shorter than a
+    /// policy needs (weighted_round_robin: blackoutPeriod + weightUpdatePeriod).
+    #[arg(long)]
+    warmup: Option<Dur>,
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
@@ -88,7 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .scenario
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO));
-    let scenario = super::real::load(&path, args.seed, args.duration)?;
+    let scenario = super::real::load(&path, args.seed, args.duration, args.warmup)?;
     let base = args
         .out
         .clone()

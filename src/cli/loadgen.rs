@@ -25,6 +25,10 @@ pub struct Args {
     /// Measured duration per policy, replacing the scenario's.
     #[arg(long)]
     duration: Option<Dur>,
+    /// Warm-up before measurement, replacing the scenario's; warns if it is shorter than a
+    /// policy needs (weighted_round_robin: blackoutPeriod + weightUpdatePeriod).
+    #[arg(long)]
+    warmup: Option<Dur>,
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
@@ -42,7 +46,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let scenario = super::real::load(&args.scenario, args.seed, args.duration)?;
+    let scenario = super::real::load(&args.scenario, args.seed, args.duration, args.warmup)?;
     let mut targets: Vec<SocketAddr> = Vec::new();
     for t in &args.targets {
         let addr = t

@@ -69,6 +69,7 @@ pub fn summarize(
             })
             .collect(),
         warmup_s: scenario.workload.warmup as f64 / 1e9,
+        measured_s: scenario.workload.duration as f64 / 1e9,
         rows: results.iter().map(|r| r.summary.clone()).collect(),
         notes,
         incidents: results

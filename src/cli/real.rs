@@ -21,9 +21,13 @@ pub struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Measured duration per policy, replacing the scenario's (e.g. 20s); the warm-up is kept
-    /// unless it is not shorter, then it becomes a fifth of this.
+    /// whatever this is (it may be longer than the measurement).
     #[arg(long)]
     duration: Option<Dur>,
+    /// Warm-up before measurement, replacing the scenario's; warns if it is shorter than a
+    /// policy needs (weighted_round_robin: blackoutPeriod + weightUpdatePeriod).
+    #[arg(long)]
+    warmup: Option<Dur>,
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
@@ -99,28 +103,60 @@ fn parse_spin(text: &str) -> Result<Dur, String> {
     Ok(d)
 }
 
-/// Loads a scenario with the seed and duration overrides of `real`, `loadgen` and `compare`.
-pub fn load(path: &Path, seed: Option<u64>, duration: Option<Dur>) -> anyhow::Result<Scenario> {
+/// Loads a scenario with the seed, duration and warm-up overrides of `real`, `loadgen` and
+/// `compare`. A shorter `duration` never shortens the warm-up: what the warm-up is for (a policy's
+/// blackout, estimators settling) does not shrink with the measurement.
+pub fn load(
+    path: &Path,
+    seed: Option<u64>,
+    duration: Option<Dur>,
+    warmup: Option<Dur>,
+) -> anyhow::Result<Scenario> {
     let scenario = super::sim::load(path, seed)?;
-    let Some(duration) = duration else {
+    if duration.is_none() && warmup.is_none() {
         return Ok(scenario);
-    };
-    anyhow::ensure!(
-        duration.0 > 0,
-        "--duration must be greater than 0s (e.g. --duration 20s)"
-    );
+    }
     let mut file = scenario.file;
-    file.workload.duration = duration;
-    if file.workload.warmup.0 >= duration.0 {
-        let warmup = Dur(duration.0 / 5);
-        eprintln!(
-            "note: warm-up {} is not shorter than --duration {duration}; using {warmup}",
-            file.workload.warmup
+    if let Some(duration) = duration {
+        anyhow::ensure!(
+            duration.0 > 0,
+            "--duration must be greater than 0s (e.g. --duration 20s)"
         );
+        file.workload.duration = duration;
+    }
+    if let Some(warmup) = warmup {
         file.workload.warmup = warmup;
     }
-    Scenario::validate(file)
-        .with_context(|| format!("{} with --duration {duration}", path.display()))
+    let flags = match (duration, warmup) {
+        (Some(d), Some(w)) => format!("--duration {d} --warmup {w}"),
+        (Some(d), None) => format!("--duration {d}"),
+        (None, Some(w)) => format!("--warmup {w}"),
+        (None, None) => unreachable!("returned above"),
+    };
+    let scenario =
+        Scenario::validate(file).with_context(|| format!("{} with {flags}", path.display()))?;
+    if let Some(w) = warmup {
+        for warning in warmup_warnings(&scenario, w) {
+            eprintln!("{warning}");
+        }
+    }
+    Ok(scenario)
+}
+
+/// A warning for each policy of `scenario` that needs a longer warm-up than `warmup`.
+pub fn warmup_warnings(scenario: &Scenario, warmup: Dur) -> Vec<String> {
+    scenario
+        .warmup_needs()
+        .into_iter()
+        .filter(|&(_, need, _)| warmup.0 < need)
+        .map(|(label, need, why)| {
+            format!(
+                "warning: --warmup {warmup} is shorter than {label} needs ({why} = {}): part of \
+                 what is measured for it is its start-up, not its steady state",
+                Dur(need)
+            )
+        })
+        .collect()
 }
 
 /// Whether to run the harness's threads real-time: unless disabled, when the process may.
@@ -262,7 +298,7 @@ pub fn print_harness(real: &RealRun) {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let scenario = load(&args.scenario, args.seed, args.duration)?;
+    let scenario = load(&args.scenario, args.seed, args.duration, args.warmup)?;
     let options = args.harness.options(&args.policies);
     let (real, summary, _, dir) = run_and_write(&scenario, &options, args.out.as_deref())?;
     println!(
@@ -283,4 +319,46 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NS: u64 = 1_000_000_000;
+
+    fn scenario(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(name)
+    }
+
+    #[test]
+    fn a_shorter_duration_keeps_the_warmup() {
+        // cpu-throttle warms up 10 s so weighted_round_robin's blackout ends before measurement;
+        // a 5 s run must not move the blackout into what it measures.
+        let s = load(&scenario("one-slow.toml"), None, Some(Dur(5 * NS)), None).unwrap();
+        assert_eq!(s.workload.warmup, 10 * NS);
+        assert_eq!(s.workload.duration, 5 * NS);
+        let s = load(&scenario("one-slow.toml"), None, Some(Dur(20 * NS)), None).unwrap();
+        assert_eq!(s.workload.warmup, 10 * NS);
+    }
+
+    #[test]
+    fn warmup_overrides_and_warns_below_a_policys_need() {
+        let path = scenario("one-slow.toml");
+        let s = load(&path, None, Some(Dur(5 * NS)), Some(Dur(2 * NS))).unwrap();
+        assert_eq!(s.workload.warmup, 2 * NS);
+        let w = warmup_warnings(&s, Dur(2 * NS));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("weighted_round_robin"), "{}", w[0]);
+        assert!(
+            w[0].contains("blackoutPeriod 10s + weightUpdatePeriod 1s = 11s"),
+            "{}",
+            w[0]
+        );
+        assert!(warmup_warnings(&s, Dur(11 * NS)).is_empty());
+        let s = load(&path, None, None, Some(Dur(30 * NS))).unwrap();
+        assert_eq!(s.workload.warmup, 30 * NS);
+    }
 }

@@ -86,6 +86,7 @@ pub fn run() -> (RunSummary, Vec<PolicyResult>) {
         backends,
         fault_windows,
         warmup_s: warmup as f64 / NS as f64,
+        measured_s: 0.0,
         rows: results.iter().map(|r| r.summary.clone()).collect(),
         notes: Vec::new(),
         incidents: Vec::new(),
