@@ -7,8 +7,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::render::{
-    draw_legend, fmt_num, grid_bold, grid_light, legend_width, over_white, policy_colour, text,
-    titled, write_chart, Chart, DrawResult, Entry, LogAxis, Mark, Ticked, INK, MUTED,
+    draw_legend, draw_line, fmt_num, grid_bold, grid_light, legend_width, line_mark, over_white,
+    policy_style, text, titled, twin_label, twins, write_chart, Chart, DrawResult, Entry, LogAxis,
+    Mark, PolicyStyle, Ticked, INK, MUTED, TWIN_DASH,
 };
 use crate::ReportError;
 
@@ -28,10 +29,9 @@ pub struct LinePoint {
 /// One line of a [`LineChart`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
-    /// Legend label.
+    /// Legend label: the policy label, which also gives the line its colour and dash (the same
+    /// in every chart).
     pub label: String,
-    /// Colour slot: give a policy the same slot in every chart so it keeps its colour.
-    pub colour: usize,
     /// A reference line (a bound, a formula): drawn dashed in grey, without markers or band.
     pub reference: bool,
     /// Points in x order; points that cannot be drawn (not finite, or ≤ 0 on a log axis) are
@@ -59,12 +59,40 @@ pub struct LineChart {
 }
 
 /// Writes `chart` to `<stem>.png` and `<stem>.svg` and returns both paths.
+///
+/// A line whose points are exactly an earlier line's (outlier detection that never ejects, say)
+/// would hide it: it is drawn dashed over it, and its legend entry says `(= other)`.
 pub fn write_line_chart(stem: &Path, chart: &LineChart) -> Result<Vec<PathBuf>, ReportError> {
     write_chart(stem, &Drawn { chart })
 }
 
 struct Drawn<'a> {
     chart: &'a LineChart,
+}
+
+impl Drawn<'_> {
+    /// Each line's style and legend label: by its label, dashed with `(= other)` over an
+    /// identical earlier line.
+    fn styles(&self) -> Vec<(PolicyStyle, String)> {
+        let lines = &self.chart.lines;
+        let t = twins(lines, |a, b| {
+            !a.reference && !b.reference && !a.points.is_empty() && a.points == b.points
+        });
+        lines
+            .iter()
+            .zip(t)
+            .map(|(l, twin)| {
+                let mut style = policy_style(&l.label);
+                match twin {
+                    Some(j) => {
+                        style.dash = Some(TWIN_DASH);
+                        (style, twin_label(&l.label, &lines[j].label))
+                    }
+                    None => (style, l.label.clone()),
+                }
+            })
+            .collect()
+    }
 }
 
 /// An axis over `values`: logarithmic (1-2-5 ticks) or linear with "nice" steps.
@@ -123,14 +151,16 @@ impl Chart for Drawn<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         let c = self.chart;
         let body = titled(root, &c.title)?;
+        let styles = self.styles();
         let entries: Vec<Entry> = c
             .lines
             .iter()
-            .map(|l| {
+            .zip(&styles)
+            .map(|(l, (style, label))| {
                 if l.reference {
-                    Entry::new(&l.label, MUTED, Mark::Dashed)
+                    Entry::new(&l.label, MUTED, Mark::Dashed((8, 5)))
                 } else {
-                    Entry::new(&l.label, policy_colour(l.colour), Mark::Line(3))
+                    Entry::new(label, style.colour, line_mark(style.dash))
                 }
             })
             .collect();
@@ -171,7 +201,7 @@ impl Chart for Drawn<'_> {
             .axis_style(MUTED.stroke_width(1))
             .draw()?;
         // Bands first, so no band covers another policy's line.
-        for l in c.lines.iter().filter(|l| !l.reference) {
+        for (l, (style, _)) in c.lines.iter().zip(&styles).filter(|(l, _)| !l.reference) {
             let pts: Vec<&LinePoint> = l
                 .points
                 .iter()
@@ -182,18 +212,18 @@ impl Chart for Drawn<'_> {
                 poly.extend(pts.iter().rev().map(|p| (p.x, p.lo)));
                 chart.draw_series(std::iter::once(Polygon::new(
                     poly,
-                    over_white(policy_colour(l.colour), 0.16).filled(),
+                    over_white(style.colour, 0.16).filled(),
                 )))?;
             } else {
                 for p in pts.iter().filter(|p| p.hi > p.lo) {
                     chart.draw_series(std::iter::once(PathElement::new(
                         vec![(p.x, p.lo), (p.x, p.hi)],
-                        over_white(policy_colour(l.colour), 0.5).stroke_width(2),
+                        over_white(style.colour, 0.5).stroke_width(2),
                     )))?;
                 }
             }
         }
-        for l in &c.lines {
+        for (l, (style, _)) in c.lines.iter().zip(&styles) {
             let pts: Vec<(f64, f64)> = l
                 .points
                 .iter()
@@ -209,9 +239,11 @@ impl Chart for Drawn<'_> {
                 ))?;
                 continue;
             }
-            let colour = policy_colour(l.colour);
-            chart.draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?;
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+            draw_line(&mut chart, &pts, style.colour, style.dash, 2)?;
+            chart.draw_series(
+                pts.iter()
+                    .map(|&p| Circle::new(p, 3, style.colour.filled())),
+            )?;
         }
         draw_legend(&legend, 22, None, &entries)?;
         if !c.note.is_empty() {

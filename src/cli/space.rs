@@ -210,14 +210,6 @@ fn charts(
         .filter(|v| v.is_finite() && **v > 0.0)
         .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(*v), b.max(*v)));
     let log_x = lo.is_finite() && hi / lo >= 8.0;
-    // A policy keeps its scenario position as its colour in every chart.
-    let colour = |label: &str| {
-        scenario
-            .policies
-            .iter()
-            .position(|p| p.name == label)
-            .unwrap_or(0)
-    };
     let band = if seeds > 1 {
         let cov = points
             .iter()
@@ -236,7 +228,6 @@ fn charts(
         let idx = policies.iter().position(|p| p == label);
         Line {
             label: label.to_string(),
-            colour: colour(label),
             reference: false,
             points: points
                 .iter()
@@ -332,7 +323,6 @@ fn charts(
         let mut lines = all("slow_share", 100.0);
         lines.push(Line {
             label: "(faulty/n)²: A48 draw's floor".to_string(),
-            colour: 0,
             reference: true,
             points: points
                 .iter()
