@@ -178,6 +178,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             sim_p99_ms: a.sim.p99_ms,
             real_p50_ms: a.real.p50_ms,
             real_p99_ms: a.real.p99_ms,
+            sim_p99_interval: None,
+            real_p99_range: None,
         })
         .collect();
     let title = format!("{}: simulated vs real latency", scenario.file.name);
