@@ -61,6 +61,7 @@
 mod compare;
 pub mod evidence;
 mod heatmap;
+mod interval;
 mod lines;
 mod render;
 mod run;
@@ -70,6 +71,7 @@ use std::path::PathBuf;
 
 pub use compare::{write_compare_chart, ComparePoint};
 pub use heatmap::write_heatmap;
+pub use interval::{write_interval_chart, IntervalChart, IntervalPoint, IntervalSeries};
 pub use lines::{write_line_chart, Line, LineChart, LinePoint};
 pub use run::write_run_charts;
 
