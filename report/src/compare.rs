@@ -159,7 +159,7 @@ impl Chart for Compare<'_> {
             .collect();
         entries.push(Entry::new(
             "agreement band",
-            over_white(BAND_FILL, 0.35),
+            over_white(BAND_FILL, 0.3),
             Mark::Swatch,
         ));
         let intervals = self
@@ -234,6 +234,22 @@ impl Chart for Compare<'_> {
                 break;
             }
         }
+        // Agreement bands behind each sim/real pair; their edges are drawn over the bars below.
+        let band = |i: usize, p: &ComparePoint| {
+            [(p.sim_p50_ms, 0.0), (p.sim_p99_ms, 2.4)]
+                .into_iter()
+                .filter(|(sim, _)| sim.is_finite() && *sim > 0.0)
+                .map(move |(sim, offset)| {
+                    let (b0, b1) = agreement_band(sim);
+                    let x0 = i as f64 + GROUP_MARGIN + (offset - 0.15) * BAR_W;
+                    (x0, x0 + 2.3 * BAR_W, b0.max(lo), b1.min(hi))
+                })
+        };
+        for (i, p) in self.points.iter().enumerate() {
+            chart.draw_series(band(i, p).map(|(x0, x1, b0, b1)| {
+                Rectangle::new([(x0, b0), (x1, b1)], over_white(BAND_FILL, 0.3).filled())
+            }))?;
+        }
         for (i, p) in self.points.iter().enumerate() {
             for bar in bars() {
                 let v = (bar.value)(p);
@@ -260,20 +276,9 @@ impl Chart for Compare<'_> {
                 }
             }
         }
-        // Agreement bands over each sim/real pair, then the error bars.
+        // The bands' edges, then the error bars.
         for (i, p) in self.points.iter().enumerate() {
-            for (sim, offset) in [(p.sim_p50_ms, 0.0), (p.sim_p99_ms, 2.4)] {
-                if !(sim.is_finite() && sim > 0.0) {
-                    continue;
-                }
-                let (b0, b1) = agreement_band(sim);
-                let (b0, b1) = (b0.max(lo), b1.min(hi));
-                let x0 = i as f64 + GROUP_MARGIN + (offset - 0.15) * BAR_W;
-                let x1 = x0 + 2.3 * BAR_W;
-                chart.draw_series(std::iter::once(Rectangle::new(
-                    [(x0, b0), (x1, b1)],
-                    BAND_FILL.mix(0.35).filled(),
-                )))?;
+            for (x0, x1, b0, b1) in band(i, p) {
                 for y in [b0, b1] {
                     chart.draw_series(std::iter::once(PathElement::new(
                         vec![(x0, y), (x1, y)],

@@ -63,6 +63,7 @@ pub mod evidence;
 mod heatmap;
 mod interval;
 mod lines;
+mod redraw;
 mod render;
 mod run;
 mod supersample;
@@ -70,9 +71,14 @@ mod supersample;
 use std::path::PathBuf;
 
 pub use compare::{write_compare_chart, ComparePoint};
-pub use heatmap::write_heatmap;
+pub use heatmap::{write_grid_heatmaps, write_heatmap, GridCell};
 pub use interval::{write_interval_chart, IntervalChart, IntervalPoint, IntervalSeries};
-pub use lines::{write_line_chart, Line, LineChart, LinePoint};
+pub use lines::{
+    write_line_chart, write_sweep_charts, Line, LineChart, LinePoint, Sweep, SweepPoint,
+};
+pub use redraw::{
+    redraw, redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,
+};
 pub use run::write_run_charts;
 
 /// Why a chart could not be written. Every variant names the file concerned.
@@ -93,6 +99,14 @@ pub enum ReportError {
         /// The file being drawn.
         file: PathBuf,
         /// What went wrong.
+        message: String,
+    },
+    /// A results file to redraw from is missing, cannot be read, or does not parse.
+    #[error("{}: cannot redraw from it: {message}", file.display())]
+    Read {
+        /// The file read.
+        file: PathBuf,
+        /// What is wrong (`missing`, or the parse error).
         message: String,
     },
     /// The input cannot be drawn (for example a heatmap whose rows and labels disagree).
