@@ -324,3 +324,21 @@ impl Chart for Compare<'_> {
         draw_legend(&legend, 22, None, &entries)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreement_band_is_evidence_rule() {
+        assert_eq!(agreement_band(10.0), (8.0, 12.0));
+        assert_eq!(agreement_band(2.0), (1.0, 3.0));
+        for (sim, real) in [(10.0, 11.9), (10.0, 12.1), (2.0, 2.9), (2.0, 3.1)] {
+            let (lo, hi) = agreement_band(sim);
+            assert_eq!(
+                (lo..=hi).contains(&real),
+                crate::evidence::agrees(sim, real)
+            );
+        }
+    }
+}

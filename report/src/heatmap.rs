@@ -527,6 +527,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn colour_scale_spans_at_least_twice_the_best() {
+        // 9 % apart: the scale still goes to twice the best, so the cells look alike.
+        let s = colour_scale(8.09, 8.78).unwrap();
+        assert!(s.log && s.lo == 8.09 && (s.hi - 16.18).abs() < 1e-9);
+        // Wider data: up to the largest value.
+        assert_eq!(colour_scale(4.0, 42.0).unwrap().hi, 42.0);
+        // Not positive: linear.
+        assert!(!colour_scale(-1.0, 3.0).unwrap().log);
+        assert_eq!(colour_scale(f64::INFINITY, f64::NEG_INFINITY), None);
+    }
+
+    #[test]
     fn viridis_ends_and_text_contrast() {
         assert_eq!(viridis(0.0), RGBColor(68, 1, 84));
         assert_eq!(viridis(1.0), RGBColor(253, 231, 37));

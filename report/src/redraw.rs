@@ -178,8 +178,11 @@ pub fn redraw_compare_from(
     write_compare_chart(&dir.join("compare"), &title, &points)
 }
 
+/// A policy label and an interval, ms.
+type PolicyRange = (String, (f64, f64));
+
 /// Per policy, the `p99_ms` interval of an `intervals.csv`; none when the file does not exist.
-fn sim_p99_intervals(file: &Path) -> Result<Vec<(String, (f64, f64))>, ReportError> {
+fn sim_p99_intervals(file: &Path) -> Result<Vec<PolicyRange>, ReportError> {
     if !file.is_file() {
         return Ok(Vec::new());
     }

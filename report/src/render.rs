@@ -705,6 +705,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_policy_has_one_style_whatever_the_order() {
+        // A function of the label alone: known labels have fixed, distinct colours.
+        let known: Vec<RGBColor> = KNOWN.iter().map(|(k, _)| policy_colour(k)).collect();
+        for (i, c) in known.iter().enumerate() {
+            assert!(!known[..i].contains(c), "{} shares a colour", KNOWN[i].0);
+        }
+        assert_eq!(policy_style("round_robin").colour, CATEGORY[0]);
+        assert_eq!(policy_style("peak_ewma").dash, None);
+        // Variants: the base's colour, each known ablation its own dash.
+        let v = policy_style("peak_ewma(with_replacement)");
+        let w = policy_style("peak_ewma(streams=outstanding)");
+        assert_eq!(v.colour, policy_colour("peak_ewma"));
+        assert_eq!(w.colour, policy_colour("peak_ewma"));
+        assert!(v.dash.is_some() && w.dash.is_some() && v.dash != w.dash);
+        // A wrapper around a known variant: derived from it.
+        assert!(policy_style("od(peak_ewma(streams=count))").dash.is_some());
+        // Anything else: deterministic.
+        assert_eq!(policy_style("my_policy"), policy_style("my_policy"));
+        assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn twins_point_at_the_first_equal_item() {
+        assert_eq!(
+            twins(&[1, 2, 1, 1], |a, b| a == b),
+            vec![None, None, Some(0), Some(0)]
+        );
+        assert_eq!(twin_label("od(x)", "x"), "od(x) (= x)");
+    }
+
+    #[test]
     fn numbers_are_short() {
         assert_eq!(fmt_num(0.05), "0.05");
         assert_eq!(fmt_num(1.0), "1");

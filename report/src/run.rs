@@ -1033,6 +1033,135 @@ fn push_band_entries<'a>(
 mod tests {
     use super::*;
 
+    fn row(second: u64, completed: u64, sends: bool) -> TimeseriesRow {
+        TimeseriesRow {
+            policy: "p".into(),
+            second,
+            completed,
+            p50_ms: 1.0,
+            p99_ms: 2.0,
+            shares: if sends {
+                vec![0.5, 0.5]
+            } else {
+                vec![0.0, 0.0]
+            },
+        }
+    }
+
+    #[test]
+    fn partial_first_and_last_seconds_are_dropped() {
+        // Whole seconds 0..=9, then the stragglers of second 9 completing in second 10.
+        let mut rows: Vec<_> = (0..10).map(|s| row(s, 1000, true)).collect();
+        rows.push(row(10, 6, false));
+        assert_eq!(whole_seconds(&rows), Some((0, 9)));
+        // A run that started late in second 0 and stopped early in second 9.
+        rows[0].completed = 200;
+        rows[9].completed = 300;
+        assert_eq!(whole_seconds(&rows), Some((1, 8)));
+        assert_eq!(whole_seconds(&[]), None);
+        // Through the chart: no point of the p99 line after the last whole second.
+        let data = PolicyData {
+            label: "p".into(),
+            timeseries: rows,
+            histogram: Histogram::new(3).unwrap(),
+        };
+        let chart = P99OverTime::new(&summary(vec![]), &[data]);
+        let xs: Vec<f64> = chart.lines[0].data.iter().flatten().map(|p| p.0).collect();
+        assert_eq!(xs.first(), Some(&1.5));
+        assert_eq!(xs.last(), Some(&8.5));
+        assert_eq!(chart.end, 9.0);
+    }
+
+    fn summary(fault_windows: Vec<FaultWindow>) -> RunSummary {
+        RunSummary {
+            scenario: "t".into(),
+            mode: "sim".into(),
+            seed: 1,
+            partial: false,
+            backends: vec!["a".into(), "b".into()],
+            fault_windows,
+            warmup_s: 0.0,
+            rows: vec![],
+            notes: vec![],
+            incidents: vec![],
+        }
+    }
+
+    fn data(label: &str, p99: f64) -> PolicyData {
+        let mut timeseries: Vec<_> = (0..10).map(|s| row(s, 1000, true)).collect();
+        for r in &mut timeseries {
+            r.policy = label.into();
+            r.p99_ms = p99;
+        }
+        let mut histogram = Histogram::new(3).unwrap();
+        histogram.record((p99 * 1e6) as u64).unwrap();
+        PolicyData {
+            label: label.into(),
+            timeseries,
+            histogram,
+        }
+    }
+
+    #[test]
+    fn colours_follow_labels_not_order() {
+        let s = summary(vec![]);
+        let ab = Spectrum::new(&s, &[data("round_robin", 5.0), data("peak_ewma", 2.0)]);
+        let ba = Spectrum::new(&s, &[data("peak_ewma", 2.0), data("round_robin", 5.0)]);
+        assert_eq!(ab.lines[0].style, ba.lines[1].style);
+        assert_eq!(ab.lines[1].style, ba.lines[0].style);
+        assert_ne!(ab.lines[0].style.colour, ab.lines[1].style.colour);
+    }
+
+    #[test]
+    fn an_identical_series_is_dashed_and_says_so() {
+        let s = summary(vec![]);
+        let d = [
+            data("peak_ewma", 2.0),
+            data("od(peak_ewma)", 2.0),
+            data("round_robin", 5.0),
+        ];
+        for entries in [
+            Spectrum::new(&s, &d)
+                .lines
+                .iter()
+                .map(|l| (l.entry(false).label, l.style.dash))
+                .collect::<Vec<_>>(),
+            P99OverTime::new(&s, &d)
+                .lines
+                .iter()
+                .map(|l| (l.entry(false).label, l.style.dash))
+                .collect(),
+        ] {
+            assert_eq!(entries[0], ("peak_ewma".to_string(), None));
+            assert_eq!(
+                entries[1],
+                ("od(peak_ewma) (= peak_ewma)".to_string(), Some(TWIN_DASH))
+            );
+            assert_eq!(entries[2], ("round_robin".to_string(), None));
+        }
+    }
+
+    #[test]
+    fn long_fault_windows_are_strips() {
+        let w = |start_s, end_s| FaultWindow {
+            backend: 1,
+            start_s,
+            end_s,
+        };
+        let spans = fault_spans(&[w(0.0, 30.0)], 30.0);
+        assert!(spans[0].long(30.0));
+        assert!(!fault_spans(&[w(10.0, 20.0)], 30.0)[0].long(30.0));
+        let mut entries = Vec::new();
+        push_band_entries(&mut entries, false, spans.iter(), 30.0);
+        assert_eq!(entries[0].label, "fault window (strip at top)");
+    }
+
+    #[test]
+    fn data_as_written_rounds_like_the_csv() {
+        assert_eq!(as_written(2.12345, 3), 2.123);
+        assert!(as_written(f64::NAN, 3).is_nan());
+    }
+
     #[test]
     fn overlapping_fault_windows_merge_into_one_span() {
         let w = |backend, start_s, end_s| FaultWindow {
