@@ -38,6 +38,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // Stand-in "real" numbers: the simulated ones plus a harness overhead.
             real_p50_ms: r.p50_ms * 1.12 + 0.2,
             real_p99_ms: r.p99_ms * 1.2 + 0.5,
+            sim_p99_interval: None,
+            real_p99_range: None,
         })
         .collect();
     written.extend(write_compare_chart(

@@ -6,9 +6,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::evidence::{AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
 use crate::render::{
-    draw_legend, ellipsize, fmt_num, grid_bold, grid_light, legend_width, policy_colour, text,
-    tint, titled, write_chart, Chart, DrawResult, Entry, LogAxis, Mark, Ticked, INK, MUTED,
+    draw_legend, ellipsize, fmt_num, grid_bold, grid_light, legend_width, over_white,
+    policy_colour, text, tint, titled, write_chart, Chart, DrawResult, Entry, LogAxis, Mark,
+    Ticked, CATEGORY, INK, MUTED,
 };
 use crate::ReportError;
 
@@ -25,6 +27,19 @@ pub struct ComparePoint {
     pub real_p50_ms: f64,
     /// Measured 99th percentile, ms.
     pub real_p99_ms: f64,
+    /// Confidence interval (ms) of the simulated p99 across seeds, when a multi-seed run gave
+    /// one: drawn as an error bar on the sim p99 bar.
+    pub sim_p99_interval: Option<(f64, f64)>,
+    /// Range (ms) of the measured p99 over repeated real runs, when there are any: drawn as an
+    /// error bar on the real p99 bar.
+    pub real_p99_range: Option<(f64, f64)>,
+}
+
+/// The agreement band around a simulated value: the real value agrees when it is inside (the
+/// rule of [`crate::evidence::agrees`]).
+pub(crate) fn agreement_band(sim_ms: f64) -> (f64, f64) {
+    let tol = (AGREEMENT_RELATIVE * sim_ms).max(AGREEMENT_ABSOLUTE_MS);
+    (sim_ms - tol, sim_ms + tol)
 }
 
 /// Writes a grouped bar chart of simulated vs real p50 and p99 per policy to `<stem>.png` and
@@ -34,14 +49,31 @@ pub struct ComparePoint {
 /// (orange), on a log latency axis so that p50 and p99 are both readable; each bar is labelled
 /// with its value when there is room. A value that is not finite and positive has no bar and is
 /// labelled "n/a".
+///
+/// Over each sim/real pair a grey box shows the agreement band (±20 % of the simulated value,
+/// or ±1 ms, whichever is larger: the real bar agrees when its top is inside); intervals, when
+/// given, are error bars on the p99 bars. A line in the policy's colour (the same as in every
+/// other chart) underlines each group.
 pub fn write_compare_chart(
     stem: &Path,
     title: &str,
     points: &[ComparePoint],
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let values = points
-        .iter()
-        .flat_map(|p| [p.sim_p50_ms, p.real_p50_ms, p.sim_p99_ms, p.real_p99_ms]);
+    let values = points.iter().flat_map(|p| {
+        let [a, b] =
+            [p.sim_p99_interval, p.real_p99_range].map(|i| i.unwrap_or((f64::NAN, f64::NAN)));
+        [
+            p.sim_p50_ms,
+            p.real_p50_ms,
+            p.sim_p99_ms,
+            p.real_p99_ms,
+            agreement_band(p.sim_p99_ms).1,
+            a.0,
+            a.1,
+            b.0,
+            b.1,
+        ]
+    });
     let (min, max) = values
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
@@ -78,8 +110,8 @@ struct Bar {
 
 /// The four bars of a group: p50 (light) then p99 (dark), sim (blue) beside real (orange).
 fn bars() -> [Bar; 4] {
-    let sim = policy_colour(0);
-    let real = policy_colour(1);
+    let sim = CATEGORY[0];
+    let real = CATEGORY[1];
     let bar = |value, offset, colour, label| Bar {
         value,
         offset,
@@ -103,6 +135,10 @@ fn value_label(v: f64) -> String {
     }
 }
 
+/// The agreement band: fill and edge.
+const BAND_FILL: RGBColor = RGBColor(150, 150, 150);
+const BAND_EDGE: RGBColor = RGBColor(120, 120, 120);
+
 /// Group layout in x units (one unit per policy): margin on each side and bar width.
 const GROUP_MARGIN: f64 = 0.12;
 const BAR_W: f64 = (1.0 - 2.0 * GROUP_MARGIN) / 4.4;
@@ -117,11 +153,23 @@ impl Chart for Compare<'_> {
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
         let body = titled(root, self.title)?;
-        let entries: Vec<Entry> = bars()
+        let mut entries: Vec<Entry> = bars()
             .iter()
             .map(|b| Entry::new(b.label, b.colour, Mark::Swatch))
             .collect();
-        let lw = legend_width(&body, None, &entries, 140, 200)?;
+        entries.push(Entry::new(
+            "agreement band",
+            over_white(BAND_FILL, 0.3),
+            Mark::Swatch,
+        ));
+        let intervals = self
+            .points
+            .iter()
+            .any(|p| p.sim_p99_interval.is_some() || p.real_p99_range.is_some());
+        if intervals {
+            entries.push(Entry::new("p99 interval", INK, Mark::Line(1)));
+        }
+        let lw = legend_width(&body, None, &entries, 140, 220)?;
         let (plot, legend) = body.split_horizontally(body.dim_in_pixel().0 - lw);
         let n = self.points.len().max(1);
         let (lo, hi) = (self.axis.range.start, self.axis.range.end);
@@ -186,6 +234,22 @@ impl Chart for Compare<'_> {
                 break;
             }
         }
+        // Agreement bands behind each sim/real pair; their edges are drawn over the bars below.
+        let band = |i: usize, p: &ComparePoint| {
+            [(p.sim_p50_ms, 0.0), (p.sim_p99_ms, 2.4)]
+                .into_iter()
+                .filter(|(sim, _)| sim.is_finite() && *sim > 0.0)
+                .map(move |(sim, offset)| {
+                    let (b0, b1) = agreement_band(sim);
+                    let x0 = i as f64 + GROUP_MARGIN + (offset - 0.15) * BAR_W;
+                    (x0, x0 + 2.3 * BAR_W, b0.max(lo), b1.min(hi))
+                })
+        };
+        for (i, p) in self.points.iter().enumerate() {
+            chart.draw_series(band(i, p).map(|(x0, x1, b0, b1)| {
+                Rectangle::new([(x0, b0), (x1, b1)], over_white(BAND_FILL, 0.3).filled())
+            }))?;
+        }
         for (i, p) in self.points.iter().enumerate() {
             for bar in bars() {
                 let v = (bar.value)(p);
@@ -212,6 +276,41 @@ impl Chart for Compare<'_> {
                 }
             }
         }
+        // The bands' edges, then the error bars.
+        for (i, p) in self.points.iter().enumerate() {
+            for (x0, x1, b0, b1) in band(i, p) {
+                for y in [b0, b1] {
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(x0, y), (x1, y)],
+                        BAND_EDGE.stroke_width(1),
+                    )))?;
+                }
+            }
+            for (interval, offset) in [(p.sim_p99_interval, 2.4), (p.real_p99_range, 3.4)] {
+                let Some((a, b)) = interval else { continue };
+                if !(a.is_finite() && b.is_finite() && b > 0.0) {
+                    continue;
+                }
+                let (a, b) = (a.max(lo), b.min(hi));
+                let xm = i as f64 + GROUP_MARGIN + (offset + 0.5) * BAR_W;
+                let cap = 0.22 * BAR_W;
+                chart.draw_series([
+                    PathElement::new(vec![(xm, a), (xm, b)], INK.stroke_width(2)),
+                    PathElement::new(vec![(xm - cap, a), (xm + cap, a)], INK.stroke_width(2)),
+                    PathElement::new(vec![(xm - cap, b), (xm + cap, b)], INK.stroke_width(2)),
+                ])?;
+            }
+        }
+        // Each group underlined in its policy's colour.
+        let base = plot.get_base_pixel();
+        for (i, p) in self.points.iter().enumerate() {
+            let (x0, y) = chart.backend_coord(&(i as f64 + GROUP_MARGIN, lo));
+            let (x1, _) = chart.backend_coord(&(i as f64 + 1.0 - GROUP_MARGIN, lo));
+            plot.draw(&Rectangle::new(
+                [(x0 - base.0, y - base.1 - 5), (x1 - base.0, y - base.1 - 1)],
+                policy_colour(&p.policy).filled(),
+            ))?;
+        }
         if self.points.is_empty() {
             chart.plotting_area().draw(
                 &(EmptyElement::at((0.5, (lo * hi).sqrt()))
@@ -223,5 +322,23 @@ impl Chart for Compare<'_> {
             )?;
         }
         draw_legend(&legend, 22, None, &entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreement_band_is_evidence_rule() {
+        assert_eq!(agreement_band(10.0), (8.0, 12.0));
+        assert_eq!(agreement_band(2.0), (1.0, 3.0));
+        for (sim, real) in [(10.0, 11.9), (10.0, 12.1), (2.0, 2.9), (2.0, 3.1)] {
+            let (lo, hi) = agreement_band(sim);
+            assert_eq!(
+                (lo..=hi).contains(&real),
+                crate::evidence::agrees(sim, real)
+            );
+        }
     }
 }

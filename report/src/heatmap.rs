@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::render::{
-    ellipsize, fmt_num, text, titled, write_chart, Chart, DrawResult, Ticked, INK, MUTED,
+    ellipsize, fmt_num, text, titled, write_chart, Chart, DrawResult, LogAxis, Ticked, INK, MUTED,
 };
 use crate::ReportError;
 
@@ -16,8 +16,11 @@ use crate::ReportError;
 /// Column `x` is labelled `x_labels[x]` along the bottom, row `y` is labelled `y_labels[y]` at the
 /// left, with row 0 at the top (as in a table). Every cell shows its value; NaN (or any
 /// non-finite value) is a missing cell, drawn light grey with "n/a". Colours follow the viridis
-/// scale from the smallest to the largest finite value, explained by a colour bar on the right
-/// titled `value_name`.
+/// scale, explained by a colour bar on the right titled `value_name` with the scale stated
+/// under it. When every value is positive the scale is logarithmic from the smallest (best)
+/// value to the largest or twice the smallest, whichever is more, so that cells within a few per
+/// cent of each other look alike; otherwise it is linear from the smallest to the largest.
+/// Row labels get the room they need (up to 45 % of the width; longer ones are shortened).
 ///
 /// Fails with [`ReportError::InvalidInput`] when the grid is empty or `values` does not have
 /// `y_labels.len()` rows of `x_labels.len()` values.
@@ -71,11 +74,7 @@ pub fn write_heatmap(
         y_labels,
         values,
         value_name,
-        scale: if min.is_finite() {
-            Some((min, max))
-        } else {
-            None
-        },
+        scale: colour_scale(min, max),
     };
     write_chart(stem, &heatmap)
 }
@@ -88,8 +87,41 @@ struct Heatmap<'a> {
     y_labels: &'a [String],
     values: &'a [Vec<f64>],
     value_name: &'a str,
-    /// Smallest and largest finite value; None when every cell is missing.
-    scale: Option<(f64, f64)>,
+    /// The colour scale; None when every cell is missing.
+    scale: Option<Scale>,
+}
+
+/// A heatmap's colour scale: from `lo` (darkest) to `hi` (lightest).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Scale {
+    lo: f64,
+    hi: f64,
+    log: bool,
+}
+
+/// The smallest share of the scale a log scale spans: its top is at least this many times its
+/// bottom.
+const MIN_RATIO: f64 = 2.0;
+
+/// The colour scale of values from `min` to `max`: logarithmic from `min` to at least
+/// `MIN_RATIO × min` when both are positive, else linear from `min` to `max`.
+fn colour_scale(min: f64, max: f64) -> Option<Scale> {
+    if !min.is_finite() {
+        return None;
+    }
+    Some(if min > 0.0 {
+        Scale {
+            lo: min,
+            hi: max.max(min * MIN_RATIO),
+            log: true,
+        }
+    } else {
+        Scale {
+            lo: min,
+            hi: max,
+            log: false,
+        }
+    })
 }
 
 /// Viridis (matplotlib's default colour map) sampled at nine points.
@@ -140,34 +172,60 @@ impl Heatmap<'_> {
     /// Position 0..=1 of `v` on the colour scale.
     fn t(&self, v: f64) -> f64 {
         match self.scale {
-            Some((lo, hi)) if hi > lo => (v - lo) / (hi - lo),
+            Some(Scale { lo, hi, log: true }) => (v / lo).ln() / (hi / lo).ln(),
+            Some(Scale { lo, hi, log: false }) if hi > lo => (v - lo) / (hi - lo),
             _ => 0.5,
         }
     }
 
+    /// The colour-bar axis and its labelled ticks.
+    fn bar_axis(scale: Scale) -> Ticked {
+        if scale.log {
+            let snapped = LogAxis::new(scale.lo, scale.hi);
+            let inside = |v: &f64| *v > scale.lo * 1.02 && *v < scale.hi / 1.02;
+            let mut ticks = vec![scale.lo];
+            ticks.extend(snapped.ticks.iter().copied().filter(inside));
+            ticks.push(scale.hi);
+            let minor = snapped.minor.into_iter().filter(inside).collect();
+            return Ticked::log(&LogAxis {
+                range: scale.lo..scale.hi,
+                ticks,
+                minor,
+            });
+        }
+        let (lo, hi) = if scale.hi > scale.lo {
+            (scale.lo, scale.hi)
+        } else {
+            let pad = if scale.lo == 0.0 {
+                1.0
+            } else {
+                scale.lo.abs() * 0.1
+            };
+            (scale.lo - pad, scale.hi + pad)
+        };
+        let ticks = (0..=5).map(|k| lo + (hi - lo) * k as f64 / 5.0).collect();
+        Ticked::linear(lo..hi, ticks, Vec::new())
+    }
+
     fn draw_colour_bar<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let Some((lo, hi)) = self.scale else {
+        let Some(scale) = self.scale else {
             return Ok(());
         };
-        let (lo_axis, hi_axis) = if hi > lo {
-            (lo, hi)
-        } else {
-            let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
-            (lo - pad, hi + pad)
-        };
+        let axis = Self::bar_axis(scale);
+        let range = plotters::coord::ranged1d::Ranged::range(&axis);
+        let (lo_axis, hi_axis) = (range.start, range.end);
         let mut chart = ChartBuilder::on(area)
             .margin_top(TOP)
             .margin_left(12)
             .margin_right(8)
             .set_label_area_size(LabelAreaPosition::Bottom, X_LABEL_AREA)
             .set_label_area_size(LabelAreaPosition::Right, 64)
-            .build_cartesian_2d(0f64..1f64, lo_axis..hi_axis)?;
+            .build_cartesian_2d(0f64..1f64, axis)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
             .disable_x_axis()
             .disable_y_mesh()
-            .y_labels(6)
             .y_desc(self.value_name)
             .y_label_formatter(&|v| fmt_num(*v))
             .label_style(text(12, INK))
@@ -175,18 +233,42 @@ impl Heatmap<'_> {
             .axis_style(MUTED.stroke_width(1))
             .draw()?;
         const STEPS: usize = 120;
+        let at = |f: f64| {
+            if scale.log {
+                lo_axis * (hi_axis / lo_axis).powf(f)
+            } else {
+                lo_axis + (hi_axis - lo_axis) * f
+            }
+        };
         chart.draw_series((0..STEPS).map(|k| {
-            let a = lo_axis + (hi_axis - lo_axis) * k as f64 / STEPS as f64;
-            let b = lo_axis + (hi_axis - lo_axis) * (k + 1) as f64 / STEPS as f64;
-            Rectangle::new(
-                [(0.0, a), (1.0, b)],
-                viridis(self.t((a + b) / 2.0)).filled(),
-            )
+            let a = at(k as f64 / STEPS as f64);
+            let b = at((k + 1) as f64 / STEPS as f64);
+            let mid = at((k as f64 + 0.5) / STEPS as f64);
+            Rectangle::new([(0.0, a), (1.0, b)], viridis(self.t(mid)).filled())
         }))?;
         chart.draw_series(std::iter::once(Rectangle::new(
             [(0.0, lo_axis), (1.0, hi_axis)],
             MUTED.stroke_width(1),
         )))?;
+        // The scale, stated under the bar.
+        let note: Vec<String> = if scale.log {
+            vec![
+                "log scale:".to_string(),
+                format!("best {}", fmt_num(scale.lo)),
+                format!("to ×{}", fmt_num(scale.hi / scale.lo)),
+            ]
+        } else {
+            vec!["linear scale".to_string()]
+        };
+        let (_, h) = area.dim_in_pixel();
+        let top = h as i32 - X_LABEL_AREA as i32 + 8;
+        for (i, line) in note.iter().enumerate() {
+            area.draw(&Text::new(
+                line.clone(),
+                (12, top + 15 * i as i32),
+                text(12, MUTED),
+            ))?;
+        }
         Ok(())
     }
 }
@@ -194,8 +276,16 @@ impl Heatmap<'_> {
 impl Chart for Heatmap<'_> {
     fn size(&self) -> (u32, u32) {
         let (nx, ny) = (self.x_labels.len() as u32, self.y_labels.len() as u32);
+        // Room for the row labels: about 8 px per character at 13 px.
+        let longest = self
+            .y_labels
+            .iter()
+            .map(|l| l.chars().count() as u32)
+            .max()
+            .unwrap_or(0);
+        let labels = (8 * longest).saturating_sub(120);
         (
-            (300 + 110 * nx).clamp(760, 1600),
+            (300 + labels + 110 * nx).clamp(760, 1800),
             (160 + 52 * ny).clamp(440, 1200),
         )
     }
@@ -211,7 +301,7 @@ impl Chart for Heatmap<'_> {
         for l in self.y_labels {
             y_label_w = y_label_w.max(grid_area.estimate_text_size(l, &label_style)?.0);
         }
-        let y_label_w = y_label_w.min(220);
+        let y_label_w = y_label_w.min(w * 45 / 100);
         let mut chart = ChartBuilder::on(&grid_area)
             .margin_top(TOP)
             .margin_left(10)
@@ -342,9 +432,111 @@ impl Chart for Heatmap<'_> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The heatmaps of a peak-EWMA parameter grid
+
+/// One point of a peak-EWMA parameter grid (`lblab sweep` without `--vary`), as its
+/// `sweep.csv` holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridCell {
+    /// `decayTime`, as written (`10s`).
+    pub decay_time: String,
+    /// `choiceCount`.
+    pub choice_count: u32,
+    /// `defaultRtt`, as written (`0.03s`).
+    pub default_rtt: String,
+    /// The ablation variant, `decay+sampling` (`time_weighted+distinct`).
+    pub ablation: String,
+    /// p99 latency, ms.
+    pub p99_ms: f64,
+}
+
+/// Distinct values in order of first appearance.
+fn distinct<T: PartialEq + Clone>(values: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Writes one heatmap of p99 per `defaultRtt` of a parameter grid into `dir`,
+/// `heatmap_p99_rtt<defaultRtt with _ for .>.{png,svg}`: x = `decayTime`, y = `choiceCount` ×
+/// variant, the axes in order of first appearance in `cells` (the grid's order). Returns the
+/// paths.
+pub fn write_grid_heatmaps(
+    dir: &Path,
+    scenario: &str,
+    cells: &[GridCell],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let decay_times = distinct(cells.iter().map(|c| c.decay_time.clone()));
+    let choices = distinct(cells.iter().map(|c| c.choice_count));
+    let ablations = distinct(cells.iter().map(|c| c.ablation.clone()));
+    let rtts = distinct(cells.iter().map(|c| c.default_rtt.clone()));
+    let mut y_keys = Vec::new();
+    for a in &ablations {
+        for n in &choices {
+            y_keys.push((*n, a.clone()));
+        }
+    }
+    let y_labels: Vec<String> = y_keys
+        .iter()
+        .map(|(n, a)| format!("choices={n} {a}"))
+        .collect();
+    let mut written = Vec::new();
+    for rtt in &rtts {
+        let values: Vec<Vec<f64>> = y_keys
+            .iter()
+            .map(|(n, a)| {
+                decay_times
+                    .iter()
+                    .map(|d| {
+                        cells
+                            .iter()
+                            .find(|c| {
+                                &c.decay_time == d
+                                    && c.choice_count == *n
+                                    && &c.ablation == a
+                                    && &c.default_rtt == rtt
+                            })
+                            .map_or(f64::NAN, |c| c.p99_ms)
+                    })
+                    .collect()
+            })
+            .collect();
+        let stem = dir.join(format!("heatmap_p99_rtt{}", rtt.replace('.', "_")));
+        let title = format!("{scenario}: peak_ewma p99 (ms), defaultRtt {rtt}");
+        written.extend(write_heatmap(
+            &stem,
+            &title,
+            "decayTime",
+            &decay_times,
+            "variant",
+            &y_labels,
+            &values,
+            "p99 ms",
+        )?);
+    }
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colour_scale_spans_at_least_twice_the_best() {
+        // 9 % apart: the scale still goes to twice the best, so the cells look alike.
+        let s = colour_scale(8.09, 8.78).unwrap();
+        assert!(s.log && s.lo == 8.09 && (s.hi - 16.18).abs() < 1e-9);
+        // Wider data: up to the largest value.
+        assert_eq!(colour_scale(4.0, 42.0).unwrap().hi, 42.0);
+        // Not positive: linear.
+        assert!(!colour_scale(-1.0, 3.0).unwrap().log);
+        assert_eq!(colour_scale(f64::INFINITY, f64::NEG_INFINITY), None);
+    }
 
     #[test]
     fn viridis_ends_and_text_contrast() {

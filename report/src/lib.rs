@@ -6,16 +6,28 @@
 //!   [`RunSummary`](lblab_model::results::RunSummary) and the
 //!   [`PolicyResult`](lblab_model::results::PolicyResult)s that
 //!   [`Recorder`](lblab_model::results::Recorder) produced.
-//! - [`write_heatmap`]: a labelled grid of values (for parameter sweeps).
-//! - [`write_compare_chart`]: real vs simulated p50 and p99 per policy ([`ComparePoint`]).
+//! - [`write_heatmap`]: a labelled grid of values (for parameter sweeps), and
+//!   [`write_grid_heatmaps`]: the p99 heatmaps of a peak-EWMA parameter grid ([`GridCell`]).
+//! - [`write_compare_chart`]: real vs simulated p50 and p99 per policy ([`ComparePoint`]), with
+//!   the agreement band and optional p99 intervals.
 //! - [`write_line_chart`]: a quantity against a swept axis, one line per policy with its
-//!   confidence band ([`LineChart`]).
+//!   confidence band ([`LineChart`]), and [`write_sweep_charts`]: every chart of a
+//!   scenario-space sweep ([`Sweep`]).
+//! - [`write_interval_chart`]: a forest plot, per row each policy's median and confidence
+//!   interval on a log ratio axis ([`IntervalChart`]).
+//! - [`redraw_run`], [`redraw_compare`], [`redraw_sweep`], [`redraw_grid`] (and [`redraw`],
+//!   which picks by the files present): the charts of a committed results folder redrawn from
+//!   its files alone, byte-identical to what the run drew from the same data.
+//!
+//! A policy has one colour (and dash) in every chart, by its label; a line identical to an
+//! earlier one is drawn dashed over it and its legend entry says `(= other)`.
 //!
 //! - [`evidence`]: the sim-vs-real agreement rule (the documents themselves are written by the
 //!   `lblab-evidence` crate).
 //!
-//! This crate only draws and writes. It does not read results files or run anything; callers pass
-//! the values in. Output is deterministic: the same input gives byte-identical files.
+//! This crate draws and writes; apart from the `redraw_*` functions, which read a results
+//! folder's files, callers pass the values in. It runs nothing. Output is deterministic: the
+//! same input gives byte-identical files.
 //!
 //! Text is rendered with DejaVu Sans, embedded in the library (see `assets/DejaVuSans-LICENSE.txt`),
 //! so PNGs render the same on a machine without any system font or fontconfig. SVGs name the
@@ -62,7 +74,9 @@
 mod compare;
 pub mod evidence;
 mod heatmap;
+mod interval;
 mod lines;
+mod redraw;
 mod render;
 mod run;
 mod supersample;
@@ -70,8 +84,14 @@ mod supersample;
 use std::path::PathBuf;
 
 pub use compare::{write_compare_chart, ComparePoint};
-pub use heatmap::write_heatmap;
-pub use lines::{write_line_chart, Line, LineChart, LinePoint};
+pub use heatmap::{write_grid_heatmaps, write_heatmap, GridCell};
+pub use interval::{write_interval_chart, IntervalChart, IntervalPoint, IntervalSeries};
+pub use lines::{
+    write_line_chart, write_sweep_charts, Line, LineChart, LinePoint, Sweep, SweepPoint,
+};
+pub use redraw::{
+    redraw, redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,
+};
 pub use run::write_run_charts;
 
 /// Why a chart could not be written. Every variant names the file concerned.
@@ -92,6 +112,14 @@ pub enum ReportError {
         /// The file being drawn.
         file: PathBuf,
         /// What went wrong.
+        message: String,
+    },
+    /// A results file to redraw from is missing, cannot be read, or does not parse.
+    #[error("{}: cannot redraw from it: {message}", file.display())]
+    Read {
+        /// The file read.
+        file: PathBuf,
+        /// What is wrong (`missing`, or the parse error).
         message: String,
     },
     /// The input cannot be drawn (for example a heatmap whose rows and labels disagree).

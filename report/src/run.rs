@@ -2,15 +2,17 @@
 
 use std::path::{Path, PathBuf};
 
-use lblab_model::results::{FaultWindow, PolicyResult, RunSummary};
+use hdrhistogram::Histogram;
+use lblab_model::results::{file_stem, FaultWindow, PolicyResult, RunSummary, TimeseriesRow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::render::{
-    draw_legend, fault_colour, fmt_num, grid_bold, grid_light, legend_width, over_white,
-    policy_colour, policy_dashed, text, titled, write_chart, Chart, DrawResult, Entry, LogAxis,
-    Mark, Ticked, FAULT_ALPHA, FAULT_FILL, INK, MUTED, QUIET_GREY, WARMUP_ALPHA, WARMUP_FILL,
+    draw_legend, draw_line, fault_colour, fmt_num, grid_bold, grid_light, legend_width, line_mark,
+    over_white, policy_style, text, titled, twin_label, twins, write_chart, Chart, DrawResult,
+    Entry, LogAxis, Mark, PolicyStyle, Ticked, FAULT_ALPHA, FAULT_FILL, INK, MUTED, QUIET_GREY,
+    TWIN_DASH, WARMUP_ALPHA, WARMUP_FILL,
 };
 use crate::ReportError;
 
@@ -23,29 +25,148 @@ const MAX_LABEL_LEVELS: usize = 3;
 /// Height of one row of band labels.
 const LABEL_ROW: u32 = 15;
 
-/// Draws policy `i`'s line: solid in its colour, dashed from the eleventh policy on (whose
-/// colours repeat).
-fn draw_policy_line<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    points: &[(f64, f64)],
-    i: usize,
-) -> DrawResult<DB> {
-    let style = policy_colour(i).stroke_width(2);
-    if policy_dashed(i) {
-        chart.draw_series(DashedLineSeries::new(points.iter().copied(), 8, 5, style))?;
-    } else {
-        chart.draw_series(LineSeries::new(points.iter().copied(), style))?;
-    }
-    Ok(())
+/// A fault span longer than this share of the run is drawn as a strip along the top of the
+/// plot rather than shaded over all of it (shading all of the plot washes it out).
+const LONG_SPAN: f64 = 0.5;
+/// Height of that strip, pixels.
+const STRIP_PX: i32 = 6;
+/// Opacity of the strip.
+const STRIP_ALPHA: f64 = 0.6;
+
+/// One policy's data as the run charts use it: exactly what its run folder's files hold, so
+/// that charts redrawn from the files ([`crate::redraw_run`]) are the charts the run drew.
+#[derive(Debug, Clone)]
+pub(crate) struct PolicyData {
+    /// Policy label.
+    pub label: String,
+    /// Its rows of `timeseries.csv`, values at the precision written there.
+    pub timeseries: Vec<TimeseriesRow>,
+    /// Its latency histogram over the seconds after the warm-up: the sum of its `.hlog`
+    /// intervals that start at or after the warm-up's end.
+    pub histogram: Histogram<u64>,
 }
 
-/// The legend mark of policy `i`, matching [`draw_policy_line`].
-fn policy_mark(i: usize) -> Mark {
-    if policy_dashed(i) {
-        Mark::Dashed
-    } else {
-        Mark::Line(3)
+/// `v` as `timeseries.csv` holds it: written with `decimals` decimals and read back.
+fn as_written(v: f64, decimals: usize) -> f64 {
+    if v.is_nan() {
+        return f64::NAN;
     }
+    format!("{v:.decimals$}").parse().unwrap_or(f64::NAN)
+}
+
+impl PolicyData {
+    /// The data of `result` as its files would hold it.
+    pub(crate) fn from_result(
+        dir: &Path,
+        summary: &RunSummary,
+        result: &PolicyResult,
+    ) -> Result<Self, ReportError> {
+        let label = result.summary.policy.clone();
+        let file = dir.join(format!("{}.hlog", file_stem(&label)));
+        let timeseries = result
+            .timeseries
+            .iter()
+            .map(|row| TimeseriesRow {
+                policy: row.policy.clone(),
+                second: row.second,
+                completed: row.completed,
+                p50_ms: as_written(row.p50_ms, 3),
+                p99_ms: as_written(row.p99_ms, 3),
+                shares: row.shares.iter().map(|s| as_written(*s, 4)).collect(),
+            })
+            .collect();
+        Ok(PolicyData {
+            histogram: histogram_from_hlog(&result.hlog, summary.warmup_s, &file)?,
+            label,
+            timeseries,
+        })
+    }
+}
+
+/// The sum of the intervals of an hlog (the interval-log format [`lblab_model::results`]
+/// writes: `start,length,max,base64 of a V2-compressed histogram` per line) that start at or
+/// after `from_s` seconds. `file` names the log in errors.
+pub(crate) fn histogram_from_hlog(
+    text: &str,
+    from_s: f64,
+    file: &Path,
+) -> Result<Histogram<u64>, ReportError> {
+    use base64::Engine as _;
+    let invalid = |line: usize, message: String| ReportError::InvalidInput {
+        file: file.to_path_buf(),
+        message: format!("line {line}: {message}"),
+    };
+    let mut total: Histogram<u64> = Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+        .map_err(|e| invalid(0, e.to_string()))?;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with('"') {
+            continue;
+        }
+        let fields: Vec<&str> = line.splitn(4, ',').collect();
+        let [start, _, _, encoded] = fields[..] else {
+            return Err(invalid(n + 1, "not `start,length,max,histogram`".into()));
+        };
+        let start: f64 = start
+            .parse()
+            .map_err(|_| invalid(n + 1, format!("start {start:?} is not a number")))?;
+        if start < from_s {
+            continue;
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .map_err(|e| invalid(n + 1, format!("histogram is not base64: {e}")))?;
+        let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| invalid(n + 1, format!("histogram cannot be decoded: {e:?}")))?;
+        total
+            .add(&h)
+            .map_err(|e| invalid(n + 1, format!("histogram out of range: {e:?}")))?;
+    }
+    Ok(total)
+}
+
+/// The seconds of `rows` worth drawing: from the first to the last second with sends (rows
+/// after the last send hold only the stragglers of the last second), without a first or last
+/// second that completed fewer than half the median second's requests (a partial second: the
+/// run started or stopped inside it). `None` when no row has data.
+pub(crate) fn whole_seconds(rows: &[TimeseriesRow]) -> Option<(u64, u64)> {
+    let sends = |r: &TimeseriesRow| r.shares.iter().filter(|s| s.is_finite()).sum::<f64>() > 0.0;
+    let any_sends = rows.iter().any(sends);
+    let data: Vec<&TimeseriesRow> = rows
+        .iter()
+        .filter(|r| if any_sends { sends(r) } else { r.completed > 0 })
+        .collect();
+    let mut counts: Vec<u64> = data
+        .iter()
+        .map(|r| r.completed)
+        .filter(|c| *c > 0)
+        .collect();
+    counts.sort_unstable();
+    let median = counts.get(counts.len() / 2).copied().unwrap_or(0) as f64;
+    let partial = |r: &TimeseriesRow| (r.completed as f64) < median / 2.0;
+    let (mut first, mut last) = (0, data.len().checked_sub(1)?);
+    if data.len() > 2 && partial(data[first]) {
+        first += 1;
+    }
+    if last > first + 1 && partial(data[last]) {
+        last -= 1;
+    }
+    Some((data[first].second, data[last].second))
+}
+
+/// Each policy's rows within its [`whole_seconds`].
+fn trimmed(data: &[PolicyData]) -> Vec<Vec<&TimeseriesRow>> {
+    data.iter()
+        .map(|d| match whole_seconds(&d.timeseries) {
+            Some((a, b)) => d
+                .timeseries
+                .iter()
+                .filter(|r| (a..=b).contains(&r.second))
+                .collect(),
+            None => Vec::new(),
+        })
+        .collect()
 }
 
 /// Writes the charts of one run into `dir` (created if missing) and returns the paths written:
@@ -63,25 +184,50 @@ fn policy_mark(i: usize) -> Mark {
 ///   in the legend, the others in light grey; fault windows and the warm-up are shaded as in
 ///   `p99_over_time`.
 ///
-/// Titles are `"<scenario> (<mode>) — <subject>"`. Policies keep their colour across charts, in
-/// the order of `results` (ten distinct colours, then they repeat).
+/// The per-second charts leave out a first or last second that is partial (the run started or
+/// stopped inside it, see `whole_seconds`), and the seconds after the last send. A fault window
+/// longer than half the run is drawn as a strip along the top of the plot, not shaded over it.
+/// A policy whose line lies exactly on an earlier policy's is drawn dashed over it, and its
+/// legend entry says `(= other)`.
+///
+/// Titles are `"<scenario> (<mode>) — <subject>"`. A policy has the same colour (and dash) in
+/// every chart, by its label: a fixed table for lblab's policies, variants such as
+/// `peak_ewma(with_replacement)` in their base's colour with a dash, and a colour by the label's
+/// hash for any other.
+///
+/// The charts are drawn from what the run's files hold (`timeseries.csv` at its precision, the
+/// spectrum from the `.hlog` intervals after the warm-up), so that
+/// [`redraw_run`](crate::redraw_run) gives byte-identical charts from a results folder.
 pub fn write_run_charts(
     dir: &Path,
     summary: &RunSummary,
     results: &[PolicyResult],
 ) -> Result<Vec<PathBuf>, ReportError> {
+    let data = results
+        .iter()
+        .map(|r| PolicyData::from_result(dir, summary, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    write_run_data(dir, summary, &data)
+}
+
+/// [`write_run_charts`] from the data as the files hold it.
+pub(crate) fn write_run_data(
+    dir: &Path,
+    summary: &RunSummary,
+    data: &[PolicyData],
+) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     written.extend(write_chart(
         &dir.join("spectrum"),
-        &Spectrum::new(summary, results),
+        &Spectrum::new(summary, data),
     )?);
     written.extend(write_chart(
         &dir.join("p99_over_time"),
-        &P99OverTime::new(summary, results),
+        &P99OverTime::new(summary, data),
     )?);
     written.extend(write_chart(
         &dir.join("traffic_share"),
-        &TrafficShare::new(summary, results),
+        &TrafficShare::new(summary, data),
     )?);
     Ok(written)
 }
@@ -108,12 +254,12 @@ fn backend_name(summary: &RunSummary, i: usize) -> String {
         .unwrap_or_else(|| format!("backend {i}"))
 }
 
-/// The end of the time axis, in seconds: the last second with data, or the warm-up and fault
-/// windows when there is none.
-fn run_end(summary: &RunSummary, results: &[PolicyResult]) -> f64 {
-    let data = results
+/// The end of the time axis, in seconds: the end of the last whole second with data, or the
+/// warm-up and fault windows when there is none.
+fn run_end(summary: &RunSummary, rows: &[Vec<&TimeseriesRow>]) -> f64 {
+    let data = rows
         .iter()
-        .flat_map(|r| r.timeseries.iter())
+        .flatten()
         .map(|row| row.second as f64 + 1.0)
         .fold(0.0, f64::max);
     if data > 0.0 {
@@ -177,6 +323,42 @@ fn fault_spans(windows: &[FaultWindow], end: f64) -> Vec<FaultSpan> {
     spans
 }
 
+impl FaultSpan {
+    /// Whether the span covers so much of the run (`end` seconds) that it is drawn as a strip.
+    fn long(&self, end: f64) -> bool {
+        self.end - self.start > LONG_SPAN * end
+    }
+}
+
+/// Draws fault spans on `chart` (whose y range is `lo..hi`, top `hi`) over `plot`: short ones
+/// shaded over the whole height, long ones as a strip along the top.
+fn draw_spans<'a, DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    plot: &DrawingArea<DB, Shift>,
+    spans: impl Iterator<Item = &'a FaultSpan>,
+    end: f64,
+    (lo, hi): (f64, f64),
+) -> DrawResult<DB> {
+    let base = plot.get_base_pixel();
+    for span in spans {
+        if span.long(end) {
+            let (x0, y0) = chart.backend_coord(&(span.start, hi));
+            let (x1, _) = chart.backend_coord(&(span.end, hi));
+            let rel = |x: i32, y: i32| (x - base.0, y - base.1);
+            plot.draw(&Rectangle::new(
+                [rel(x0, y0), rel(x1, y0 + STRIP_PX)],
+                over_white(FAULT_FILL, STRIP_ALPHA).filled(),
+            ))?;
+        } else {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(span.start, lo), (span.end, hi)],
+                FAULT_FILL.mix(FAULT_ALPHA).filled(),
+            )))?;
+        }
+    }
+    Ok(())
+}
+
 /// The label of a span: its backends' names, at most three and a count of the rest.
 fn span_label(summary: &RunSummary, span: &FaultSpan) -> String {
     let names: Vec<String> = span
@@ -199,22 +381,46 @@ type Split<DB> = (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>);
 /// Consecutive (x, y) points drawn as one line.
 type Points = Vec<(f64, f64)>;
 
-/// One policy's data on a chart; its colour and dash come from its index (see
-/// [`draw_policy_line`]).
+/// One policy's data on a chart; its colour and dash come from its label.
 struct Series<T> {
     label: String,
     data: T,
+    style: PolicyStyle,
+    /// The label of an earlier series with the same data, which this one is drawn over.
+    twin: Option<String>,
 }
 
-impl<T> Series<T> {
-    /// The legend entry of the `i`-th series, marked when it has no data.
-    fn entry(&self, i: usize, empty: bool) -> Entry {
-        let label = if empty {
-            format!("{} (no data)", self.label)
-        } else {
-            self.label.clone()
+impl<T: PartialEq> Series<T> {
+    fn new(label: &str, data: T) -> Self {
+        Series {
+            label: label.to_string(),
+            data,
+            style: policy_style(label),
+            twin: None,
+        }
+    }
+
+    /// The series with each one that repeats an earlier one's (non-empty) data marked as its
+    /// twin, and dashed so that the earlier one shows through.
+    fn with_twins(mut series: Vec<Self>, empty: impl Fn(&T) -> bool) -> Vec<Self> {
+        let t = twins(&series, |a, b| !empty(&a.data) && a.data == b.data);
+        for (i, j) in t.into_iter().enumerate() {
+            if let Some(j) = j {
+                series[i].twin = Some(series[j].label.clone());
+                series[i].style.dash = Some(TWIN_DASH);
+            }
+        }
+        series
+    }
+
+    /// The legend entry, marked when it has no data or lies on another.
+    fn entry(&self, empty: bool) -> Entry {
+        let label = match (&self.twin, empty) {
+            (_, true) => format!("{} (no data)", self.label),
+            (Some(twin), false) => twin_label(&self.label, twin),
+            (None, false) => self.label.clone(),
         };
-        Entry::new(label, policy_colour(i), policy_mark(i))
+        Entry::new(label, self.style.colour, line_mark(self.style.dash))
     }
 }
 
@@ -240,9 +446,9 @@ struct Spectrum {
 }
 
 impl Spectrum {
-    fn new(summary: &RunSummary, results: &[PolicyResult]) -> Self {
+    fn new(summary: &RunSummary, data: &[PolicyData]) -> Self {
         const STEPS: usize = 800;
-        let lines: Vec<_> = results
+        let lines: Vec<_> = data
             .iter()
             .map(|r| {
                 let h = &r.histogram;
@@ -257,12 +463,10 @@ impl Spectrum {
                         })
                         .collect()
                 };
-                Series {
-                    label: r.summary.policy.clone(),
-                    data: points,
-                }
+                Series::new(&r.label, points)
             })
             .collect();
+        let lines = Series::with_twins(lines, Vec::is_empty);
         let ys = lines
             .iter()
             .flat_map(|l| l.data.iter().map(|p| p.1))
@@ -296,8 +500,7 @@ impl Chart for Spectrum {
         let entries: Vec<Entry> = self
             .lines
             .iter()
-            .enumerate()
-            .map(|(i, line)| line.entry(i, line.data.is_empty()))
+            .map(|line| line.entry(line.data.is_empty()))
             .collect();
         let (plot, legend) = with_legend(&body, Some("policy"), &entries)?;
         let log2 = 2f64.log10();
@@ -326,9 +529,15 @@ impl Chart for Spectrum {
             .light_line_style(grid_light())
             .axis_style(MUTED.stroke_width(1))
             .draw()?;
-        for (i, line) in self.lines.iter().enumerate() {
+        for line in &self.lines {
             if !line.data.is_empty() {
-                draw_policy_line(&mut chart, &line.data, i)?;
+                draw_line(
+                    &mut chart,
+                    &line.data,
+                    line.style.colour,
+                    line.style.dash,
+                    2,
+                )?;
             }
         }
         draw_legend(&legend, 22, Some("policy"), &entries)
@@ -350,16 +559,18 @@ struct P99OverTime {
 }
 
 impl P99OverTime {
-    fn new(summary: &RunSummary, results: &[PolicyResult]) -> Self {
-        let end = run_end(summary, results);
+    fn new(summary: &RunSummary, data: &[PolicyData]) -> Self {
+        let rows = trimmed(data);
+        let end = run_end(summary, &rows);
         let mut min = f64::INFINITY;
         let mut max = 0.0f64;
-        let lines = results
+        let lines = data
             .iter()
-            .map(|r| {
+            .zip(&rows)
+            .map(|(r, rows)| {
                 let mut runs: Vec<Points> = Vec::new();
                 let mut last: Option<u64> = None;
-                for row in &r.timeseries {
+                for row in rows {
                     let y = row.p99_ms;
                     if !(y.is_finite() && y > 0.0) {
                         last = None;
@@ -376,12 +587,10 @@ impl P99OverTime {
                         .push((row.second as f64 + 0.5, y));
                     last = Some(row.second);
                 }
-                Series {
-                    label: r.summary.policy.clone(),
-                    data: runs,
-                }
+                Series::new(&r.label, runs)
             })
             .collect();
+        let lines = Series::with_twins(lines, Vec::is_empty);
         let spans = fault_spans(&summary.fault_windows, end)
             .into_iter()
             .map(|span| {
@@ -409,10 +618,14 @@ impl Chart for P99OverTime {
         let mut entries: Vec<Entry> = self
             .lines
             .iter()
-            .enumerate()
-            .map(|(i, line)| line.entry(i, line.data.is_empty()))
+            .map(|line| line.entry(line.data.is_empty()))
             .collect();
-        push_band_entries(&mut entries, self.warmup > 0.0, !self.spans.is_empty());
+        push_band_entries(
+            &mut entries,
+            self.warmup > 0.0,
+            self.spans.iter().map(|(s, _)| s),
+            self.end,
+        );
         let (plot, legend) = with_legend(&body, Some("policy"), &entries)?;
         let (lo, hi) = (self.axis.range.start, self.axis.range.end);
         let build = |top: u32| {
@@ -476,12 +689,13 @@ impl Chart for P99OverTime {
                 WARMUP_FILL.mix(WARMUP_ALPHA).filled(),
             )))?;
         }
-        chart.draw_series(self.spans.iter().map(|(span, _)| {
-            Rectangle::new(
-                [(span.start, lo), (span.end, hi)],
-                FAULT_FILL.mix(FAULT_ALPHA).filled(),
-            )
-        }))?;
+        draw_spans(
+            &mut chart,
+            &plot,
+            self.spans.iter().map(|(s, _)| s),
+            self.end,
+            (lo, hi),
+        )?;
         let base = plot.get_base_pixel();
         for (x, label, colour, level) in placed {
             let (px, py) = chart.backend_coord(&(x, hi));
@@ -499,16 +713,16 @@ impl Chart for P99OverTime {
             ))?;
         }
 
-        for (i, line) in self.lines.iter().enumerate() {
+        for line in &self.lines {
             for run in &line.data {
                 if run.len() == 1 {
                     chart.draw_series(std::iter::once(Circle::new(
                         run[0],
                         2,
-                        policy_colour(i).filled(),
+                        line.style.colour.filled(),
                     )))?;
                 } else {
-                    draw_policy_line(&mut chart, run, i)?;
+                    draw_line(&mut chart, run, line.style.colour, line.style.dash, 2)?;
                 }
             }
         }
@@ -550,11 +764,12 @@ fn panels_max(panels: &[Panel]) -> f64 {
 }
 
 impl TrafficShare {
-    fn new(summary: &RunSummary, results: &[PolicyResult]) -> Self {
-        let end = run_end(summary, results);
-        let from_rows = results
+    fn new(summary: &RunSummary, data: &[PolicyData]) -> Self {
+        let rows = trimmed(data);
+        let end = run_end(summary, &rows);
+        let from_rows = rows
             .iter()
-            .flat_map(|r| r.timeseries.iter())
+            .flatten()
             .map(|row| row.shares.len())
             .max()
             .unwrap_or(0);
@@ -571,12 +786,13 @@ impl TrafficShare {
         for (k, &b) in faulted.iter().enumerate() {
             colours[b] = Some(fault_colour(k));
         }
-        let panels: Vec<Panel> = results
+        let panels: Vec<Panel> = data
             .iter()
-            .map(|r| {
+            .zip(&rows)
+            .map(|(r, rows)| {
                 let mut lines: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); backends];
                 let mut last: Option<u64> = None;
-                for row in &r.timeseries {
+                for row in rows {
                     let total: f64 = row.shares.iter().filter(|s| s.is_finite()).sum();
                     if total <= 0.0 {
                         last = None;
@@ -600,7 +816,7 @@ impl TrafficShare {
                     last = Some(row.second);
                 }
                 Panel {
-                    policy: r.summary.policy.clone(),
+                    policy: r.label.clone(),
                     lines,
                 }
             })
@@ -665,10 +881,10 @@ impl Chart for TrafficShare {
             entries.push(Entry::new(
                 format!("even share (1/{})", self.backends),
                 MUTED,
-                Mark::Dashed,
+                Mark::Dashed((4, 4)),
             ));
         }
-        push_band_entries(&mut entries, self.warmup > 0.0, !self.spans.is_empty());
+        push_band_entries(&mut entries, self.warmup > 0.0, self.spans.iter(), self.end);
         let (grid_area, legend) = with_legend(&body, Some("backend"), &entries)?;
         let (rows, cols) = self.grid();
         let cells = grid_area.split_evenly((rows, cols));
@@ -727,12 +943,13 @@ impl TrafficShare {
                 WARMUP_FILL.mix(WARMUP_ALPHA).filled(),
             )))?;
         }
-        chart.draw_series(self.spans.iter().map(|span| {
-            Rectangle::new(
-                [(span.start, 0.0), (span.end, self.top)],
-                FAULT_FILL.mix(FAULT_ALPHA).filled(),
-            )
-        }))?;
+        draw_spans(
+            &mut chart,
+            area,
+            self.spans.iter(),
+            self.end,
+            (0.0, self.top),
+        )?;
         if panel.lines.iter().all(|l| l.is_empty()) {
             chart.plotting_area().draw(
                 &(EmptyElement::at((self.end / 2.0, self.top / 2.0))
@@ -773,8 +990,14 @@ impl TrafficShare {
     }
 }
 
-/// Legend entries for the shaded bands a time chart draws: the warm-up and the fault windows.
-fn push_band_entries(entries: &mut Vec<Entry>, warmup: bool, faults: bool) {
+/// Legend entries for the bands a time chart draws: the warm-up, the shaded fault windows and
+/// the long ones drawn as a strip at the top.
+fn push_band_entries<'a>(
+    entries: &mut Vec<Entry>,
+    warmup: bool,
+    spans: impl Iterator<Item = &'a FaultSpan>,
+    end: f64,
+) {
     if warmup {
         entries.push(Entry::new(
             "warm-up",
@@ -782,10 +1005,25 @@ fn push_band_entries(entries: &mut Vec<Entry>, warmup: bool, faults: bool) {
             Mark::Swatch,
         ));
     }
-    if faults {
+    let (mut short, mut long) = (false, false);
+    for s in spans {
+        if s.long(end) {
+            long = true;
+        } else {
+            short = true;
+        }
+    }
+    if short {
         entries.push(Entry::new(
             "fault window",
             over_white(FAULT_FILL, FAULT_ALPHA),
+            Mark::Swatch,
+        ));
+    }
+    if long {
+        entries.push(Entry::new(
+            "fault window (strip at top)",
+            over_white(FAULT_FILL, STRIP_ALPHA),
             Mark::Swatch,
         ));
     }
@@ -794,6 +1032,135 @@ fn push_band_entries(entries: &mut Vec<Entry>, warmup: bool, faults: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(second: u64, completed: u64, sends: bool) -> TimeseriesRow {
+        TimeseriesRow {
+            policy: "p".into(),
+            second,
+            completed,
+            p50_ms: 1.0,
+            p99_ms: 2.0,
+            shares: if sends {
+                vec![0.5, 0.5]
+            } else {
+                vec![0.0, 0.0]
+            },
+        }
+    }
+
+    #[test]
+    fn partial_first_and_last_seconds_are_dropped() {
+        // Whole seconds 0..=9, then the stragglers of second 9 completing in second 10.
+        let mut rows: Vec<_> = (0..10).map(|s| row(s, 1000, true)).collect();
+        rows.push(row(10, 6, false));
+        assert_eq!(whole_seconds(&rows), Some((0, 9)));
+        // A run that started late in second 0 and stopped early in second 9.
+        rows[0].completed = 200;
+        rows[9].completed = 300;
+        assert_eq!(whole_seconds(&rows), Some((1, 8)));
+        assert_eq!(whole_seconds(&[]), None);
+        // Through the chart: no point of the p99 line after the last whole second.
+        let data = PolicyData {
+            label: "p".into(),
+            timeseries: rows,
+            histogram: Histogram::new(3).unwrap(),
+        };
+        let chart = P99OverTime::new(&summary(vec![]), &[data]);
+        let xs: Vec<f64> = chart.lines[0].data.iter().flatten().map(|p| p.0).collect();
+        assert_eq!(xs.first(), Some(&1.5));
+        assert_eq!(xs.last(), Some(&8.5));
+        assert_eq!(chart.end, 9.0);
+    }
+
+    fn summary(fault_windows: Vec<FaultWindow>) -> RunSummary {
+        RunSummary {
+            scenario: "t".into(),
+            mode: "sim".into(),
+            seed: 1,
+            partial: false,
+            backends: vec!["a".into(), "b".into()],
+            fault_windows,
+            warmup_s: 0.0,
+            rows: vec![],
+            notes: vec![],
+            incidents: vec![],
+        }
+    }
+
+    fn data(label: &str, p99: f64) -> PolicyData {
+        let mut timeseries: Vec<_> = (0..10).map(|s| row(s, 1000, true)).collect();
+        for r in &mut timeseries {
+            r.policy = label.into();
+            r.p99_ms = p99;
+        }
+        let mut histogram = Histogram::new(3).unwrap();
+        histogram.record((p99 * 1e6) as u64).unwrap();
+        PolicyData {
+            label: label.into(),
+            timeseries,
+            histogram,
+        }
+    }
+
+    #[test]
+    fn colours_follow_labels_not_order() {
+        let s = summary(vec![]);
+        let ab = Spectrum::new(&s, &[data("round_robin", 5.0), data("peak_ewma", 2.0)]);
+        let ba = Spectrum::new(&s, &[data("peak_ewma", 2.0), data("round_robin", 5.0)]);
+        assert_eq!(ab.lines[0].style, ba.lines[1].style);
+        assert_eq!(ab.lines[1].style, ba.lines[0].style);
+        assert_ne!(ab.lines[0].style.colour, ab.lines[1].style.colour);
+    }
+
+    #[test]
+    fn an_identical_series_is_dashed_and_says_so() {
+        let s = summary(vec![]);
+        let d = [
+            data("peak_ewma", 2.0),
+            data("od(peak_ewma)", 2.0),
+            data("round_robin", 5.0),
+        ];
+        for entries in [
+            Spectrum::new(&s, &d)
+                .lines
+                .iter()
+                .map(|l| (l.entry(false).label, l.style.dash))
+                .collect::<Vec<_>>(),
+            P99OverTime::new(&s, &d)
+                .lines
+                .iter()
+                .map(|l| (l.entry(false).label, l.style.dash))
+                .collect(),
+        ] {
+            assert_eq!(entries[0], ("peak_ewma".to_string(), None));
+            assert_eq!(
+                entries[1],
+                ("od(peak_ewma) (= peak_ewma)".to_string(), Some(TWIN_DASH))
+            );
+            assert_eq!(entries[2], ("round_robin".to_string(), None));
+        }
+    }
+
+    #[test]
+    fn long_fault_windows_are_strips() {
+        let w = |start_s, end_s| FaultWindow {
+            backend: 1,
+            start_s,
+            end_s,
+        };
+        let spans = fault_spans(&[w(0.0, 30.0)], 30.0);
+        assert!(spans[0].long(30.0));
+        assert!(!fault_spans(&[w(10.0, 20.0)], 30.0)[0].long(30.0));
+        let mut entries = Vec::new();
+        push_band_entries(&mut entries, false, spans.iter(), 30.0);
+        assert_eq!(entries[0].label, "fault window (strip at top)");
+    }
+
+    #[test]
+    fn data_as_written_rounds_like_the_csv() {
+        assert_eq!(as_written(2.12345, 3), 2.123);
+        assert!(as_written(f64::NAN, 3).is_nan());
+    }
 
     #[test]
     fn overlapping_fault_windows_merge_into_one_span() {

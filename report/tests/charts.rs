@@ -34,6 +34,8 @@ fn compare_points() -> Vec<ComparePoint> {
             sim_p99_ms: 40.0 / (i as f64 + 1.0),
             real_p50_ms: 2.4 + i as f64 * 0.15,
             real_p99_ms: 46.0 / (i as f64 + 1.0),
+            sim_p99_interval: (i == 1).then_some((17.0, 24.0)),
+            real_p99_range: (i == 1).then_some((21.0, 26.0)),
         })
         .collect()
 }

@@ -8,7 +8,6 @@ use anyhow::Context;
 use lblab_model::results::{write_atomic, SummaryRow};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
-use lblab_report::ComparePoint;
 
 use super::output;
 
@@ -174,18 +173,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     write_atomic(&base.join("compare.csv"), csv.as_bytes())?;
-    let points: Vec<ComparePoint> = rows
-        .iter()
-        .map(|a| ComparePoint {
-            policy: a.policy.clone(),
-            sim_p50_ms: a.sim.p50_ms,
-            sim_p99_ms: a.sim.p99_ms,
-            real_p50_ms: a.real.p50_ms,
-            real_p99_ms: a.real.p99_ms,
-        })
-        .collect();
-    let title = format!("{}: simulated vs real latency", scenario.file.name);
-    lblab_report::write_compare_chart(&base.join("compare"), &title, &points)
+    // The chart is drawn from compare.csv, so that `redraw_compare` redraws the same chart from
+    // the folder (adding the multi-seed intervals and the repeated real runs when there are).
+    lblab_report::redraw_compare_from(&base, &scenario.file.name, csv.as_bytes(), false)
         .context("drawing the comparison chart")?;
 
     println!(

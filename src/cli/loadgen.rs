@@ -58,7 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if targets.len() != scenario.backends.len() {
         eprintln!(
-            "note: {} targets for {} backends in the scenario: fault windows (slow%) are not attributed",
+            "note: {} targets for {} backends in the scenario: requests to faulty backends (fault windows) are not attributed",
             targets.len(),
             scenario.backends.len()
         );

@@ -109,7 +109,7 @@ pub fn print_table(summary: &RunSummary) {
         .unwrap_or(6)
         .max(6);
     println!(
-        "{:<width$} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>6}",
+        "{:<width$} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
         "policy",
         "requests",
         "ok",
@@ -119,11 +119,11 @@ pub fn print_table(summary: &RunSummary) {
         "p99 ms",
         "p99.9 ms",
         "max ms",
-        "slow%"
+        "to faulty"
     );
     for r in &summary.rows {
         println!(
-            "{:<width$} {:>9} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>6.2}",
+            "{:<width$} {:>9} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>8.2}%",
             r.policy,
             r.requests,
             r.ok,

@@ -182,63 +182,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let json = serde_json::to_string_pretty(&summary)?;
     write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())?;
 
-    // One heatmap of p99 per defaultRtt: x = decayTime, y = choiceCount × ablation variant.
-    let x_labels: Vec<String> = grid
-        .decay_times
+    // One heatmap of p99 per defaultRtt (the report crate draws them, from the values as
+    // sweep.csv holds them, so that they can be redrawn from it).
+    let grid_cells: Vec<lblab_report::GridCell> = cells
         .iter()
-        .map(|d| duration::format(*d))
+        .map(|c| lblab_report::GridCell {
+            decay_time: duration::format(c.point.0.decay_time),
+            choice_count: c.point.0.choice_count,
+            default_rtt: duration::format(c.point.0.default_rtt),
+            ablation: ablation_name(c.point.0.ablation),
+            p99_ms: format!("{:.3}", c.summary.p99_ms)
+                .parse()
+                .unwrap_or(f64::NAN),
+        })
         .collect();
-    let mut y_keys = Vec::new();
-    for a in &grid.ablations {
-        for n in &grid.choice_counts {
-            y_keys.push((*n, *a));
-        }
-    }
-    let y_labels: Vec<String> = y_keys
-        .iter()
-        .map(|(n, a)| format!("choices={n} {}", ablation_name(*a)))
-        .collect();
-    for rtt in &grid.default_rtts {
-        let values: Vec<Vec<f64>> = y_keys
-            .iter()
-            .map(|(n, a)| {
-                grid.decay_times
-                    .iter()
-                    .map(|d| {
-                        cells
-                            .iter()
-                            .find(|c| {
-                                c.point.0.decay_time == *d
-                                    && c.point.0.choice_count == *n
-                                    && c.point.0.ablation == *a
-                                    && c.point.0.default_rtt == *rtt
-                            })
-                            .map_or(f64::NAN, |c| c.summary.p99_ms)
-                    })
-                    .collect()
-            })
-            .collect();
-        let stem = dir.join(format!(
-            "heatmap_p99_rtt{}",
-            duration::format(*rtt).replace('.', "_")
-        ));
-        let title = format!(
-            "{}: peak_ewma p99 (ms), defaultRtt {}",
-            scenario.file.name,
-            duration::format(*rtt)
-        );
-        lblab_report::write_heatmap(
-            &stem,
-            &title,
-            "decayTime",
-            &x_labels,
-            "variant",
-            &y_labels,
-            &values,
-            "p99 ms",
-        )
-        .with_context(|| format!("drawing {}", stem.display()))?;
-    }
+    lblab_report::write_grid_heatmaps(&dir, &scenario.file.name, &grid_cells)
+        .with_context(|| format!("drawing the heatmaps in {}", dir.display()))?;
     let best = cells
         .iter()
         .min_by(|a, b| a.summary.p99_ms.total_cmp(&b.summary.p99_ms));
