@@ -3,10 +3,67 @@
 
 use std::path::{Path, PathBuf};
 
+use lblab_report::{write_interval_chart, IntervalChart, IntervalPoint, IntervalSeries};
+
 use crate::load::Evidence;
+use crate::text::CONTENDERS;
 use crate::EvidenceError;
 
-/// Writes `summary-p99-vs-round_robin.{png,svg}` and `summary-p99-vs-oracle.{png,svg}`.
-pub fn write(_ev: &Evidence, _results: &Path) -> Result<Vec<PathBuf>, EvidenceError> {
-    Ok(Vec::new())
+/// The charts' file stems, relative to the results folder.
+pub const CHARTS: [(&str, &str, &str); 2] = [
+    (
+        "summary-p99-vs-round_robin",
+        "p99_vs_round_robin",
+        "p99 relative to round_robin (median over seeds, 95 % interval; below 1 is better)",
+    ),
+    (
+        "summary-p99-vs-oracle",
+        "p99_vs_oracle",
+        "p99 relative to the oracle, the lower bound (median over seeds, 95 % interval)",
+    ),
+];
+
+/// The chart for one metric: scenarios as rows (in file order), the contenders as series.
+pub fn chart(ev: &Evidence, metric: &str, title: &str) -> IntervalChart {
+    let scenarios: Vec<_> = ev
+        .scenarios
+        .iter()
+        .filter(|s| s.intervals.is_some())
+        .collect();
+    let series = CONTENDERS
+        .iter()
+        .filter(|p| !(metric == "p99_vs_round_robin" && **p == "round_robin"))
+        .map(|p| IntervalSeries {
+            label: p.to_string(),
+            points: scenarios
+                .iter()
+                .map(|s| {
+                    ev.interval(&s.name, p, metric).map(|i| IntervalPoint {
+                        median: i.median,
+                        lo: i.lo,
+                        hi: i.hi,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    IntervalChart {
+        title: title.to_string(),
+        x_label: metric.replace('_', " "),
+        rows: scenarios.iter().map(|s| s.name.clone()).collect(),
+        series,
+        reference: Some(1.0),
+    }
+}
+
+/// Writes both charts (`.png` and `.svg` each) under `results`.
+pub fn write(ev: &Evidence, results: &Path) -> Result<Vec<PathBuf>, EvidenceError> {
+    let mut out = Vec::new();
+    for (stem, metric, title) in CHARTS {
+        out.extend(write_interval_chart(
+            &results.join(stem),
+            &chart(ev, metric, title),
+        )?);
+    }
+    Ok(out)
 }

@@ -111,10 +111,46 @@ pub fn documents(evidence: &Evidence) -> Vec<Document> {
     out
 }
 
-/// Draws the charts the documents embed that no run draws (the headline), into `results`.
-/// Returns the files written.
+/// Draws the charts the documents embed: the headline charts, which no run draws, and every
+/// committed run's, comparison's and sweep's charts again from their files (so a change to how
+/// charts are drawn reaches results that are not rerun). Returns the files written.
 pub fn write_charts(evidence: &Evidence, results: &Path) -> Result<Vec<PathBuf>, EvidenceError> {
-    headline::write(evidence, results)
+    let mut out = headline::write(evidence, results)?;
+    for s in &evidence.scenarios {
+        let dir = results.join(&s.name);
+        let mut runs = vec![
+            dir.join("sim"),
+            dir.join("real"),
+            dir.join("compare/sim"),
+            dir.join("compare/real"),
+        ];
+        if let Ok(entries) = std::fs::read_dir(dir.join("real-repeat")) {
+            let mut repeats: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
+            repeats.sort();
+            runs.extend(repeats);
+        }
+        for run in runs.iter().filter(|r| r.join("timeseries.csv").is_file()) {
+            out.extend(lblab_report::redraw_run(run)?);
+        }
+        if dir.join("compare/compare.csv").is_file() {
+            out.extend(lblab_report::redraw_compare(&dir.join("compare"))?);
+        }
+        let grid = dir.join("sweep");
+        if grid.join("sweep.csv").is_file() && grid.join("summary.json").is_file() {
+            out.extend(lblab_report::redraw_grid(&grid)?);
+        }
+    }
+    for name in evidence.sweeps.keys() {
+        let dir = results.join("sweeps").join(name);
+        if dir.join("sweep.json").is_file() {
+            out.extend(lblab_report::redraw_sweep(&dir)?);
+        }
+    }
+    Ok(out)
 }
 
 /// Writes `docs` under `results` (atomically, each file complete or untouched).

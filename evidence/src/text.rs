@@ -122,6 +122,9 @@ pub fn full_length(s: &ScenarioResults) -> (f64, f64) {
 /// Measured seconds of a run: its recorded length, or (for summaries written before runs recorded
 /// it) the first policy's requests over the scenario's rate, to the nearest second.
 pub fn measured(run: &RunSummary, s: &ScenarioResults) -> f64 {
+    if run.measured_s > 0.0 {
+        return run.measured_s;
+    }
     let rate = s.scenario.file.workload.rate;
     match run.rows.first() {
         Some(r) if rate > 0.0 => (r.requests as f64 / rate).round(),

@@ -36,11 +36,11 @@ impl fmt::Display for Dur {
         let n = self.0;
         if n == 0 {
             write!(f, "0s")
-        } else if n % 1_000_000_000 == 0 {
+        } else if n.is_multiple_of(1_000_000_000) {
             write!(f, "{}s", n / 1_000_000_000)
-        } else if n % 1_000_000 == 0 {
+        } else if n.is_multiple_of(1_000_000) {
             write!(f, "{}ms", n / 1_000_000)
-        } else if n % 1_000 == 0 {
+        } else if n.is_multiple_of(1_000) {
             write!(f, "{}us", n / 1_000)
         } else {
             write!(f, "{n}ns")

@@ -28,14 +28,22 @@ fn every_example_in_the_scenario_docs_parses() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/scenarios.md");
     let text = std::fs::read_to_string(path).expect("docs/scenarios.md exists");
     let blocks = toml_blocks(&text);
-    assert!(blocks.len() >= 10, "expected the full example and one per fault kind");
+    assert!(
+        blocks.len() >= 10,
+        "expected the full example and one per fault kind"
+    );
     let base = &blocks[0];
     Scenario::parse(base).unwrap_or_else(|e| panic!("the full example: {e}"));
     let mut kinds = Vec::new();
     for fragment in &blocks[1..] {
         let scenario = Scenario::parse(&format!("{base}\n{fragment}"))
             .unwrap_or_else(|e| panic!("{fragment}\n{e}"));
-        if let Some(f) = scenario.file.faults.last().filter(|_| fragment.contains("[[faults]]")) {
+        if let Some(f) = scenario
+            .file
+            .faults
+            .last()
+            .filter(|_| fragment.contains("[[faults]]"))
+        {
             kinds.push(f.kind());
         }
     }
@@ -49,6 +57,9 @@ fn every_example_in_the_scenario_docs_parses() {
         "crash",
         "black_hole",
     ] {
-        assert!(kinds.contains(&kind), "docs/scenarios.md has no `{kind}` example");
+        assert!(
+            kinds.contains(&kind),
+            "docs/scenarios.md has no `{kind}` example"
+        );
     }
 }

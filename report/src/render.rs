@@ -288,7 +288,7 @@ pub(crate) fn policy_style(label: &str) -> PolicyStyle {
     let h = fnv1a(label);
     let c = CATEGORY[(h % CATEGORY.len() as u64) as usize];
     PolicyStyle {
-        colour: if (h / CATEGORY.len() as u64) % 2 == 0 {
+        colour: if (h / CATEGORY.len() as u64).is_multiple_of(2) {
             c
         } else {
             shade(c, 0.35)

@@ -1081,6 +1081,7 @@ mod tests {
             backends: vec!["a".into(), "b".into()],
             fault_windows,
             warmup_s: 0.0,
+            measured_s: 0.0,
             rows: vec![],
             notes: vec![],
             incidents: vec![],

@@ -152,7 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("running {} seeds: {total} simulations", args.seeds);
         let step = (total / 50).max(1);
         let progress = |n: usize| {
-            if n % step == 0 || n == total {
+            if n.is_multiple_of(step) || n == total {
                 eprint!("\r{n}/{total} done");
             }
         };

@@ -88,7 +88,7 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     let total = plan.runs();
     let step = (total / 50).max(1);
     let progress = |n: usize| {
-        if n % step == 0 || n == total {
+        if n.is_multiple_of(step) || n == total {
             eprint!("\r{n}/{total} done");
         }
     };
