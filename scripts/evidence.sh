@@ -6,6 +6,7 @@
 #
 #   scripts/evidence.sh                  # everything (the real runs take most of the time)
 #   SKIP_REAL=1 scripts/evidence.sh      # simulator only, then the report
+#   SKIP_SIM=1 scripts/evidence.sh       # the real comparisons only, then the report
 #   REAL_DURATION=30s scripts/evidence.sh
 #   scripts/evidence.sh one-slow healthy # only these scenarios (the report covers all folders)
 #   SEEDS=20 scripts/evidence.sh         # more seeds for the simulated intervals
@@ -28,14 +29,20 @@ else
 fi
 
 for scenario in "${scenarios[@]}"; do
-    echo "== $scenario: simulated"
     name=$(basename "$scenario" .toml)
-    "$bin" sim "$scenario" --seeds "$seeds" --out "results/$name/sim"
+    if [ -z "${SKIP_SIM:-}" ]; then
+        echo "== $scenario: simulated"
+        "$bin" sim "$scenario" --seeds "$seeds" --out "results/$name/sim"
+    fi
     if [ -z "${SKIP_REAL:-}" ]; then
         echo "== $scenario: real and simulated, $real_duration measured per policy"
         "$bin" compare "$scenario" --duration "$real_duration" --out "results/$name/compare"
     fi
 done
 
-"$bin" sweep scenarios/one-slow.toml --out results/one-slow/sweep
+if [ -z "${SKIP_SIM:-}" ] && [ $# -eq 0 ]; then
+    # peak_ewma's parameter grid where its choice matters most.
+    "$bin" sweep scenarios/one-slow.toml --out results/one-slow/sweep
+    "$bin" sweep scenarios/zones.toml --out results/zones/sweep
+fi
 "$bin" report

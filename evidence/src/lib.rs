@@ -29,8 +29,8 @@ mod text;
 use std::path::{Path, PathBuf};
 
 pub use load::{
-    CompareRow, Compared, Evidence, Harness, Intervals, PickBench, RepeatRow, ScenarioResults,
-    Sweep,
+    Anomaly, CompareRow, Compared, Evidence, FailureRow, Harness, Intervals, PickBench, RepeatRow,
+    ScenarioResults, Sweep,
 };
 
 /// Why the evidence could not be read or written. Every variant names the file.

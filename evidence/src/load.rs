@@ -25,6 +25,36 @@ pub struct Evidence {
     pub repeats: BTreeMap<String, Vec<RepeatRow>>,
     /// Pick-time benchmark medians (`results/bench/policy-pick.csv`).
     pub pick_bench: Vec<PickBench>,
+    /// Runs made to explain an anomaly (`results/anomalies/<name>/`, or one level deeper).
+    pub anomalies: Vec<Anomaly>,
+}
+
+/// A run kept as the evidence behind an explanation.
+#[derive(Debug, Clone)]
+pub struct Anomaly {
+    /// Folder below `results/anomalies/`, e.g. `crash-restart-tower`.
+    pub name: String,
+    /// Its summary.
+    pub summary: RunSummary,
+    /// Its failures per backend and second (`failures.csv`), if written.
+    pub failures: Vec<FailureRow>,
+}
+
+/// One row of `failures.csv`: one policy's failed calls at one backend in one second.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FailureRow {
+    /// Policy label.
+    pub policy: String,
+    /// Second of the run (warm-up included).
+    pub second: u64,
+    /// Backend name.
+    pub backend: String,
+    /// Calls that failed.
+    pub errors: u64,
+    /// Of those, deadlines exceeded.
+    pub deadline_exceeded: u64,
+    /// Mean latency of the failed calls (ms).
+    pub error_mean_ms: f64,
 }
 
 /// One scenario's committed results.
@@ -59,6 +89,10 @@ pub struct Compared {
     pub rows: Vec<CompareRow>,
     /// The harness's own measurements (`compare/real/harness.json`), if present.
     pub harness: Option<Harness>,
+    /// The real run's failures per backend and second (`compare/real/failures.csv`), if written.
+    pub failures: Vec<FailureRow>,
+    /// The real run's per-second rows (`compare/real/timeseries.csv`).
+    pub timeseries: Vec<lblab_model::results::TimeseriesRow>,
 }
 
 /// One row of `compare.csv`.
@@ -309,6 +343,15 @@ fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<Vec<T>
     Ok(Some(rows))
 }
 
+fn read_timeseries(
+    path: &Path,
+) -> Result<Vec<lblab_model::results::TimeseriesRow>, EvidenceError> {
+    if read_text(path)?.is_none() {
+        return Ok(Vec::new());
+    }
+    lblab_model::results::read_timeseries(path).map_err(|e| EvidenceError::parse(path, e.to_string()))
+}
+
 fn read_intervals(path: &Path) -> Result<Option<Intervals>, EvidenceError> {
     #[derive(Deserialize)]
     struct Row {
@@ -407,6 +450,7 @@ impl Evidence {
             sweeps: BTreeMap::new(),
             repeats: BTreeMap::new(),
             pick_bench: Vec::new(),
+            anomalies: Vec::new(),
         };
         for file in sorted_entries(&root.join(scenarios))? {
             if file.extension().is_none_or(|x| x != "toml") {
@@ -433,6 +477,8 @@ impl Evidence {
                     sim,
                     rows,
                     harness: read_json(&compared.join("real/harness.json"))?,
+                    failures: read_csv(&compared.join("real/failures.csv"))?.unwrap_or_default(),
+                    timeseries: read_timeseries(&compared.join("real/timeseries.csv"))?,
                 }),
                 _ => None,
             };

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use lblab_model::results::{RunSummary, SummaryRow};
 
 use crate::fmt::{count, iv, num, pct, pct_iv, secs};
-use crate::load::{Evidence, ScenarioResults};
-use crate::text::{self, link, span};
+use crate::load::{Evidence, FailureRow, ScenarioResults};
+use crate::text::{self, link, span, PROPOSAL};
 
 macro_rules! w {
     ($out:expr, $($arg:tt)*) => { let _ = writeln!($out, $($arg)*); };
@@ -45,6 +45,9 @@ pub fn render(ev: &Evidence, s: &ScenarioResults) -> String {
             s.file,
             link("sweep/sweep.csv")
         );
+    }
+    if s.compare.is_some() || ev.anomalies.iter().any(|a| a.summary.scenario == s.name) {
+        failures_table(&mut out, ev, s);
     }
     notes(&mut out, ev, s);
     out
@@ -217,58 +220,170 @@ fn agreement(out: &mut String, s: &ScenarioResults, c: &crate::load::Compared) {
     );
 }
 
+/// Per policy, its failed calls by backend: `(backend, errors, mean ms, first second, last
+/// second)`, most errors first.
+fn failures_by_backend(
+    failures: &[FailureRow],
+    policy: &str,
+) -> Vec<(String, u64, f64, u64, u64)> {
+    let mut out: Vec<(String, u64, f64, u64, u64)> = Vec::new();
+    for f in failures.iter().filter(|f| f.policy == policy && f.errors > 0) {
+        match out.iter_mut().find(|o| o.0 == f.backend) {
+            Some(o) => {
+                o.2 = (o.2 * o.1 as f64 + f.error_mean_ms * f.errors as f64)
+                    / (o.1 + f.errors) as f64;
+                o.1 += f.errors;
+                o.3 = o.3.min(f.second);
+                o.4 = o.4.max(f.second);
+            }
+            None => out.push((f.backend.clone(), f.errors, f.error_mean_ms, f.second, f.second)),
+        }
+    }
+    out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// The real run whose failures per backend explain this scenario's errors: the compared run if it
+/// recorded them, else a run kept under `anomalies/`. `(failures, summary, link)`.
+fn failure_source<'a>(
+    ev: &'a Evidence,
+    s: &'a ScenarioResults,
+) -> Option<(&'a [FailureRow], &'a RunSummary, String)> {
+    if let Some(c) = s.compare.as_ref().filter(|c| !c.failures.is_empty()) {
+        return Some((&c.failures, &c.real, link("compare/real/failures.csv")));
+    }
+    ev.anomalies
+        .iter()
+        .find(|a| a.summary.scenario == s.name && a.summary.mode == "real" && !a.failures.is_empty())
+        .map(|a| {
+            (
+                a.failures.as_slice(),
+                &a.summary,
+                link(&format!("../anomalies/{}/failures.csv", a.name)),
+            )
+        })
+}
+
+fn failures_table(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
+    let Some((failures, run, source)) = failure_source(ev, s) else {
+        return;
+    };
+    w!(
+        out,
+        "## Failed calls by backend (real)\n\nFrom {source} ({} measured after {} warm-up; \
+         seconds count from the start of the run): where each policy's failed calls went and how \
+         long they took.\n",
+        secs(text::measured(run, s)),
+        secs(run.warmup_s)
+    );
+    w!(out, "| policy | requests | failed | at (backend: calls, seconds) | mean ms of a failed call | p50 ms of the run |");
+    w!(out, "|---|---:|---:|---|---:|---:|");
+    for r in &run.rows {
+        let by = failures_by_backend(failures, &r.policy);
+        let total: u64 = by.iter().map(|b| b.1).sum();
+        let mean = if total > 0 {
+            by.iter().map(|b| b.2 * b.1 as f64).sum::<f64>() / total as f64
+        } else {
+            f64::NAN
+        };
+        let at: Vec<String> = by
+            .iter()
+            .take(3)
+            .map(|b| format!("`{}`: {}, s {}–{}", b.0, count(b.1), b.3, b.4))
+            .collect();
+        w!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            r.policy,
+            count(r.requests),
+            count(r.errors),
+            if at.is_empty() { "–".into() } else { at.join("; ") },
+            num(mean),
+            num(r.p50_ms)
+        );
+    }
+    out.push('\n');
+}
+
 /// What the numbers of this scenario need explained, computed from them.
 fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
     let mut lines = Vec::new();
     if let Some(c) = &s.compare {
-        let real_errors = |p: &str| c.real.rows.iter().find(|r| r.policy == p).map(|r| r.errors);
-        if let (Some(tower), Some(pe)) =
-            (real_errors("tower_p2c_peak_ewma"), real_errors("peak_ewma"))
-        {
-            if tower > 10 * pe.max(1) {
-                let requests = c
-                    .real
-                    .rows
-                    .iter()
-                    .find(|r| r.policy == "tower_p2c_peak_ewma")
-                    .map_or(0, |r| r.requests);
-                lines.push(format!(
+        let real_row = |p: &str| c.real.rows.iter().find(|r| r.policy == p);
+        if let (Some(tower), Some(pe)) = (real_row("tower_p2c_peak_ewma"), real_row(PROPOSAL)) {
+            if tower.errors > 10 * pe.errors.max(1) {
+                let mut line = format!(
                     "tower's balancer (`tower_p2c_peak_ewma`) failed {} of {} requests against \
-                     lblab peak_ewma's {}: tower's `p2c` balancer has no connectivity state. A \
-                     tonic channel to a backend that is down or failing stays ready and fails \
-                     calls at once, and a call that fails at once is a low RTT to a peak EWMA, \
-                     so the balancer keeps choosing it. gRPC's policies see the subchannel go \
-                     to TRANSIENT_FAILURE and stop picking it. This is tower's behaviour as \
-                     shipped, not a fault of the harness.",
-                    count(tower),
-                    count(requests),
-                    count(pe)
-                ));
+                     lblab peak_ewma's {}.",
+                    count(tower.errors),
+                    count(tower.requests),
+                    count(pe.errors)
+                );
+                if let Some((failures, run, source)) = failure_source(ev, s) {
+                    let by = failures_by_backend(failures, "tower_p2c_peak_ewma");
+                    let total: u64 = by.iter().map(|b| b.1).sum();
+                    let mean = by.iter().map(|b| b.2 * b.1 as f64).sum::<f64>() / total.max(1) as f64;
+                    let at: Vec<String> =
+                        by.iter().map(|b| format!("`{}` ({})", b.0, count(b.1))).collect();
+                    let p50 = run
+                        .rows
+                        .iter()
+                        .find(|r| r.policy == "tower_p2c_peak_ewma")
+                        .map_or(f64::NAN, |r| r.p50_ms);
+                    let _ = write!(
+                        line,
+                        " In a run that recorded failures per backend ({source}), all {} of its \
+                         failures were at {} and took {} ms on average, against a p50 of {} ms.",
+                        count(total),
+                        at.join(" and "),
+                        num(mean),
+                        num(p50)
+                    );
+                }
+                line.push_str(
+                    " The cause is tower's, not the harness's: tower's p2c balancer has no \
+                     connectivity state and drops an endpoint only when its `poll_ready` fails, \
+                     and a lazily connecting tonic channel to a backend that refuses connections \
+                     reports ready and fails each call at once. tower's peak EWMA takes each \
+                     failure's elapsed time as an RTT, so the dead backend looks fastest and wins \
+                     its draws. gRPC's policies see the subchannel in TRANSIENT_FAILURE and stop \
+                     picking it.",
+                );
+                lines.push(line);
             }
         }
-        let off: Vec<String> = c
-            .rows
-            .iter()
-            .filter(|r| !r.calibrated_p99_agrees)
-            .map(|r| {
-                format!(
-                    "{} ({} → {} ms)",
-                    r.policy,
-                    num(r.calibrated_sim_p99_ms),
-                    num(r.real_p99_ms)
-                )
-            })
-            .collect();
-        if !off.is_empty() {
-            lines.push(format!(
-                "The real p99 disagrees with the calibrated simulation for {}.",
-                off.join(", ")
-            ));
+        for r in c.rows.iter().filter(|r| !r.calibrated_p99_agrees) {
+            let warmup = c.real.warmup_s;
+            let seconds: Vec<(u64, f64)> = c
+                .timeseries
+                .iter()
+                .filter(|t| t.policy == r.policy && t.second as f64 >= warmup && t.p99_ms.is_finite())
+                .map(|t| (t.second, t.p99_ms))
+                .collect();
+            let worst = seconds.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
+            let typical = crate::readme::median(&seconds.iter().map(|s| s.1).collect::<Vec<_>>());
+            let mut line = format!(
+                "The real p99 of {} disagrees with the calibrated simulation ({} → {} ms).",
+                r.policy,
+                num(r.calibrated_sim_p99_ms),
+                num(r.real_p99_ms)
+            );
+            if let (Some((second, p99)), Some(typical)) = (worst, typical) {
+                let _ = write!(
+                    line,
+                    " Its per-second p99 peaks at {} ms in second {second}, against {} ms in the \
+                     median second ({}).",
+                    num(p99),
+                    num(typical),
+                    link("compare/real/timeseries.csv")
+                );
+            }
+            lines.push(line);
         }
     }
     if let Some(rows) = ev.repeats.get(&s.name) {
         let runs = rows.first().map_or(0, |r| r.runs);
-        let pe = rows.iter().find(|r| r.policy == "peak_ewma");
+        let pe = rows.iter().find(|r| r.policy == PROPOSAL);
         let tower = rows.iter().find(|r| r.policy == "tower_p2c_peak_ewma");
         if let (Some(pe), Some(t)) = (pe, tower) {
             lines.push(format!(
@@ -280,12 +395,67 @@ fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
             ));
         }
     }
-    if lines.is_empty() {
+    if !lines.is_empty() {
+        w!(out, "## Notes\n");
+        for l in lines {
+            w!(out, "- {l}");
+        }
+        out.push('\n');
+    }
+    warmup_runs(out, ev, s);
+}
+
+/// Simulations kept to show what a warm-up shorter than weighted_round_robin's need does.
+fn warmup_runs(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
+    let runs: Vec<&crate::load::Anomaly> = ev
+        .anomalies
+        .iter()
+        .filter(|a| a.name.starts_with("wrr-warmup/") && a.summary.scenario == s.name)
+        .collect();
+    if runs.is_empty() {
         return;
     }
-    w!(out, "## Notes\n");
-    for l in lines {
-        w!(out, "- {l}");
+    w!(
+        out,
+        "## weighted_round_robin and the warm-up\n\nweighted_round_robin uses no weights until \
+         an endpoint has reported load for `blackoutPeriod` and the next weight update has run \
+         ({}): a measurement that starts earlier measures round_robin. Simulations of this \
+         scenario at other warm-ups ([`../anomalies/wrr-warmup/`](../anomalies/wrr-warmup/)):\n",
+        wrr_need(s).map_or_else(|| "–".into(), |(n, why)| format!("{}: {why}", secs(n)))
+    );
+    w!(out, "| warm-up | measured | weighted_round_robin p99 ms | to faulty backends | errors |");
+    w!(out, "|---:|---:|---:|---:|---:|");
+    let mut rows: Vec<(f64, f64, &SummaryRow)> = runs
+        .iter()
+        .filter_map(|a| {
+            let r = a.summary.rows.iter().find(|r| r.policy == "weighted_round_robin")?;
+            Some((a.summary.warmup_s, text::measured(&a.summary, s), r))
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    for (warmup, measured, r) in rows {
+        w!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            secs(warmup),
+            secs(measured),
+            num(r.p99_ms),
+            pct(r.slow_share),
+            count(r.errors)
+        );
     }
     out.push('\n');
+}
+
+/// The longest warm-up any of the scenario's policies needs, in seconds, and why.
+pub fn wrr_need(s: &ScenarioResults) -> Option<(f64, String)> {
+    s.scenario
+        .policies
+        .iter()
+        .filter_map(|p| match &p.selected {
+            lblab_policy::config::Selected::Policy(c) => c.warmup_need(),
+            _ => None,
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(n, why)| (n as f64 / 1e9, why))
 }
