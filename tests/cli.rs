@@ -842,3 +842,40 @@ fn completions_are_printed_for_a_shell() {
         "{script}"
     );
 }
+
+#[test]
+fn an_unwritable_out_folder_fails_before_any_work() {
+    // /proc exists and is a folder, so only a write probe tells that nothing can go there.
+    let msg = fails(&["sim", "scenarios/healthy.toml", "--out", "/proc"]);
+    assert!(
+        msg.contains("cannot write into the results folder"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn only_lblabs_own_temporary_files_and_stale_hlogs_are_removed() {
+    let (dir, scenario) = small_scenario("own-tmp");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join(".notes.tmp"), "the user's").unwrap();
+    std::fs::write(out.join(".summary.json.tmp"), "half").unwrap();
+    std::fs::write(out.join("gone_policy.hlog"), "old").unwrap();
+    let o = lblab(&[
+        "sim",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        out.join(".notes.tmp").exists(),
+        "a user's .tmp file must stay"
+    );
+    assert!(!out.join(".summary.json.tmp").exists());
+    assert!(
+        !out.join("gone_policy.hlog").exists(),
+        "a stale hlog must go"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -604,10 +604,16 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ModelError> {
         ".{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
     ));
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(contents).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(contents)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    });
+    if written.is_err() {
+        // A full disk or a failed rename must not leave half a file behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map_err(io)
 }
 
 /// Writes `summary.csv`, `summary.json`, `timeseries.csv` and one `.hlog` per policy into `dir`.
@@ -726,6 +732,17 @@ pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_atomic_write_leaves_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("lblab-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("summary.json")).unwrap();
+        // The rename onto a folder fails: the error names the file and the .tmp is gone.
+        let err = write_atomic(&dir.join("summary.json"), b"{}").unwrap_err();
+        assert!(err.to_string().contains("summary.json"), "{err}");
+        assert!(!dir.join(".summary.json.tmp").exists());
+        std::fs::remove_dir_all(&dir).ok();
+    }
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
     #[test]

@@ -19,9 +19,15 @@ pub fn results_dir(scenario: &Scenario, mode: &str, out: Option<&Path>) -> PathB
     }
 }
 
-/// Creates the results folder before any work starts, so a bad `--out` (a file, a folder that
-/// cannot be created) fails at once rather than after a long run. Files inside are named by the
-/// program (policy labels go through `results::file_stem`), so nothing is written outside it.
+/// Extensions of the files lblab writes into a results folder; a `.<name>.tmp` left by a run
+/// killed while writing one of them is lblab's, any other is not touched.
+const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".png", ".svg"];
+
+/// Creates the results folder before any work starts and checks that a file can be written in
+/// it, so a bad `--out` (a file, a folder that cannot be created, a read-only folder, `/proc`)
+/// fails at once rather than after a long run whose results would then be lost. Files inside
+/// are named by the program (policy labels go through `results::file_stem`), so nothing is
+/// written outside it.
 pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!(
@@ -31,18 +37,54 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))?;
+    let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
+    std::fs::write(&probe, b"probe")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .with_context(|| {
+            format!(
+                "--out {}: cannot write into the results folder (nothing was run)",
+                dir.display()
+            )
+        })?;
     // A run killed outright (SIGKILL) while writing can leave a temporary file behind: remove
-    // those, and only those (lblab's own `.<name>.tmp` files).
+    // those, and only those: `.<name>.tmp` where `<name>` is a file lblab writes.
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') && name.ends_with(".tmp") && e.path().is_file() {
+            let own = name
+                .strip_prefix('.')
+                .and_then(|n| n.strip_suffix(".tmp"))
+                .is_some_and(|inner| OWN_EXTENSIONS.iter().any(|x| inner.ends_with(x)));
+            if own && e.path().is_file() {
                 let _ = std::fs::remove_file(e.path());
             }
         }
     }
     Ok(())
+}
+
+/// Removes the `.hlog` files of policies that are not in `summary`: left by an earlier run in
+/// the same folder with more policies, they would be read as this run's.
+fn remove_stale_hlogs(dir: &Path, summary: &RunSummary) {
+    let current: Vec<String> = summary
+        .rows
+        .iter()
+        .map(|r| format!("{}.hlog", results::file_stem(&r.policy)))
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".hlog") && !name.starts_with('.') && !current.contains(&name) {
+                eprintln!(
+                    "note: removed {} from an earlier run in {} (its policy is not in this one)",
+                    name,
+                    dir.display()
+                );
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
 }
 
 /// The run summary of `results`, in the order given.
@@ -90,12 +132,24 @@ pub fn in_progress_note(measured: usize) -> (String, String) {
     )
 }
 
-/// Writes the data files and the charts into `dir`.
+/// Writes the data files and the charts into `dir`. If the charts cannot be drawn (a full disk),
+/// the data files stay and `summary.json` says which charts are missing.
 pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyhow::Result<()> {
     results::write_run(dir, summary, results)
         .with_context(|| format!("writing results into {}", dir.display()))?;
-    lblab_report::write_run_charts(dir, summary, results)
-        .with_context(|| format!("drawing charts into {}", dir.display()))?;
+    remove_stale_hlogs(dir, summary);
+    if let Err(e) = lblab_report::write_run_charts(dir, summary, results) {
+        let mut marked = summary.clone();
+        marked
+            .notes
+            .push(("charts".into(), format!("missing: not drawn ({e})")));
+        // Best effort: the disk that refused a chart may refuse this too.
+        let _ = results::write_run(dir, &marked, results);
+        return Err(anyhow::Error::new(e).context(format!(
+            "drawing charts into {} (the data files are written)",
+            dir.display()
+        )));
+    }
     Ok(())
 }
 
