@@ -542,3 +542,76 @@ fn bad_harness_flags_are_named_before_any_work() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// A black hole with a deadline of an hour: the calls it swallows never end by themselves.
+const BLACK_HOLE: &str = r#"
+name = "black-hole"
+seed = 5
+[workload]
+clients = 1
+rate = 200
+warmup = "0.5s"
+duration = "2s"
+deadline = "1h"
+[[fleet]]
+name = "main"
+count = 2
+workers = 4
+service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
+[[faults]]
+kind = "black_hole"
+targets = ["main/1"]
+[[policies]]
+name = "round_robin"
+config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+"#;
+
+#[test]
+fn a_black_hole_with_a_long_deadline_ends_with_the_run_and_its_calls_are_dropped() {
+    let dir = scratch("black-hole");
+    let scenario = write_scenario(&dir, BLACK_HOLE);
+    let out = dir.join("out");
+    let started = Instant::now();
+    let o = lblab(&real_args(&scenario, &out, &[]));
+    let took = started.elapsed();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // 2.5 s of run, at most MAX_DRAIN (10 s) + 1 s of drain, and start-up.
+    assert!(took < Duration::from_secs(25), "took {took:?}");
+    let s = summary(&out);
+    let rr = row(&s, "round_robin");
+    assert!(rr["dropped"].as_u64().unwrap() > 100, "{rr}");
+    assert_accounted(&s);
+}
+
+#[test]
+fn ctrl_c_ends_a_run_stuck_in_its_drain_within_a_second() {
+    let dir = scratch("black-hole-int");
+    let scenario = write_scenario(&dir, BLACK_HOLE);
+    let out = dir.join("out");
+    let out_s = out.to_str().unwrap().to_string();
+    // Run end at 2.5 s (plus start-up); the signal comes inside the drain.
+    let r = common::interrupted(
+        &[
+            "real",
+            &scenario,
+            "--floor",
+            "0s",
+            "--attempts",
+            "1",
+            "--no-pin",
+            NO_RT,
+            "--out",
+            &out_s,
+        ],
+        "-INT",
+        Duration::from_secs(6),
+    );
+    assert!(
+        r.took < Duration::from_millis(1500),
+        "exit {:?} after {:?}: {}",
+        r.code,
+        r.took,
+        r.stderr
+    );
+    assert!(summary(&out)["partial"].as_bool().unwrap_or(false));
+}

@@ -40,6 +40,12 @@ use crate::LoadgenError;
 /// and counted as dropped: the run must end within a second.
 const STOP_DRAIN: Duration = Duration::from_millis(250);
 
+/// The longest a run waits after its end for calls in flight: a call whose deadline is longer
+/// and that has not ended by then (a black-holed backend with a `deadline` of an hour) is cut off
+/// and counted as dropped, so that every run ends at warm-up + duration plus at most this (and
+/// one more second).
+pub const MAX_DRAIN: Duration = Duration::from_secs(10);
+
 /// Options of one run.
 #[derive(Debug, Clone)]
 pub struct RunOptions<'a> {
@@ -873,13 +879,17 @@ pub fn run_policy(
 
     // Let calls in flight end: each is bounded by its deadline (streams by the run end). When
     // stopped, give them a moment only: the rest are cut off and counted as dropped.
-    let drain_until = Instant::now()
-        + if stopped() {
+    // A stop (Ctrl-C) during the drain shortens it at once.
+    let drain_start = Instant::now();
+    while in_flight.load(Ordering::Acquire) > 0 {
+        let limit = if stopped() {
             STOP_DRAIN
         } else {
-            deadline + Duration::from_secs(2)
+            deadline.min(MAX_DRAIN) + Duration::from_secs(1)
         };
-    while in_flight.load(Ordering::Acquire) > 0 && Instant::now() < drain_until {
+        if drain_start.elapsed() >= limit {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
     let client_cpu_ns = meter.total_ns().saturating_sub(cpu_before);
@@ -890,7 +900,11 @@ pub fn run_policy(
     let outages: Vec<_> = balancers.iter().map(Balancer::outages).collect();
     drop(balancers);
     // Calls still in flight are dropped with the runtime and counted as dropped.
-    runtime.shutdown_timeout(Duration::from_secs(2));
+    runtime.shutdown_timeout(if stopped() {
+        STOP_DRAIN
+    } else {
+        Duration::from_secs(2)
+    });
     closer.close();
     let Recorded {
         mut result,
