@@ -40,12 +40,6 @@ use crate::LoadgenError;
 /// and counted as dropped: the run must end within a second.
 const STOP_DRAIN: Duration = Duration::from_millis(250);
 
-/// The longest a run waits after its end for calls in flight: a call whose deadline is longer
-/// and that has not ended by then (a black-holed backend with a `deadline` of an hour) is cut off
-/// and counted as dropped, so that every run ends at warm-up + duration plus at most this (and
-/// one more second).
-pub const MAX_DRAIN: Duration = Duration::from_secs(10);
-
 /// Options of one run.
 #[derive(Debug, Clone)]
 pub struct RunOptions<'a> {
@@ -661,7 +655,8 @@ pub fn run_policy(
     let end = w.end();
     let deadline = Duration::from_nanos(w.deadline);
     let deadline_ns = w.deadline;
-    let stream_bound = Duration::from_nanos(end + w.deadline) + Duration::from_secs(5);
+    // A stream still open at the end of the drain is cut off (dropped), as in the simulator.
+    let stream_bound = Duration::from_nanos(end + w.drain());
     let cpu_before = meter.total_ns();
     let handle = runtime.handle().clone();
     let in_flight_now = &in_flight;
@@ -885,7 +880,7 @@ pub fn run_policy(
         let limit = if stopped() {
             STOP_DRAIN
         } else {
-            deadline.min(MAX_DRAIN) + Duration::from_secs(1)
+            Duration::from_nanos(w.drain())
         };
         if drain_start.elapsed() >= limit {
             break;

@@ -206,10 +206,23 @@ pub struct Workload {
     pub stream_duration: Dist,
 }
 
+/// The longest a run waits after its end for calls in flight, ns (plus [`DRAIN_SLACK`]).
+pub const MAX_DRAIN: Nanos = 10_000_000_000;
+/// Added to the drain: a call sent at the very end with the full deadline still ends in it.
+pub const DRAIN_SLACK: Nanos = 1_000_000_000;
+
 impl Workload {
     /// End of the run (warm-up + duration), ns.
     pub fn end(&self) -> Nanos {
         self.warmup + self.duration
+    }
+
+    /// How long after [`end`](Self::end) calls in flight may still end: their deadline, at most
+    /// [`MAX_DRAIN`], plus [`DRAIN_SLACK`]. The one accounting rule of both modes: a call (unary
+    /// or stream) that has not ended by `end() + drain()` is cut off and counted as dropped, so a
+    /// run always ends, even against a black hole with a deadline of an hour.
+    pub fn drain(&self) -> Nanos {
+        self.deadline.min(MAX_DRAIN) + DRAIN_SLACK
     }
 }
 

@@ -217,8 +217,14 @@ impl<'a> World<'a> {
     /// Runs to the end (or until `stop` is set).
     pub(crate) fn run(&mut self, stop: Option<&AtomicBool>) {
         self.start();
+        let horizon = self.end + self.scenario.workload.drain();
         let mut last = 0;
         while let Some((now, event)) = self.queue.pop() {
+            if now > horizon {
+                // What has not ended by now is cut off, as the real load generator cuts it.
+                last = horizon;
+                break;
+            }
             last = now;
             self.stats.events += 1;
             // A relaxed load is a plain read: checking every 64 events costs nothing measurable
@@ -232,15 +238,12 @@ impl<'a> World<'a> {
         self.close_open_requests(last);
     }
 
-    /// Accounts for the requests still open when the run stops: after an interruption they never
-    /// finished (dropped); after a complete run only a stream swallowed by a black hole can be
-    /// open (it has no deadline), and its client gives up on it when the run ends (an error).
+    /// Accounts for the requests still open when the run stops, after an interruption or at the
+    /// end of the drain (`Workload::drain`: a stream longer than the run, a call swallowed by a
+    /// black hole with a long deadline): they never ended, so they are dropped, as in the real
+    /// load generator.
     fn close_open_requests(&mut self, now: Nanos) {
-        let result = if self.stats.interrupted {
-            RequestResult::Dropped
-        } else {
-            RequestResult::Error
-        };
+        let result = RequestResult::Dropped;
         for r in self.reqs.iter().filter(|r| r.live) {
             match r.kind {
                 RpcKind::Unary => self
