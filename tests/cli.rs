@@ -879,3 +879,18 @@ fn only_lblabs_own_temporary_files_and_stale_hlogs_are_removed() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_target_off_this_host_is_warned_about() {
+    // Nothing listens on the TEST-NET address; the warning comes before any connection attempt.
+    let out = lblab(&[
+        "loadgen",
+        "scenarios/healthy.toml",
+        "--targets",
+        "192.0.2.1:1",
+        "--duration",
+        "1s",
+    ]);
+    let err = text(&out.stderr);
+    assert!(err.contains("is not a loopback address"), "{err}");
+}

@@ -95,6 +95,12 @@ fn select(
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = lblab_model::Scenario::load(&args.scenario)?;
     let backends = select(&scenario, &args.only)?;
+    if !args.listen.ip().is_loopback() {
+        eprintln!(
+            "warning: --listen {}: the fleet is reachable from other hosts, not only from this one",
+            args.listen
+        );
+    }
     let origin = origin_of(args.start_at)?;
     let stop = output::stop_flag();
     let realtime = super::real::realtime(args.no_realtime);

@@ -54,6 +54,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("--targets: {t:?} is not host:port"))?
             .next()
             .with_context(|| format!("--targets: {t:?} resolves to no address"))?;
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "warning: --targets {t} ({addr}) is not a loopback address: this run sends the \
+                 scenario's load over a real network to that host"
+            );
+        }
         targets.push(addr);
     }
     if targets.len() != scenario.backends.len() {
