@@ -894,3 +894,22 @@ fn a_target_off_this_host_is_warned_about() {
     let err = text(&out.stderr);
     assert!(err.contains("is not a loopback address"), "{err}");
 }
+
+#[test]
+fn a_run_that_fails_leaves_no_empty_results_folder() {
+    let dir = scratch("no-empty-out");
+    let out = dir.join("never-written");
+    let msg = fails(&[
+        "real",
+        "scenarios/one-slow.toml",
+        "--policy",
+        "oracle",
+        "--floor",
+        "0s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(msg.contains("none of the selected policies"), "{msg}");
+    assert!(!out.exists(), "{} was left behind", out.display());
+    std::fs::remove_dir_all(&dir).ok();
+}

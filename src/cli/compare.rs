@@ -97,7 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| Path::new(output::SCRATCH).join(&scenario.file.name));
 
-    output::prepare_dir(&base)?;
+    let _out_dir = output::prepare_dir(&base)?;
     eprintln!("simulating {} ...", scenario.file.name);
     let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.policies, None)?;
     let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();

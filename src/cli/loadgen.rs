@@ -76,7 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let dir = output::results_dir(&scenario, "loadgen", args.out.as_deref());
-    output::prepare_dir(&dir)?;
+    let _out_dir = output::prepare_dir(&dir)?;
     let stop = output::stop_flag();
     let realtime = super::real::realtime(args.no_realtime);
     let mut results = Vec::new();

@@ -28,7 +28,8 @@ const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".png", ".svg"];
 /// fails at once rather than after a long run whose results would then be lost. Files inside
 /// are named by the program (policy labels go through `results::file_stem`), so nothing is
 /// written outside it.
-pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
+    let created = !dir.exists();
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!(
             "--out {}: exists and is not a folder; give a folder for the results",
@@ -37,6 +38,9 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))?;
+    let guard = OutDir {
+        created: created.then(|| dir.to_path_buf()),
+    };
     let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
     std::fs::write(&probe, b"probe")
         .and_then(|()| std::fs::remove_file(&probe))
@@ -61,7 +65,24 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(guard)
+}
+
+/// A results folder [`prepare_dir`] made ready. Hold it for the whole run: when it is dropped, a
+/// folder this run created and left empty (the run failed before writing anything) is removed,
+/// so a failure leaves no empty results folder behind. A folder with anything in it is kept.
+#[must_use = "hold the guard until the run has written its results"]
+pub struct OutDir {
+    created: Option<PathBuf>,
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.created {
+            // remove_dir only removes an empty folder.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 /// Removes the `.hlog` files of policies that are not in `summary`: left by an earlier run in

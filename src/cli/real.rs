@@ -186,7 +186,7 @@ pub fn run_and_write(
     out: Option<&Path>,
 ) -> anyhow::Result<(RealRun, RunSummary, Vec<PolicyResult>, PathBuf)> {
     let dir = output::results_dir(scenario, "real", out);
-    output::prepare_dir(&dir)?;
+    let _out_dir = output::prepare_dir(&dir)?;
     let real = harness::run_real(
         scenario,
         options,

@@ -73,7 +73,7 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
             .join(&scenario.file.name)
             .join(format!("sweep-{name}"))
     });
-    output::prepare_dir(&dir)?;
+    let _out_dir = output::prepare_dir(&dir)?;
     eprintln!(
         "sweeping {} points × {} seeds × {} policies of {} ({} simulations) on {} threads",
         plan.points.len(),

@@ -111,7 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| output::results_dir(&scenario, "sweep", None));
-    output::prepare_dir(&dir)?;
+    let _out_dir = output::prepare_dir(&dir)?;
     let grid = Grid {
         decay_times: args.decay_times.clone(),
         choice_counts: args.choice_counts.clone(),
