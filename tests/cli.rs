@@ -913,3 +913,28 @@ fn a_run_that_fails_leaves_no_empty_results_folder() {
     assert!(!out.exists(), "{} was left behind", out.display());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_run_over_the_memory_budget_is_refused_before_any_work() {
+    let dir = scratch("memory");
+    let file = dir.join("year.toml");
+    // One backend at a trickle for a year: small to write, a time-series row per second to keep.
+    std::fs::write(
+        &file,
+        SMALL.replace("duration = \"3s\"", "duration = \"8760h\""),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let msg = fails(&[
+        "sim",
+        file.to_str().unwrap(),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    assert!(
+        msg.contains("--memory-budget") && msg.contains("GiB"),
+        "{msg}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    std::fs::remove_dir_all(&dir).ok();
+}

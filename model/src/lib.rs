@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod budget;
 pub mod dist;
 pub mod fault;
 mod locate;

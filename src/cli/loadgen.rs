@@ -47,6 +47,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = super::real::load(&args.scenario, args.seed, args.duration, args.warmup)?;
+    super::check_memory(
+        &scenario,
+        scenario.policies.len(),
+        lblab_model::budget::Mode::Real,
+    )?;
     let mut targets: Vec<SocketAddr> = Vec::new();
     for t in &args.targets {
         let addr = t

@@ -21,6 +21,25 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Refuse a run whose estimated memory is above this (e.g. 16GiB); the estimate is made
+    /// from the scenario before any work.
+    #[arg(long, global = true, default_value = "8GiB", value_parser = lblab_model::budget::parse_bytes)]
+    memory_budget: u64,
+}
+
+static MEMORY_BUDGET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Checks a run against `--memory-budget` before any work.
+pub fn check_memory(
+    scenario: &lblab_model::Scenario,
+    policies: usize,
+    mode: lblab_model::budget::Mode,
+) -> anyhow::Result<()> {
+    let budget = MEMORY_BUDGET
+        .get()
+        .copied()
+        .unwrap_or(lblab_model::budget::DEFAULT_BUDGET);
+    lblab_model::budget::check(scenario, policies, mode, budget).map_err(anyhow::Error::msg)
 }
 
 #[derive(Debug, Subcommand)]
@@ -56,6 +75,7 @@ enum Command {
 /// reported by the command, 2 any other error.
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    let _ = MEMORY_BUDGET.set(cli.memory_budget);
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Sim(args) => sim::run(args),

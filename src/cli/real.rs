@@ -185,6 +185,12 @@ pub fn run_and_write(
     options: &HarnessOptions<'_>,
     out: Option<&Path>,
 ) -> anyhow::Result<(RealRun, RunSummary, Vec<PolicyResult>, PathBuf)> {
+    let planned = scenario
+        .policies
+        .iter()
+        .filter(|p| options.only.is_empty() || options.only.contains(&p.name))
+        .count();
+    super::check_memory(scenario, planned, lblab_model::budget::Mode::Real)?;
     let dir = output::results_dir(scenario, "real", out);
     let _out_dir = output::prepare_dir(&dir)?;
     let real = harness::run_real(

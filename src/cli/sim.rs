@@ -89,8 +89,13 @@ pub fn simulate(
         "scenario {}: none of the selected policies runs in the simulator; add one or drop --policy",
         scenario.file.name
     );
-    let stop = output::stop_flag();
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    super::check_memory(
+        scenario,
+        entries.len(),
+        lblab_model::budget::Mode::Sim { jobs },
+    )?;
+    let stop = output::stop_flag();
     let runs = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {

@@ -1,0 +1,207 @@
+//! How much memory a run of a scenario will need, estimated from the scenario before any work, so
+//! that a small file asking for too much (a year at a trickle, 100,000 backends for an hour, 1e8
+//! calls a second held for their whole deadline) is refused with a clear message instead of
+//! exhausting the machine and losing everything.
+//!
+//! The estimate counts what grows with the scenario: per policy and second of the run, a row of
+//! per-backend traffic shares and an interval histogram (kept until the results are written);
+//! per policy instance, its state per client and backend; per call in flight, its request state.
+//! The constants are generous upper bounds of what the recorder, the policies and the simulator
+//! (or the load generator's futures) hold per item; the estimate is meant to be within a small
+//! factor, and to err high.
+
+use crate::scenario::Arrival;
+use crate::scenario::Scenario;
+
+/// Bytes a run may use unless told otherwise: 8 GiB.
+pub const DEFAULT_BUDGET: u64 = 8 << 30;
+
+/// Per second of the run and policy: the time-series row's fixed part and its interval histogram
+/// (hlog line).
+const PER_SECOND: u64 = 4 << 10;
+/// Per second, policy and backend: one traffic share (8 bytes), its text in `timeseries.csv`
+/// while that is written, and its point in the traffic-share chart.
+const PER_SECOND_BACKEND: u64 = 24;
+/// Per policy instance (client), client and backend: the endpoint's slot and connection state.
+const PER_CLIENT_BACKEND: u64 = 256;
+/// Per call in flight in the simulator.
+const PER_CALL_SIM: u64 = 128;
+/// Per call in flight in the real load generator (its future, the HTTP/2 stream, buffers).
+const PER_CALL_REAL: u64 = 4 << 10;
+/// Per policy: its whole-run histogram and recorder.
+const PER_POLICY: u64 = 1 << 20;
+
+/// Which side runs the scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The simulator: `jobs` policies at once.
+    Sim {
+        /// Policies simulated at once.
+        jobs: usize,
+    },
+    /// The real load generator: one policy at a time.
+    Real,
+}
+
+/// An estimate and its largest part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Estimate {
+    /// Bytes in all.
+    pub bytes: u64,
+    /// What most of it is, for the message.
+    pub largest: String,
+}
+
+/// The memory a run of `policies` policies of `scenario` needs, roughly (see the module docs).
+pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
+    let w = &scenario.workload;
+    let backends = scenario.backends.len() as u64;
+    let clients = u64::from(scenario.file.workload.clients.max(1));
+    let horizon_ns = w.end() + w.drain();
+    let seconds = horizon_ns.div_ceil(1_000_000_000);
+    let policies = policies as u64;
+    let live = match mode {
+        Mode::Sim { jobs } => (jobs as u64).clamp(1, policies.max(1)),
+        Mode::Real => 1,
+    };
+    // Calls in flight at once: the closed loop's, or the open loop's rate times how long a call
+    // can stay (its deadline, at most the run and its drain).
+    let in_flight = if w.arrival == Arrival::Closed {
+        clients.saturating_mul(u64::from(w.concurrency))
+    } else {
+        let stay = w.deadline.min(horizon_ns) as f64 / 1e9;
+        (scenario.file.workload.rate * stay).ceil() as u64
+    };
+    let per_call = match mode {
+        Mode::Sim { .. } => PER_CALL_SIM,
+        Mode::Real => PER_CALL_REAL,
+    };
+    let parts = [
+        (
+            policies.saturating_mul(seconds).saturating_mul(
+                PER_SECOND.saturating_add(backends.saturating_mul(PER_SECOND_BACKEND)),
+            ),
+            format!(
+                "{seconds} seconds × {backends} backends of time series for {policies} policies"
+            ),
+        ),
+        (
+            live.saturating_mul(clients)
+                .saturating_mul(backends)
+                .saturating_mul(PER_CLIENT_BACKEND),
+            format!("{clients} clients × {backends} backends of policy state, {live} at a time"),
+        ),
+        (
+            live.saturating_mul(in_flight).saturating_mul(per_call),
+            format!("{in_flight} calls in flight at once"),
+        ),
+        (
+            policies.saturating_mul(PER_POLICY),
+            format!("{policies} policies' histograms"),
+        ),
+    ];
+    let bytes = parts.iter().fold(0u64, |a, p| a.saturating_add(p.0));
+    let largest = parts
+        .iter()
+        .max_by_key(|p| p.0)
+        .map(|p| p.1.clone())
+        .unwrap_or_default();
+    Estimate { bytes, largest }
+}
+
+/// `Err` with a message naming the scenario, the estimate, its largest part and the flag, when the
+/// estimate is above `budget`.
+pub fn check(scenario: &Scenario, policies: usize, mode: Mode, budget: u64) -> Result<(), String> {
+    let e = estimate(scenario, policies, mode);
+    if e.bytes <= budget {
+        return Ok(());
+    }
+    Err(format!(
+        "scenario {}: this run would need about {} of memory (mostly {}), more than the budget of \
+         {}; shorten the run, use fewer backends, clients, policies or calls in flight, or raise \
+         the budget with --memory-budget",
+        scenario.file.name,
+        gib(e.bytes),
+        e.largest,
+        gib(budget)
+    ))
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+}
+
+/// Parses a `--memory-budget` such as `8GiB`, `512MiB` or a number of bytes.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let units: [(&str, u64); 4] = [
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("B", 1),
+    ];
+    for (suffix, scale) in units {
+        if let Some(n) = t.strip_suffix(suffix) {
+            let v: f64 = n
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{text}` is not a size such as 8GiB or 512MiB"))?;
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("`{text}` must be a positive size"));
+            }
+            return Ok((v * scale as f64).min(u64::MAX as f64) as u64);
+        }
+    }
+    t.parse::<u64>()
+        .map_err(|_| format!("`{text}` is not a size such as 8GiB or 512MiB"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(workload: &str, count: u32) -> Scenario {
+        Scenario::parse(&format!(
+            "name = \"m\"\n[workload]\n{workload}\n[[fleet]]\nname = \"main\"\ncount = {count}\nservice_time = {{ dist = \"constant\", value = \"2ms\" }}\n[[policies]]\nname = \"rr\"\nconfig = '{{\"loadBalancingConfig\":[{{\"round_robin\":{{}}}}]}}'\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_canonical_run_fits_and_the_known_exhausters_do_not() {
+        let ok = scenario("rate = 2000\nwarmup = \"12s\"\nduration = \"50s\"", 20);
+        assert!(check(&ok, 8, Mode::Sim { jobs: 2 }, DEFAULT_BUDGET).is_ok());
+        assert!(estimate(&ok, 8, Mode::Sim { jobs: 2 }).bytes < 64 << 20);
+        // One backend at a trickle for a year: a time-series row per second.
+        let year = scenario("rate = 0.001\nduration = \"8760h\"", 1);
+        let e = check(&year, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).unwrap_err();
+        assert!(
+            e.contains("--memory-budget") && e.contains("seconds"),
+            "{e}"
+        );
+        // 100,000 backends for an hour.
+        let wide = scenario("rate = 1000\nduration = \"1h\"", 100_000);
+        assert!(check(&wide, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).is_err());
+        // 1e8 calls a second held for their deadline, in the real load generator.
+        let flood = scenario("rate = 1e8\nduration = \"1s\"\ndeadline = \"1s\"", 2);
+        let e = check(&flood, 1, Mode::Real, DEFAULT_BUDGET).unwrap_err();
+        assert!(e.contains("calls in flight"), "{e}");
+        // A closed loop with 10 million calls in flight.
+        let closed = scenario(
+            "clients = 5\narrival = \"closed\"\nconcurrency = 2000000\nduration = \"1s\"",
+            2,
+        );
+        assert!(check(&closed, 1, Mode::Real, DEFAULT_BUDGET).is_err());
+        // Raising the budget lets a run through.
+        assert!(check(&wide, 1, Mode::Sim { jobs: 1 }, u64::MAX).is_ok());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_bytes("8GiB"), Ok(8 << 30));
+        assert_eq!(parse_bytes("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_bytes("1000"), Ok(1000));
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("-1GiB").is_err());
+    }
+}
