@@ -329,6 +329,27 @@ pub mod limits {
     pub const FILE_BYTES: u64 = 16 << 20;
 }
 
+/// The dotted key written on 1-based `line` (`seed`, `workload.rate`), from the line's `key =`
+/// and the nearest table header above it, if the line has one.
+fn key_on_line(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let here = lines.get(line.checked_sub(1)?)?;
+    let key = here.split_once('=')?.0.trim();
+    if key.is_empty() || key.starts_with('#') || key.starts_with('[') {
+        return None;
+    }
+    let table = lines[..line - 1]
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match table {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    })
+}
+
 impl Scenario {
     /// Reads and validates a scenario file. Errors name the file, the field and its line.
     pub fn load(path: &Path) -> Result<Scenario, ModelError> {
@@ -394,6 +415,11 @@ impl Scenario {
                     position = Some(locator.line_col(span.start));
                     field = Some(path);
                 }
+            }
+            // A value the TOML parser itself rejects (a number too large) leaves no parsed document
+            // to locate it in: name the key written on its line.
+            if field.is_none() {
+                field = position.and_then(|(line, _)| key_on_line(text, line));
             }
             ModelError::Parse {
                 file: String::new(),

@@ -868,3 +868,13 @@ fn fault_periods_below_the_floor_are_rejected() {
         + "\n[[faults]]\nkind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"1ms\"\npause = \"100us\"\n";
     lblab_model::Scenario::parse(&ok).expect("a 100 us pause every 1 ms is accepted");
 }
+
+#[test]
+fn a_seed_too_large_for_the_parser_names_its_field() {
+    let text = with("seed = 3", "seed = 99999999999999999999");
+    let e = Scenario::parse(&text).unwrap_err().to_string();
+    assert!(e.contains("`seed`"), "{e}");
+    let rate = with("clients = 2", "clients = 99999999999999999999");
+    let e = Scenario::parse(&rate).unwrap_err().to_string();
+    assert!(e.contains("`workload.clients`"), "{e}");
+}
