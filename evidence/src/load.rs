@@ -23,6 +23,8 @@ pub struct Evidence {
     pub sweeps: BTreeMap<String, Sweep>,
     /// The repeated real runs of one scenario (`results/<name>/real-repeat/range.csv`).
     pub repeats: BTreeMap<String, Vec<RepeatRow>>,
+    /// Warm-up and measured seconds of those runs (from `real-repeat/run-1/summary.json`).
+    pub repeat_lengths: BTreeMap<String, (f64, f64)>,
     /// Pick-time benchmark medians (`results/bench/policy-pick.csv`).
     pub pick_bench: Vec<PickBench>,
     /// Runs made to explain an anomaly (`results/anomalies/<name>/`, or one level deeper).
@@ -343,13 +345,12 @@ fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<Vec<T>
     Ok(Some(rows))
 }
 
-fn read_timeseries(
-    path: &Path,
-) -> Result<Vec<lblab_model::results::TimeseriesRow>, EvidenceError> {
+fn read_timeseries(path: &Path) -> Result<Vec<lblab_model::results::TimeseriesRow>, EvidenceError> {
     if read_text(path)?.is_none() {
         return Ok(Vec::new());
     }
-    lblab_model::results::read_timeseries(path).map_err(|e| EvidenceError::parse(path, e.to_string()))
+    lblab_model::results::read_timeseries(path)
+        .map_err(|e| EvidenceError::parse(path, e.to_string()))
 }
 
 fn read_intervals(path: &Path) -> Result<Option<Intervals>, EvidenceError> {
@@ -449,6 +450,7 @@ impl Evidence {
             scenarios: Vec::new(),
             sweeps: BTreeMap::new(),
             repeats: BTreeMap::new(),
+            repeat_lengths: BTreeMap::new(),
             pick_bench: Vec::new(),
             anomalies: Vec::new(),
         };
@@ -484,6 +486,20 @@ impl Evidence {
             };
             if let Some(rows) = read_csv::<RepeatRow>(&dir.join("real-repeat/range.csv"))? {
                 out.repeats.insert(name.clone(), rows);
+                if let Some(run) =
+                    read_json::<RunSummary>(&dir.join("real-repeat/run-1/summary.json"))?
+                {
+                    let rate = scenario.file.workload.rate;
+                    let measured = if run.measured_s > 0.0 {
+                        run.measured_s
+                    } else {
+                        run.rows
+                            .first()
+                            .map_or(f64::NAN, |r| (r.requests as f64 / rate).round())
+                    };
+                    out.repeat_lengths
+                        .insert(name.clone(), (run.warmup_s, measured));
+                }
             }
             let sweep_dir = dir.join("sweep");
             let sweep_charts = if sweep_dir.is_dir() {

@@ -866,11 +866,14 @@ fn agreement(out: &mut String, ev: &Evidence) {
     for (name, rows) in &ev.repeats {
         let Some(s) = ev.scenario(name) else { continue };
         let runs = rows.first().map_or(0, |r| r.runs);
+        let lengths = ev.repeat_lengths.get(name).map_or(String::new(), |(w, m)| {
+            format!("{} warm-up and {} measured per policy, ", secs(*w), secs(*m))
+        });
         w!(
             out,
-            "Repeated real runs of [{name}]({name}/README.md) ({runs} runs, each with a fresh \
-             fleet and client; {}): the range of p99 and p99.9 over the runs, beside the \
-             simulated p99 over seeds.\n",
+            "Repeated real runs of [{name}]({name}/README.md) ({runs} runs, {lengths}each with a \
+             fresh fleet and client; {}): the range of p99 and p99.9 over the runs, beside the \
+             simulated p99 over seeds (full length).\n",
             link(&format!("{name}/real-repeat/range.csv"))
         );
         w!(
@@ -892,6 +895,33 @@ fn agreement(out: &mut String, ev: &Evidence) {
             );
         }
         out.push('\n');
+    }
+    if let Some((need, why)) = ev.scenario(HEADLINE).and_then(crate::scenario_page::wrr_need) {
+        let short: Vec<String> = ev
+            .scenarios
+            .iter()
+            .filter_map(|s| {
+                let c = s.compare.as_ref()?;
+                (c.real.warmup_s < need).then(|| format!("`{}` ({})", s.name, secs(c.real.warmup_s)))
+            })
+            .collect();
+        let short_sims: Vec<String> = ev
+            .scenarios
+            .iter()
+            .filter(|s| s.intervals.is_some() && text::full_length(s).0 < need)
+            .map(|s| format!("`{}`", s.name))
+            .collect();
+        w!(
+            out,
+            "**Fairness to weighted_round_robin.** It needs {} of warm-up ({why}) before its \
+             weights count; a shortened run never shortens the warm-up. Simulations with a \
+             shorter warm-up: {}. Real runs with a shorter one: {}. The \
+             [cpu-throttle](cpu-throttle/README.md#weighted_round_robin-and-the-warm-up) page shows \
+             what a short warm-up does to it.\n",
+            secs(need),
+            list_or_none(&short_sims),
+            list_or_none(&short)
+        );
     }
     w!(
         out,

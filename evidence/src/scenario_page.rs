@@ -222,12 +222,12 @@ fn agreement(out: &mut String, s: &ScenarioResults, c: &crate::load::Compared) {
 
 /// Per policy, its failed calls by backend: `(backend, errors, mean ms, first second, last
 /// second)`, most errors first.
-fn failures_by_backend(
-    failures: &[FailureRow],
-    policy: &str,
-) -> Vec<(String, u64, f64, u64, u64)> {
+fn failures_by_backend(failures: &[FailureRow], policy: &str) -> Vec<(String, u64, f64, u64, u64)> {
     let mut out: Vec<(String, u64, f64, u64, u64)> = Vec::new();
-    for f in failures.iter().filter(|f| f.policy == policy && f.errors > 0) {
+    for f in failures
+        .iter()
+        .filter(|f| f.policy == policy && f.errors > 0)
+    {
         match out.iter_mut().find(|o| o.0 == f.backend) {
             Some(o) => {
                 o.2 = (o.2 * o.1 as f64 + f.error_mean_ms * f.errors as f64)
@@ -236,7 +236,13 @@ fn failures_by_backend(
                 o.3 = o.3.min(f.second);
                 o.4 = o.4.max(f.second);
             }
-            None => out.push((f.backend.clone(), f.errors, f.error_mean_ms, f.second, f.second)),
+            None => out.push((
+                f.backend.clone(),
+                f.errors,
+                f.error_mean_ms,
+                f.second,
+                f.second,
+            )),
         }
     }
     out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -254,7 +260,9 @@ fn failure_source<'a>(
     }
     ev.anomalies
         .iter()
-        .find(|a| a.summary.scenario == s.name && a.summary.mode == "real" && !a.failures.is_empty())
+        .find(|a| {
+            a.summary.scenario == s.name && a.summary.mode == "real" && !a.failures.is_empty()
+        })
         .map(|a| {
             (
                 a.failures.as_slice(),
@@ -297,7 +305,11 @@ fn failures_table(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
             r.policy,
             count(r.requests),
             count(r.errors),
-            if at.is_empty() { "–".into() } else { at.join("; ") },
+            if at.is_empty() {
+                "–".into()
+            } else {
+                at.join("; ")
+            },
             num(mean),
             num(r.p50_ms)
         );
@@ -322,9 +334,12 @@ fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
                 if let Some((failures, run, source)) = failure_source(ev, s) {
                     let by = failures_by_backend(failures, "tower_p2c_peak_ewma");
                     let total: u64 = by.iter().map(|b| b.1).sum();
-                    let mean = by.iter().map(|b| b.2 * b.1 as f64).sum::<f64>() / total.max(1) as f64;
-                    let at: Vec<String> =
-                        by.iter().map(|b| format!("`{}` ({})", b.0, count(b.1))).collect();
+                    let mean =
+                        by.iter().map(|b| b.2 * b.1 as f64).sum::<f64>() / total.max(1) as f64;
+                    let at: Vec<String> = by
+                        .iter()
+                        .map(|b| format!("`{}` ({})", b.0, count(b.1)))
+                        .collect();
                     let p50 = run
                         .rows
                         .iter()
@@ -357,7 +372,9 @@ fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
             let seconds: Vec<(u64, f64)> = c
                 .timeseries
                 .iter()
-                .filter(|t| t.policy == r.policy && t.second as f64 >= warmup && t.p99_ms.is_finite())
+                .filter(|t| {
+                    t.policy == r.policy && t.second as f64 >= warmup && t.p99_ms.is_finite()
+                })
                 .map(|t| (t.second, t.p99_ms))
                 .collect();
             let worst = seconds.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
@@ -423,12 +440,19 @@ fn warmup_runs(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
          scenario at other warm-ups ([`../anomalies/wrr-warmup/`](../anomalies/wrr-warmup/)):\n",
         wrr_need(s).map_or_else(|| "–".into(), |(n, why)| format!("{}: {why}", secs(n)))
     );
-    w!(out, "| warm-up | measured | weighted_round_robin p99 ms | to faulty backends | errors |");
+    w!(
+        out,
+        "| warm-up | measured | weighted_round_robin p99 ms | to faulty backends | errors |"
+    );
     w!(out, "|---:|---:|---:|---:|---:|");
     let mut rows: Vec<(f64, f64, &SummaryRow)> = runs
         .iter()
         .filter_map(|a| {
-            let r = a.summary.rows.iter().find(|r| r.policy == "weighted_round_robin")?;
+            let r = a
+                .summary
+                .rows
+                .iter()
+                .find(|r| r.policy == "weighted_round_robin")?;
             Some((a.summary.warmup_s, text::measured(&a.summary, s), r))
         })
         .collect();
