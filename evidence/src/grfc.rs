@@ -302,14 +302,7 @@ fn rationale(out: &mut String, ev: &Evidence) {
         ms(ev, HEADLINE, "least_request", "p99_ms"),
         ms(ev, HEADLINE, PROPOSAL, "p99_ms")
     );
-    if let (Some(w), Some(p)) = (
-        ev.interval(
-            "heterogeneous",
-            "weighted_round_robin",
-            "p99_vs_round_robin",
-        ),
-        ev.interval("heterogeneous", PROPOSAL, "p99_vs_round_robin"),
-    ) {
+    if let Some((w, p)) = text::wrr_and_proposal(ev, "heterogeneous") {
         w!(
             out,
             "- **Why not only weighted_round_robin.** It needs every server to report ORCA load \

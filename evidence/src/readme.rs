@@ -404,14 +404,7 @@ fn wins(out: &mut String, ev: &Evidence) {
 
 fn losses(out: &mut String, ev: &Evidence) {
     w!(out, "### 3. Where it loses, and what wraps it\n");
-    if let (Some(wrr), Some(pe)) = (
-        ev.interval(
-            "heterogeneous",
-            "weighted_round_robin",
-            "p99_vs_round_robin",
-        ),
-        ev.interval("heterogeneous", PROPOSAL, "p99_vs_round_robin"),
-    ) {
+    if let Some((wrr, pe)) = text::wrr_and_proposal(ev, "heterogeneous") {
         w!(
             out,
             "- **Backends of different sizes** ([heterogeneous](heterogeneous/README.md)): \
@@ -867,7 +860,11 @@ fn agreement(out: &mut String, ev: &Evidence) {
         let Some(s) = ev.scenario(name) else { continue };
         let runs = rows.first().map_or(0, |r| r.runs);
         let lengths = ev.repeat_lengths.get(name).map_or(String::new(), |(w, m)| {
-            format!("{} warm-up and {} measured per policy, ", secs(*w), secs(*m))
+            format!(
+                "{} warm-up and {} measured per policy, ",
+                secs(*w),
+                secs(*m)
+            )
         });
         w!(
             out,
@@ -896,13 +893,17 @@ fn agreement(out: &mut String, ev: &Evidence) {
         }
         out.push('\n');
     }
-    if let Some((need, why)) = ev.scenario(HEADLINE).and_then(crate::scenario_page::wrr_need) {
+    if let Some((need, why)) = ev
+        .scenario(HEADLINE)
+        .and_then(crate::scenario_page::wrr_need)
+    {
         let short: Vec<String> = ev
             .scenarios
             .iter()
             .filter_map(|s| {
                 let c = s.compare.as_ref()?;
-                (c.real.warmup_s < need).then(|| format!("`{}` ({})", s.name, secs(c.real.warmup_s)))
+                (c.real.warmup_s < need)
+                    .then(|| format!("`{}` ({})", s.name, secs(c.real.warmup_s)))
             })
             .collect();
         let short_sims: Vec<String> = ev

@@ -212,3 +212,9 @@ pub fn times(ev: &Evidence, scenario: &str, policy: &str, metric: &str) -> Strin
     ev.interval(scenario, policy, metric)
         .map_or_else(|| "–".into(), |i| format!("{}×", iv(i)))
 }
+
+/// weighted_round_robin's and the proposal's p99 relative to round_robin in `scenario`.
+pub fn wrr_and_proposal(ev: &Evidence, scenario: &str) -> Option<(Interval, Interval)> {
+    let r = |p: &str| ev.interval(scenario, p, "p99_vs_round_robin");
+    Some((r("weighted_round_robin")?, r(PROPOSAL)?))
+}
