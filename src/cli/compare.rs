@@ -22,9 +22,13 @@ pub struct Args {
     /// Folder for sim/, real/, compare.csv and the chart [default: lblab-out/<scenario-name>].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Measured duration per policy, replacing the scenario's, in both modes.
-    #[arg(long)]
+    /// Measured duration per policy, replacing the scenario's, in both modes [default: 10s, so
+    /// that the default run takes about three minutes; --full for the scenario's own].
+    #[arg(long, conflicts_with = "full")]
     duration: Option<Dur>,
+    /// Measure each policy for the scenario's full duration (as the committed evidence does).
+    #[arg(long)]
+    full: bool,
     /// Warm-up before measurement, replacing the scenario's; warns if it is shorter than a
     /// policy needs (weighted_round_robin: blackoutPeriod + weightUpdatePeriod).
     #[arg(long)]
@@ -39,6 +43,9 @@ pub struct Args {
     #[command(flatten)]
     harness: super::real::HarnessArgs,
 }
+
+/// Measured time per policy of a `compare` without `--duration` or `--full`.
+const DEFAULT_DURATION: Dur = Dur(10_000_000_000);
 
 /// One policy's agreement.
 struct Agreement {
@@ -91,7 +98,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .scenario
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO));
-    let scenario = super::real::load(&path, args.seed, args.duration, args.warmup)?;
+    let duration = if args.full {
+        None
+    } else {
+        Some(args.duration.unwrap_or(DEFAULT_DURATION))
+    };
+    let scenario = super::real::load(&path, args.seed, duration, args.warmup)?;
     let base = args
         .out
         .clone()
