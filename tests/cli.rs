@@ -938,3 +938,16 @@ fn a_run_over_the_memory_budget_is_refused_before_any_work() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_sweep_point_over_the_memory_budget_is_refused_before_any_work() {
+    let msg = fails(&[
+        "sweep",
+        "scenarios/one-slow.toml",
+        "--vary",
+        "workload.duration=1s,8760h",
+        "--memory-budget",
+        "1GiB",
+    ]);
+    assert!(msg.contains("--memory-budget"), "{msg}");
+}

@@ -62,6 +62,16 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
         "no policy of {} runs in the simulator",
         scenario.file.name
     );
+    // Each job holds one policy run at a time; the results kept across runs are summaries.
+    for point in &plan.points {
+        if let Some(s) = point.scenarios.first() {
+            super::check_memory(
+                s,
+                args.jobs.min(plan.policies.len()),
+                lblab_model::budget::Mode::Sim { jobs: args.jobs },
+            )?;
+        }
+    }
     let paths: Vec<String> = args.axes.iter().flat_map(|a| a.paths.clone()).collect();
     let dir = args.out.map(Path::to_path_buf).unwrap_or_else(|| {
         let name = paths
