@@ -951,3 +951,20 @@ fn a_sweep_point_over_the_memory_budget_is_refused_before_any_work() {
     ]);
     assert!(msg.contains("--memory-budget"), "{msg}");
 }
+
+#[test]
+fn a_fleet_beyond_the_open_file_limit_is_refused_before_it_starts() {
+    let dir = scratch("nofile");
+    let file = dir.join("wide.toml");
+    // 100,000 backends × 50 clients: millions of sockets, beyond what Linux allows a process.
+    std::fs::write(
+        &file,
+        SMALL
+            .replacen("count = 4", "count = 99999", 1)
+            .replace("clients = 2", "clients = 50"),
+    )
+    .unwrap();
+    let msg = fails(&["backend", file.to_str().unwrap(), "--for", "1s"]);
+    assert!(msg.contains("open files"), "{msg}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -101,6 +101,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.listen
         );
     }
+    // A listener per backend, and the connections clients will open to it.
+    let needed =
+        64 + backends.len() as u64 * (1 + u64::from(scenario.file.workload.clients.max(1)));
+    lblab_backend::ensure_open_files(needed).map_err(anyhow::Error::msg)?;
     let origin = origin_of(args.start_at)?;
     let stop = output::stop_flag();
     let realtime = super::real::realtime(args.no_realtime);

@@ -191,6 +191,10 @@ pub fn run_and_write(
         .filter(|p| options.only.is_empty() || options.only.contains(&p.name))
         .count();
     super::check_memory(scenario, planned, lblab_model::budget::Mode::Real)?;
+    // In-process: a listener per backend, and both ends of every client's connection to it.
+    let clients = u64::from(scenario.file.workload.clients.max(1));
+    lblab_backend::ensure_open_files(64 + scenario.backends.len() as u64 * (1 + 2 * clients))
+        .map_err(anyhow::Error::msg)?;
     let dir = output::results_dir(scenario, "real", out);
     let _out_dir = output::prepare_dir(&dir)?;
     let real = harness::run_real(
