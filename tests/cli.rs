@@ -968,3 +968,23 @@ fn a_fleet_beyond_the_open_file_limit_is_refused_before_it_starts() {
     assert!(msg.contains("open files"), "{msg}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn report_refuses_a_fifo_or_device_as_a_result_file_instead_of_blocking() {
+    let dir = scratch("report-fifo");
+    std::fs::create_dir_all(dir.join("scenarios")).unwrap();
+    std::fs::copy("scenarios/healthy.toml", dir.join("scenarios/healthy.toml")).unwrap();
+    let sim = dir.join("results/healthy/sim");
+    std::fs::create_dir_all(&sim).unwrap();
+    let fifo = sim.join("summary.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let msg = fails(&["report", "--root", dir.to_str().unwrap()]);
+    assert!(msg.contains("not a regular file"), "{msg}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    std::fs::remove_dir_all(&dir).ok();
+}

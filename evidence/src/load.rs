@@ -11,9 +11,6 @@ use serde::Deserialize;
 
 use crate::EvidenceError;
 
-/// Largest result file read (the biggest committed CSV is far below it).
-const MAX_FILE_BYTES: u64 = 64 << 20;
-
 /// Everything the documents are generated from.
 #[derive(Debug, Clone)]
 pub struct Evidence {
@@ -298,30 +295,19 @@ pub struct PickBench {
 }
 
 fn read_text(path: &Path) -> Result<Option<String>, EvidenceError> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e)
+    match lblab_model::results::read_result_file(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(lblab_model::ModelError::Io { source, .. })
             if matches!(
-                e.kind(),
+                source.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
             ) =>
         {
-            return Ok(None)
+            Ok(None)
         }
-        Err(source) => return Err(EvidenceError::io(path, source)),
-    };
-    if !meta.is_file() {
-        return Err(EvidenceError::parse(path, "not a regular file"));
+        Err(lblab_model::ModelError::Io { source, .. }) => Err(EvidenceError::io(path, source)),
+        Err(other) => Err(EvidenceError::parse(path, other.to_string())),
     }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(EvidenceError::parse(
-            path,
-            format!("{} bytes is more than a result file can be", meta.len()),
-        ));
-    }
-    std::fs::read_to_string(path)
-        .map(Some)
-        .map_err(|source| EvidenceError::io(path, source))
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, EvidenceError> {

@@ -700,6 +700,35 @@ pub fn file_stem(label: &str) -> String {
         .collect()
 }
 
+/// The largest result file lblab reads back (a year-long run's hlog is far below it).
+pub const MAX_RESULT_FILE: u64 = 256 << 20;
+
+/// Reads a result file back as text: only a regular file (a FIFO or a device given by mistake
+/// must not block or fill memory), at most [`MAX_RESULT_FILE`] bytes. A missing file is an
+/// `Io` error of kind `NotFound`.
+pub fn read_result_file(path: &Path) -> Result<String, ModelError> {
+    use std::io::Read as _;
+    let io = |source| ModelError::Io {
+        file: path.display().to_string(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(io(std::io::Error::other("not a regular file")));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_RESULT_FILE + 1).read_to_string(&mut text))
+        .map_err(io)?;
+    if text.len() as u64 > MAX_RESULT_FILE {
+        return Err(io(std::io::Error::other(format!(
+            "larger than {} MiB, more than any result file lblab writes",
+            MAX_RESULT_FILE >> 20
+        ))));
+    }
+    Ok(text)
+}
+
 /// Reads `timeseries.csv` back (for charts).
 pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
     let io = |e: String| ModelError::Parse {
@@ -708,7 +737,8 @@ pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
         position: None,
         message: e,
     };
-    let mut reader = csv::Reader::from_path(path).map_err(|e| io(e.to_string()))?;
+    let text = read_result_file(path)?;
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
     let mut rows = Vec::new();
     for rec in reader.records() {
         let rec = rec.map_err(|e| io(e.to_string()))?;

@@ -23,12 +23,14 @@ fn read_err(file: &Path, message: impl Into<String>) -> ReportError {
 
 /// The text of `file`; a missing file is an error naming it.
 fn read_text(file: &Path) -> Result<String, ReportError> {
-    std::fs::read_to_string(file).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
+    lblab_model::results::read_result_file(file).map_err(|e| match e {
+        lblab_model::ModelError::Io { source, .. }
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
             read_err(file, "missing")
-        } else {
-            read_err(file, e.to_string())
         }
+        lblab_model::ModelError::Io { source, .. } => read_err(file, source.to_string()),
+        other => read_err(file, other.to_string()),
     })
 }
 
