@@ -94,9 +94,49 @@ pub fn parse_human(text: &str) -> Result<Nanos, String> {
             }
         }
     }
-    Err(format!(
-        "`{text}` is not a duration; use a number with a unit: ns, us, ms, s, m or h (e.g. \"250ms\", \"20s\")"
-    ))
+    compound(t).ok_or_else(|| {
+        format!(
+            "`{text}` is not a duration; use a number with a unit: ns, us, ms, s, m or h (e.g. \"250ms\", \"20s\", \"1m30s\")"
+        )
+    })
+}
+
+/// `1m30s`, `1h2m3.5s`: numbers each followed by a unit, units from largest to smallest, each at
+/// most once.
+fn compound(t: &str) -> Option<Nanos> {
+    const UNITS: [(&str, f64); 6] = [
+        ("h", 3600e9),
+        ("m", 60e9),
+        ("s", 1e9),
+        ("ms", 1e6),
+        ("us", 1e3),
+        ("ns", 1.0),
+    ];
+    let mut rest = t;
+    let mut total = 0.0;
+    let mut last = None;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|&i| i > 0)?;
+        let value: f64 = rest[..digits].parse().ok()?;
+        let after = &rest[digits..];
+        // Two-letter units first, so that "ms" is not read as "m" then "s".
+        let (index, unit) = UNITS
+            .iter()
+            .enumerate()
+            .filter(|(_, (u, _))| after.starts_with(u))
+            .max_by_key(|(_, (u, _))| u.len())?;
+        if last.is_some_and(|l| index <= l) {
+            return None;
+        }
+        last = Some(index);
+        total += value * unit.1;
+        rest = &after[unit.0.len()..];
+        parts += 1;
+    }
+    (parts >= 2 && total.is_finite() && total < u64::MAX as f64).then(|| total.round() as Nanos)
 }
 
 #[cfg(test)]
@@ -135,6 +175,22 @@ mod tests {
         assert!(parse("315576000000s").unwrap_err().contains("too long"));
         assert_eq!(parse("18446744073.709551615s"), Ok(u64::MAX));
         assert!(parse("18446744073.709551616s").is_err());
+    }
+
+    #[test]
+    fn compound_human_durations() {
+        assert_eq!(parse_human("1m30s"), Ok(90 * NANOS_PER_SEC));
+        assert_eq!(
+            parse_human("1h2m3.5s"),
+            Ok(3723 * NANOS_PER_SEC + NANOS_PER_SEC / 2)
+        );
+        assert_eq!(parse_human("2s500ms"), Ok(2_500_000_000));
+        assert!(
+            parse_human("30s1m").is_err(),
+            "units must go from largest to smallest"
+        );
+        assert!(parse_human("1m1m").is_err());
+        assert!(parse_human("1x30s").is_err());
     }
 
     #[test]
