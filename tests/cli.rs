@@ -988,3 +988,20 @@ fn report_refuses_a_fifo_or_device_as_a_result_file_instead_of_blocking() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_scratch_folder_is_named_after_the_scenario_file_not_its_name() {
+    let dir = scratch("scratch-by-file");
+    // A copy of a scenario that keeps its `name` must not share the original's scratch folder.
+    std::fs::write(dir.join("copy-of-small.toml"), SMALL).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_lblab"))
+        .args(["sim", "copy-of-small.toml"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(dir
+        .join("lblab-out/copy-of-small/sim/summary.json")
+        .is_file());
+    std::fs::remove_dir_all(&dir).ok();
+}

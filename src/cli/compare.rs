@@ -1,7 +1,7 @@
 //! `lblab compare`: one scenario in the simulator and over real TCP, and how well they agree.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -107,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let base = args
         .out
         .clone()
-        .unwrap_or_else(|| Path::new(output::SCRATCH).join(&scenario.file.name));
+        .unwrap_or_else(|| output::scratch_dir(&path));
 
     let _out_dir = output::prepare_dir(&base)?;
     eprintln!("simulating {} ...", scenario.file.name);
@@ -127,7 +127,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("running {} over real TCP ...", scenario.file.name);
     let options = args.harness.options(&args.policies);
     let (real, real_summary, _, real_dir) =
-        super::real::run_and_write(&scenario, &options, Some(&base.join("real")))?;
+        super::real::run_and_write(&scenario, &options, &base.join("real"))?;
 
     // The simulator models no cost per RPC; the real stack has one, which the floor measures. A
     // second simulation with the floor's median as network round trip separates that fixed cost

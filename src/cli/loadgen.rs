@@ -80,7 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "--policy {name:?}: no such policy in the scenario"
         );
     }
-    let dir = output::results_dir(&scenario, "loadgen", args.out.as_deref());
+    let dir = output::results_dir(&args.scenario, "loadgen", args.out.as_deref());
     let _out_dir = output::prepare_dir(&dir)?;
     let stop = output::stop_flag();
     let realtime = super::real::realtime(args.no_realtime);

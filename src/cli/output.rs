@@ -9,14 +9,23 @@ use lblab_model::Scenario;
 /// Where ad-hoc runs write by default (ignored by git).
 pub const SCRATCH: &str = "lblab-out";
 
-/// `lblab-out/<scenario>/<mode>` unless the user chose a folder: ad-hoc runs go to a scratch
-/// folder that git ignores, so they never overwrite the committed evidence in `results/` (the
-/// evidence scripts write there with `--out`).
-pub fn results_dir(scenario: &Scenario, mode: &str, out: Option<&Path>) -> PathBuf {
+/// `lblab-out/<scenario file's stem>/<mode>` unless the user chose a folder: ad-hoc runs go to a
+/// scratch folder that git ignores, so they never overwrite the committed evidence in `results/`
+/// (the evidence scripts write there with `--out`), and named after the *file*, so that a copy of
+/// a scenario that keeps its `name` does not overwrite the original's results.
+pub fn results_dir(file: &Path, mode: &str, out: Option<&Path>) -> PathBuf {
     match out {
         Some(dir) => dir.to_path_buf(),
-        None => Path::new(SCRATCH).join(&scenario.file.name).join(mode),
+        None => scratch_dir(file).join(mode),
     }
+}
+
+/// `lblab-out/<scenario file's stem>`.
+pub fn scratch_dir(file: &Path) -> PathBuf {
+    let stem = file
+        .file_stem()
+        .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+    Path::new(SCRATCH).join(stem)
 }
 
 /// Extensions of the files lblab writes into a results folder; a `.<name>.tmp` left by a run

@@ -183,7 +183,7 @@ pub fn realtime(disabled: bool) -> bool {
 pub fn run_and_write(
     scenario: &Scenario,
     options: &HarnessOptions<'_>,
-    out: Option<&Path>,
+    dir: &Path,
 ) -> anyhow::Result<(RealRun, RunSummary, Vec<PolicyResult>, PathBuf)> {
     let planned = scenario
         .policies
@@ -195,8 +195,7 @@ pub fn run_and_write(
     let clients = u64::from(scenario.file.workload.clients.max(1));
     lblab_backend::ensure_open_files(64 + scenario.backends.len() as u64 * (1 + 2 * clients))
         .map_err(anyhow::Error::msg)?;
-    let dir = output::results_dir(scenario, "real", out);
-    let _out_dir = output::prepare_dir(&dir)?;
+    let _out_dir = output::prepare_dir(dir)?;
     let real = harness::run_real(
         scenario,
         options,
@@ -208,7 +207,7 @@ pub fn run_and_write(
         },
     )?;
     let (summary, results) = write(scenario, &real, &dir, false)?;
-    Ok((real, summary, results, dir))
+    Ok((real, summary, results, dir.to_path_buf()))
 }
 
 /// Writes a real run's results and `harness.json` into `dir`; `in_progress` marks a checkpoint
@@ -316,7 +315,8 @@ pub fn print_harness(real: &RealRun) {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = load(&args.scenario, args.seed, args.duration, args.warmup)?;
     let options = args.harness.options(&args.policies);
-    let (real, summary, _, dir) = run_and_write(&scenario, &options, args.out.as_deref())?;
+    let dir = output::results_dir(&args.scenario, "real", args.out.as_deref());
+    let (real, summary, _, dir) = run_and_write(&scenario, &options, &dir)?;
     println!(
         "scenario {} (seed {}), real over loopback TCP:",
         scenario.file.name, scenario.file.seed

@@ -128,7 +128,7 @@ pub fn simulate(
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let scenario = load(&args.scenario, args.seed)?;
     check_policies(&scenario, &args.policies)?;
-    let dir = output::results_dir(&scenario, "sim", args.out.as_deref());
+    let dir = output::results_dir(&args.scenario, "sim", args.out.as_deref());
     let _out_dir = output::prepare_dir(&dir)?;
     let started = Instant::now();
     let (runs, partial) = simulate(&scenario, &args.policies, args.jobs.map(usize::from))?;

@@ -1,7 +1,7 @@
 //! `lblab sweep SCENARIO --vary PATH=V1,V2,…`: every policy of a scenario at every point of the
 //! scenario space, over several seeds, with intervals; and `lblab sim --seeds N`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -19,6 +19,8 @@ use super::output;
 /// What the scenario-space sweep needs from the command line.
 pub struct SpaceArgs<'a> {
     pub scenario: &'a Scenario,
+    /// Its file (the scratch folder is named after it).
+    pub file: &'a Path,
     pub axes: &'a [Axis],
     pub seeds: u64,
     pub policies: &'a [String],
@@ -79,9 +81,7 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
             .map(|p| p.replace('.', "-"))
             .collect::<Vec<_>>()
             .join("+");
-        PathBuf::from(output::SCRATCH)
-            .join(&scenario.file.name)
-            .join(format!("sweep-{name}"))
+        output::scratch_dir(args.file).join(format!("sweep-{name}"))
     });
     let _out_dir = output::prepare_dir(&dir)?;
     eprintln!(

@@ -96,6 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::sim::check_policies(&scenario, &args.policies)?;
         return super::space::run(super::space::SpaceArgs {
             scenario: &scenario,
+            file: &args.scenario,
             axes: &args.vary,
             seeds: args.seeds,
             policies: &args.policies,
@@ -110,7 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .clone()
-        .unwrap_or_else(|| output::results_dir(&scenario, "sweep", None));
+        .unwrap_or_else(|| output::results_dir(&args.scenario, "sweep", None));
     let _out_dir = output::prepare_dir(&dir)?;
     let grid = Grid {
         decay_times: args.decay_times.clone(),
