@@ -520,6 +520,36 @@ impl Evidence {
             }
         }
         out.pick_bench = read_csv(&results_dir.join("bench/policy-pick.csv"))?.unwrap_or_default();
+        let anomalies = results_dir.join("anomalies");
+        if anomalies.is_dir() {
+            for dir in sorted_entries(&anomalies)?
+                .into_iter()
+                .filter(|d| d.is_dir())
+            {
+                let dirs = if dir.join("summary.json").is_file() {
+                    vec![dir.clone()]
+                } else {
+                    sorted_entries(&dir)?
+                        .into_iter()
+                        .filter(|d| d.is_dir())
+                        .collect()
+                };
+                for d in dirs {
+                    let Some(summary) = read_json::<RunSummary>(&d.join("summary.json"))? else {
+                        continue;
+                    };
+                    let name = d
+                        .strip_prefix(&anomalies)
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    out.anomalies.push(Anomaly {
+                        name,
+                        summary,
+                        failures: read_csv(&d.join("failures.csv"))?.unwrap_or_default(),
+                    });
+                }
+            }
+        }
         Ok(out)
     }
 

@@ -222,11 +222,16 @@ fn agreement(out: &mut String, s: &ScenarioResults, c: &crate::load::Compared) {
 
 /// Per policy, its failed calls by backend: `(backend, errors, mean ms, first second, last
 /// second)`, most errors first.
-fn failures_by_backend(failures: &[FailureRow], policy: &str) -> Vec<(String, u64, f64, u64, u64)> {
+fn failures_by_backend(
+    failures: &[FailureRow],
+    policy: &str,
+    warmup_s: f64,
+) -> Vec<(String, u64, f64, u64, u64)> {
     let mut out: Vec<(String, u64, f64, u64, u64)> = Vec::new();
+    // Seconds of the measurement only, like the table's counts (failures.csv has the warm-up too).
     for f in failures
         .iter()
-        .filter(|f| f.policy == policy && f.errors > 0)
+        .filter(|f| f.policy == policy && f.errors > 0 && f.second as f64 >= warmup_s)
     {
         match out.iter_mut().find(|o| o.0 == f.backend) {
             Some(o) => {
@@ -280,14 +285,14 @@ fn failures_table(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
         out,
         "## Failed calls by backend (real)\n\nFrom {source} ({} measured after {} warm-up; \
          seconds count from the start of the run): where each policy's failed calls went and how \
-         long they took.\n",
+         long they took, counted in the seconds after the warm-up.\n",
         secs(text::measured(run, s)),
         secs(run.warmup_s)
     );
-    w!(out, "| policy | requests | failed | at (backend: calls, seconds) | mean ms of a failed call | p50 ms of the run |");
+    w!(out, "| policy | requests | failed | at (backend: calls, seconds of the run) | mean ms of a failed call | p50 ms of the run |");
     w!(out, "|---|---:|---:|---|---:|---:|");
     for r in &run.rows {
-        let by = failures_by_backend(failures, &r.policy);
+        let by = failures_by_backend(failures, &r.policy, run.warmup_s);
         let total: u64 = by.iter().map(|b| b.1).sum();
         let mean = if total > 0 {
             by.iter().map(|b| b.2 * b.1 as f64).sum::<f64>() / total as f64
@@ -332,7 +337,7 @@ fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
                     count(pe.errors)
                 );
                 if let Some((failures, run, source)) = failure_source(ev, s) {
-                    let by = failures_by_backend(failures, "tower_p2c_peak_ewma");
+                    let by = failures_by_backend(failures, "tower_p2c_peak_ewma", run.warmup_s);
                     let total: u64 = by.iter().map(|b| b.1).sum();
                     let mean =
                         by.iter().map(|b| b.2 * b.1 as f64).sum::<f64>() / total.max(1) as f64;
@@ -347,8 +352,9 @@ fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
                         .map_or(f64::NAN, |r| r.p50_ms);
                     let _ = write!(
                         line,
-                        " In a run that recorded failures per backend ({source}), all {} of its \
-                         failures were at {} and took {} ms on average, against a p50 of {} ms.",
+                        " In a run that recorded failures per backend ({source}), its {} failures \
+                         after the warm-up were at {} and took {} ms on average, against a p50 \
+                         of {} ms.",
                         count(total),
                         at.join(" and "),
                         num(mean),
