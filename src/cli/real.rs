@@ -201,12 +201,12 @@ pub fn run_and_write(
         options,
         &mut |line| eprintln!("{line}"),
         &mut |so_far| {
-            if let Err(e) = write(scenario, so_far, &dir, true) {
+            if let Err(e) = write(scenario, so_far, dir, true) {
                 eprintln!("warning: could not write the results so far: {e:#}");
             }
         },
     )?;
-    let (summary, results) = write(scenario, &real, &dir, false)?;
+    let (summary, results) = write(scenario, &real, dir, false)?;
     Ok((real, summary, results, dir.to_path_buf()))
 }
 
