@@ -351,13 +351,13 @@ mod tests {
 
     #[test]
     fn a_shorter_duration_keeps_the_warmup() {
-        // cpu-throttle warms up 10 s so weighted_round_robin's blackout ends before measurement;
+        // one-slow warms up 12 s so weighted_round_robin's blackout ends before measurement;
         // a 5 s run must not move the blackout into what it measures.
         let s = load(&scenario("one-slow.toml"), None, Some(Dur(5 * NS)), None).unwrap();
-        assert_eq!(s.workload.warmup, 10 * NS);
+        assert_eq!(s.workload.warmup, 12 * NS);
         assert_eq!(s.workload.duration, 5 * NS);
         let s = load(&scenario("one-slow.toml"), None, Some(Dur(20 * NS)), None).unwrap();
-        assert_eq!(s.workload.warmup, 10 * NS);
+        assert_eq!(s.workload.warmup, 12 * NS);
     }
 
     #[test]
