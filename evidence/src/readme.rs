@@ -790,19 +790,10 @@ fn bench_name(label: &str) -> Option<&'static str> {
     }
 }
 
-/// The median of `values` (the mean of the middle two for an even count).
+/// The median of the finite `values` (the shared order-statistics median), `None` if none are.
 pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len().is_multiple_of(2) {
-        (v[m - 1] + v[m]) / 2.0
-    } else {
-        v[m]
-    })
+    let m = lblab_model::stats::median_interval(values).median;
+    m.is_finite().then_some(m)
 }
 
 fn agreement(out: &mut String, ev: &Evidence) {
