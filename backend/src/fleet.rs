@@ -28,10 +28,12 @@ use tonic::server::NamedService;
 use tonic_health::pb::health_server::HealthServer;
 use tonic_health::server::{HealthReporter, HealthService};
 
-use crate::node::{Clock, EchoService, Node};
-use crate::orca::OrcaTrailers;
-use crate::pb::echo::echo_server::EchoServer;
-use crate::timer::{PreciseTimer, DEFAULT_SPIN};
+use lblab_wire::orca::OrcaTrailers;
+use lblab_wire::pb::echo::echo_server::EchoServer;
+use lblab_wire::timer::{PreciseTimer, DEFAULT_SPIN};
+use lblab_wire::Clock;
+
+use crate::node::{EchoService, Node};
 use crate::BackendError;
 
 /// How to start a fleet.
@@ -46,9 +48,9 @@ pub struct FleetOptions {
     /// How long before each deadline the timer thread spins instead of sleeping.
     pub spin: Duration,
     /// Run the timer thread in the real-time scheduling class at this priority
-    /// ([`timer::set_realtime`](crate::timer::set_realtime)); `None`: normal priority.
+    /// ([`timer::set_realtime`](lblab_wire::timer::set_realtime)); `None`: normal priority.
     pub realtime: Option<i32>,
-    /// Pin the timer thread to this CPU ([`timer::pin_to_cpu`](crate::timer::pin_to_cpu)).
+    /// Pin the timer thread to this CPU ([`timer::pin_to_cpu`](lblab_wire::timer::pin_to_cpu)).
     pub cpu: Option<usize>,
 }
 

@@ -36,30 +36,14 @@
 
 mod fleet;
 mod node;
-pub mod orca;
-pub mod timer;
 
 pub use fleet::{DelayAccuracy, Fleet, FleetOptions};
-pub use node::{Clock, ReplyStream};
+pub use node::ReplyStream;
 
 use lblab_model::backend::BackendParams;
 use lblab_model::dist::Dist;
 use lblab_model::fault::Timeline;
 use lblab_model::scenario::BackendSpec;
-
-/// Generated protobuf and gRPC code.
-pub mod pb {
-    /// `lblab.v1`: the Echo service the fleet serves and the load generator calls.
-    #[allow(missing_docs, clippy::all)]
-    pub mod echo {
-        tonic::include_proto!("lblab.v1");
-    }
-    /// `xds.data.orca.v3`: the ORCA load report.
-    #[allow(missing_docs, clippy::all)]
-    pub mod orca {
-        tonic::include_proto!("xds.data.orca.v3");
-    }
-}
 
 /// Why the fleet could not start.
 #[derive(Debug, thiserror::Error)]
@@ -97,37 +81,4 @@ pub fn zero_delay(backends: &[BackendSpec]) -> Vec<BackendSpec> {
             ..b.clone()
         })
         .collect()
-}
-
-/// Makes sure the process may open `needed` file descriptors (sockets: a listener per backend
-/// and a connection per client and backend): raises the soft limit up to the hard one if that is
-/// enough, and otherwise says how many the run needs and how many it may have, instead of the run
-/// failing half-way with "Too many open files".
-pub fn ensure_open_files(needed: u64) -> Result<(), String> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the struct we pass and reads nothing else.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return Ok(()); // cannot tell: let the run try
-    }
-    if needed <= lim.rlim_cur {
-        return Ok(());
-    }
-    if needed <= lim.rlim_max {
-        let raised = libc::rlimit {
-            rlim_cur: needed.max(lim.rlim_cur),
-            rlim_max: lim.rlim_max,
-        };
-        // SAFETY: setrlimit reads the struct we pass.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
-            return Ok(());
-        }
-    }
-    Err(format!(
-        "this run needs about {needed} open files (sockets) and the process may have at most {} \
-         (`ulimit -n`); use fewer backends or clients, or raise the limit",
-        lim.rlim_max
-    ))
 }

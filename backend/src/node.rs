@@ -21,45 +21,11 @@ use tokio_stream::Stream;
 use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::{Request, Response, Status};
 
-use crate::orca::{self, ORCA_KEY};
-use crate::pb::echo::echo_server::Echo;
-use crate::pb::echo::{CallReply, CallRequest};
-use crate::timer::TimerHandle;
-
-/// Wall-clock time as model time: nanoseconds since an origin (0 before it).
-#[derive(Debug, Clone, Copy)]
-pub struct Clock {
-    origin: Instant,
-}
-
-impl Clock {
-    /// A clock whose time 0 is `origin`.
-    pub fn new(origin: Instant) -> Self {
-        Clock { origin }
-    }
-
-    /// The origin.
-    pub fn origin(&self) -> Instant {
-        self.origin
-    }
-
-    /// Nanoseconds since the origin.
-    pub fn now(&self) -> Nanos {
-        self.to_nanos(Instant::now())
-    }
-
-    /// Model time of an instant.
-    pub fn to_nanos(&self, t: Instant) -> Nanos {
-        t.saturating_duration_since(self.origin)
-            .as_nanos()
-            .min(u128::from(Nanos::MAX)) as Nanos
-    }
-
-    /// The instant of a model time.
-    pub fn instant(&self, t: Nanos) -> Instant {
-        self.origin + Duration::from_nanos(t)
-    }
-}
+use lblab_wire::orca::{self, ORCA_KEY};
+use lblab_wire::pb::echo::echo_server::Echo;
+use lblab_wire::pb::echo::{CallReply, CallRequest};
+use lblab_wire::timer::TimerHandle;
+use lblab_wire::Clock;
 
 /// Why a waiting request will not be answered normally.
 #[derive(Debug, Clone, Copy)]

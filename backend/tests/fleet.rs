@@ -2,10 +2,11 @@
 
 use std::time::{Duration, Instant};
 
-use lblab_backend::pb::echo::echo_client::EchoClient;
-use lblab_backend::pb::echo::CallRequest;
-use lblab_backend::{orca, Fleet, FleetOptions};
+use lblab_backend::{Fleet, FleetOptions};
 use lblab_model::Scenario;
+use lblab_wire::orca;
+use lblab_wire::pb::echo::echo_client::EchoClient;
+use lblab_wire::pb::echo::CallRequest;
 use tonic::transport::Channel;
 
 fn scenario(extra: &str) -> Scenario {

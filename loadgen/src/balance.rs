@@ -5,7 +5,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use lblab_backend::pb::echo::{echo_client::EchoClient, CallRequest};
+//! use lblab_wire::pb::echo::{echo_client::EchoClient, CallRequest};
 //! use lblab_loadgen::balance::{Balancer, BalancerOptions};
 //!
 //! let endpoints = vec![
@@ -59,12 +59,12 @@ use http::Uri;
 use http_body::{Body, Frame, SizeHint};
 use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use lblab_backend::orca;
-use lblab_backend::Clock;
 use lblab_policy::config::{self, ConfigError};
 use lblab_policy::{
     Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
 };
+use lblab_wire::orca;
+use lblab_wire::Clock;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tokio::sync::Notify;

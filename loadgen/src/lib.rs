@@ -5,17 +5,16 @@
 //!   [`PolicyService`](balance::PolicyService): one HTTP/2 connection per endpoint, an lblab
 //!   [`Policy`](lblab_policy::Policy) picking among them, connectivity from the real connections,
 //!   ORCA trailers fed back to the policy. A public API: any tonic application can use it (see
-//!   `examples/balanced_client.rs`).
+//!   `harness/examples/balanced_client.rs`, which also starts a fleet).
 //! - [`run`]: one run of one scenario policy against a set of targets — open-loop arrivals paced by
 //!   a precise dispatcher thread, latency from the intended send time, dispatch lateness apart,
 //!   per-call deadlines, every request accounted for in the simulator's results schema, and the
 //!   client's CPU time per call.
-//! - [`harness`]: the real harness — every policy of a scenario against a fresh in-process
-//!   fleet, plus the harness floor, delay accuracy and dispatch lateness.
 //! - [`tower_p2c`]: tower's own `p2c` + `PeakEwma` balancer as the reference policy
 //!   `tower_p2c_peak_ewma`.
 //!
-//! This crate does not start servers (that is `lblab-backend`) and holds no policy logic of its own.
+//! This crate does not start servers (that is `lblab-backend`; `lblab-harness` runs the two
+//! together) and holds no policy logic of its own. Its wire format comes from `lblab-wire`.
 //!
 //! ```no_run
 //! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,7 +31,6 @@
 
 pub mod balance;
 pub mod cpu;
-pub mod harness;
 pub mod incidents;
 pub mod run;
 pub mod tower_p2c;

@@ -7,8 +7,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use lblab_backend::{timer, Fleet, FleetOptions};
+use lblab_backend::{Fleet, FleetOptions};
 use lblab_model::units::Dur;
+use lblab_wire::timer;
 
 use super::output;
 
@@ -104,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A listener per backend, and the connections clients will open to it.
     let needed =
         64 + backends.len() as u64 * (1 + u64::from(scenario.file.workload.clients.max(1)));
-    lblab_backend::ensure_open_files(needed).map_err(anyhow::Error::msg)?;
+    lblab_wire::ensure_open_files(needed).map_err(anyhow::Error::msg)?;
     let origin = origin_of(args.start_at)?;
     let stop = output::stop_flag();
     let realtime = super::real::realtime(args.no_realtime);

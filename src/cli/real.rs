@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_loadgen::harness::{self, HarnessOptions, RealRun};
+use lblab_harness::{self as harness, HarnessOptions, RealRun};
 use lblab_model::results::{write_atomic, PolicyResult, RunSummary};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
@@ -170,7 +170,7 @@ pub fn realtime(disabled: bool) -> bool {
     if disabled {
         return false;
     }
-    let ok = lblab_backend::timer::realtime_available();
+    let ok = lblab_wire::timer::realtime_available();
     if !ok {
         eprintln!("note: cannot use real-time scheduling here (needs root or CAP_SYS_NICE); timing is less precise on a busy machine");
     }
@@ -193,7 +193,7 @@ pub fn run_and_write(
     super::check_memory(scenario, planned, lblab_model::budget::Mode::Real)?;
     // In-process: a listener per backend, and both ends of every client's connection to it.
     let clients = u64::from(scenario.file.workload.clients.max(1));
-    lblab_backend::ensure_open_files(64 + scenario.backends.len() as u64 * (1 + 2 * clients))
+    lblab_wire::ensure_open_files(64 + scenario.backends.len() as u64 * (1 + 2 * clients))
         .map_err(anyhow::Error::msg)?;
     let _out_dir = output::prepare_dir(dir)?;
     let real = harness::run_real(

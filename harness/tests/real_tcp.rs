@@ -1,7 +1,7 @@
 //! Real-TCP smoke test: a few seconds of a one-slow scenario against in-process tonic servers on
 //! loopback, at a modest rate.
 
-use lblab_loadgen::harness::{run_one, HarnessOptions};
+use lblab_harness::{run_one, HarnessOptions};
 use lblab_model::Scenario;
 
 const SCENARIO: &str = r#"

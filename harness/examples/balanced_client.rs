@@ -6,15 +6,15 @@
 //! endpoints and a service config, and pass `balancer.service()` to the generated client's `new`.
 //!
 //! ```sh
-//! cargo run -p lblab-loadgen --example balanced_client
+//! cargo run -p lblab-harness --example balanced_client
 //! ```
 
 use std::time::Duration;
 
-use lblab_backend::pb::echo::echo_client::EchoClient;
-use lblab_backend::pb::echo::CallRequest;
 use lblab_backend::{Fleet, FleetOptions};
 use lblab_loadgen::balance::{Balancer, BalancerOptions, Picked};
+use lblab_wire::pb::echo::echo_client::EchoClient;
+use lblab_wire::pb::echo::CallRequest;
 
 const FLEET: &str = r#"
 name = "example"

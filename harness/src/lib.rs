@@ -1,6 +1,13 @@
 //! The real harness: every policy of a scenario in turn, each against a fresh in-process fleet of
 //! real servers on loopback, plus the harness's own floor.
 //!
+//! This crate joins the two real sides, which do not know each other: the fleet of
+//! `lblab-backend` and the load generator of `lblab-loadgen`. [`run_real`] runs the floor and then
+//! every policy ([`run_one`]: a fresh fleet, one load run, the fleet's delay accuracy), reruns a
+//! policy whose run was disturbed by other work on the machine ([`HarnessOptions::attempts`]),
+//! hands everything measured so far to a checkpoint callback after each policy, and keeps what it
+//! measured when stopped or when a later policy fails. `lblab real` and `lblab compare` call it.
+//!
 //! The fleet runs on its own tokio runtime and the load generator on another, in one process, so
 //! nothing outlives the run (no child processes to orphan) and the client's CPU time is measured
 //! on the client's threads only. Both share one origin, so faults happen at the scenario's times.
@@ -23,14 +30,14 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use lblab_backend::{timer, DelayAccuracy, Fleet, FleetOptions};
+use lblab_backend::{DelayAccuracy, Fleet, FleetOptions};
+use lblab_loadgen::run::{run_policy, LoadRun, Quantiles, RunOptions};
+use lblab_loadgen::LoadgenError;
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{self, Selected};
 use lblab_policy::NANOS_PER_SEC;
+use lblab_wire::timer;
 use serde::{Deserialize, Serialize};
-
-use crate::run::{run_policy, LoadRun, Quantiles, RunOptions};
-use crate::LoadgenError;
 
 /// Options of [`run_real`].
 #[derive(Debug, Clone)]
@@ -49,7 +56,7 @@ pub struct HarnessOptions<'a> {
     /// Worker threads of the load generator's runtime.
     pub client_threads: usize,
     /// Run the fleet's and the load generator's threads in the real-time scheduling class
-    /// ([`lblab_backend::timer::set_realtime`]), so that other work on the machine does not
+    /// ([`lblab_wire::timer::set_realtime`]), so that other work on the machine does not
     /// delay them (needs root or CAP_SYS_NICE).
     pub realtime: bool,
     /// How long the timer and dispatcher threads spin before each deadline.

@@ -5,7 +5,7 @@
 //! `tokio::time::sleep` takes 2–3 ms. Here a thread with a timer slack of 1 ns sleeps on a condition
 //! variable until [`DEFAULT_SPIN`] before the deadline, then busy-waits; the error is the
 //! scheduler's wake-up latency plus whatever the woken task takes to run, which the backend measures
-//! and reports (see [`crate::DelayAccuracy`]).
+//! and reports (the backend crate's `DelayAccuracy`).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
