@@ -31,7 +31,9 @@
 
 #![warn(missing_docs)]
 
+pub mod arrival;
 pub mod backend;
+pub mod backoff;
 pub mod budget;
 pub mod dist;
 pub mod fault;

@@ -5,17 +5,17 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use lblab_model::arrival::ClientArrivals;
 use lblab_model::backend::{Admission, Backend, Started};
+use lblab_model::backoff::Backoff;
 use lblab_model::results::{Recorder, RequestResult};
-use lblab_model::scenario::{derive_seed, streams, Arrival, Scenario};
+use lblab_model::scenario::{derive_seed, streams, Scenario};
 use lblab_policy::config::Selected;
 use lblab_policy::{
     Connectivity, EndpointId, LoadReport, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
-    NANOS_PER_SEC,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Exp};
 
 use crate::queue::EventQueue;
 use crate::SimError;
@@ -91,9 +91,6 @@ struct Req {
 
 const NO_BACKEND: u32 = u32::MAX;
 
-/// Closed loop: the least time between the starts of two requests of one slot.
-const MIN_CLOSED_LOOP_GAP: Nanos = 1_000;
-
 /// How a client picks.
 #[derive(Debug)]
 enum Picker {
@@ -106,7 +103,7 @@ enum Picker {
 struct Client {
     picker: Picker,
     policy_rng: SmallRng,
-    arrival_rng: SmallRng,
+    arrivals: ClientArrivals,
     misc_rng: SmallRng,
     /// Connection state per backend, as the client sees it.
     conn: Vec<Connectivity>,
@@ -139,15 +136,8 @@ pub(crate) struct World<'a> {
     queue: EventQueue<Event>,
     pub(crate) recorder: Recorder,
     end: Nanos,
-    per_client_rate: f64,
-    gap: Option<Exp<f64>>,
+    backoff: Backoff,
     pub(crate) stats: RunStats,
-}
-
-/// gRPC's reconnect backoff: 1 s initial, ×1.6, ±20 % jitter, at most 120 s.
-fn backoff(attempt: u32, rng: &mut SmallRng) -> Nanos {
-    let base = (1.6f64).powi(attempt.min(20) as i32).min(120.0);
-    (base * rng.random_range(0.8..1.2) * NANOS_PER_SEC as f64) as Nanos
 }
 
 impl<'a> World<'a> {
@@ -184,21 +174,14 @@ impl<'a> World<'a> {
             clients.push(Client {
                 picker,
                 policy_rng: SmallRng::seed_from_u64(derive_seed(seed, streams::POLICY, c)),
-                arrival_rng: SmallRng::seed_from_u64(derive_seed(seed, streams::ARRIVALS, c)),
+                arrivals: ClientArrivals::new(w, seed, c as u32)
+                    .map_err(|e| SimError::Config(e.to_string()))?,
                 misc_rng: SmallRng::seed_from_u64(derive_seed(seed, streams::POLICY + 100, c)),
                 conn: vec![Connectivity::Idle; backends.len()],
                 pending: VecDeque::new(),
                 timer_at: None,
             });
         }
-        let per_client_rate = w.rate / f64::from(w.clients);
-        let gap = match w.arrival {
-            Arrival::Poisson => Some(
-                Exp::new(per_client_rate / NANOS_PER_SEC as f64)
-                    .map_err(|e| SimError::Config(e.to_string()))?,
-            ),
-            _ => None,
-        };
         Ok(World {
             scenario,
             recorder: Recorder::new(label, backends.len(), w.warmup),
@@ -208,8 +191,7 @@ impl<'a> World<'a> {
             free: Vec::new(),
             queue: EventQueue::new(),
             end: w.end(),
-            per_client_rate,
-            gap,
+            backoff: Backoff::default(),
             stats: RunStats::default(),
         })
     }
@@ -255,7 +237,6 @@ impl<'a> World<'a> {
     }
 
     fn start(&mut self) {
-        let w = &self.scenario.workload;
         for b in 0..self.backends.len() as u32 {
             let up = !self.backends[b as usize].timeline().down_at(0);
             for c in 0..self.clients.len() as u32 {
@@ -284,23 +265,8 @@ impl<'a> World<'a> {
             }
         }
         for c in 0..self.clients.len() as u32 {
-            match w.arrival {
-                Arrival::Closed => {
-                    for _ in 0..w.concurrency {
-                        self.queue.schedule(0, Event::Arrival { client: c });
-                    }
-                }
-                Arrival::Constant => {
-                    // Clients evenly staggered within one inter-arrival gap.
-                    let gap = NANOS_PER_SEC as f64 / self.per_client_rate;
-                    let phase = gap * f64::from(c) / self.clients.len() as f64;
-                    self.queue
-                        .schedule(phase as Nanos, Event::Arrival { client: c });
-                }
-                Arrival::Poisson => {
-                    let first = self.next_gap(c);
-                    self.queue.schedule(first, Event::Arrival { client: c });
-                }
+            for at in self.clients[c as usize].arrivals.starts() {
+                self.queue.schedule(at, Event::Arrival { client: c });
             }
             self.arm_timer(0, c);
             if let Picker::Policy(p) = &self.clients[c as usize].picker {
@@ -308,14 +274,6 @@ impl<'a> World<'a> {
                     self.queue.schedule(period.max(1), Event::Oob { client: c });
                 }
             }
-        }
-    }
-
-    fn next_gap(&mut self, client: u32) -> Nanos {
-        let c = &mut self.clients[client as usize];
-        match self.gap {
-            Some(exp) => exp.sample(&mut c.arrival_rng) as Nanos,
-            None => (NANOS_PER_SEC as f64 / self.per_client_rate) as Nanos,
         }
     }
 
@@ -415,7 +373,9 @@ impl<'a> World<'a> {
                                 state: Connectivity::TransientFailure,
                             },
                         );
-                        let retry = now + half + backoff(0, &mut self.clients[c as usize].misc_rng);
+                        let retry = now
+                            + half
+                            + self.backoff.delay(0, &mut self.clients[c as usize].misc_rng);
                         self.queue.schedule(
                             retry,
                             Event::Reconnect {
@@ -444,7 +404,9 @@ impl<'a> World<'a> {
                 if self.backends[backend as usize].timeline().down_at(now) {
                     if now < self.end {
                         let retry =
-                            now + backoff(attempt, &mut self.clients[client as usize].misc_rng);
+                            now + self
+                                .backoff
+                                .delay(attempt, &mut self.clients[client as usize].misc_rng);
                         self.queue.schedule(
                             retry,
                             Event::Reconnect {
@@ -518,25 +480,17 @@ impl<'a> World<'a> {
 
     fn on_arrival(&mut self, now: Nanos, client: u32) {
         let w = &self.scenario.workload;
-        if now >= self.end {
+        let Some(arrived) = self.clients[client as usize].arrivals.arrive(now) else {
             return;
-        }
-        if w.arrival != Arrival::Closed {
-            let next = now + self.next_gap(client).max(1);
-            if next < self.end {
-                self.queue.schedule(next, Event::Arrival { client });
-            }
+        };
+        if let Some(next) = arrived.next {
+            self.queue.schedule(next, Event::Arrival { client });
         }
         self.stats.requests += 1;
         if now >= w.warmup {
             self.stats.measured += 1;
         }
-        let share = w.streaming_share;
-        let kind = if share > 0.0 && self.clients[client as usize].arrival_rng.random_bool(share) {
-            RpcKind::Streaming
-        } else {
-            RpcKind::Unary
-        };
+        let kind = arrived.kind;
         let req = self.alloc(client, kind, now);
         if kind == RpcKind::Unary {
             self.queue
@@ -727,15 +681,8 @@ impl<'a> World<'a> {
                 .on_backend_result(backend as usize, intended, now, result);
         }
         self.free.push(req.slot);
-        if self.scenario.workload.arrival == Arrival::Closed && now < self.end {
-            // A request that failed at once is retried after 1 ms, not in the same instant; and a
-            // slot sends at most one request per microsecond, so a backend that answers in no time
-            // (zero service time and network RTT) cannot hold virtual time still for ever.
-            let at = if now == sent && status != Status::Ok {
-                now + 1_000_000
-            } else {
-                now.max(intended + MIN_CLOSED_LOOP_GAP)
-            };
+        let arrivals = &self.clients[client as usize].arrivals;
+        if let Some(at) = arrivals.after_completion(now, sent, intended, status == Status::Ok) {
             self.queue.schedule(at, Event::Arrival { client });
         }
     }
