@@ -59,6 +59,7 @@ use http::Uri;
 use http_body::{Body, Frame, SizeHint};
 use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use lblab_model::backoff::Backoff;
 use lblab_policy::config::{self, ConfigError};
 use lblab_policy::{
     Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
@@ -66,51 +67,13 @@ use lblab_policy::{
 use lblab_wire::orca;
 use lblab_wire::Clock;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 use tower::Service;
 
 /// A boxed error, as tower's middleware returns them.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// gRPC's connection backoff (the connection-backoff document of the gRPC repository).
-#[derive(Debug, Clone, Copy)]
-pub struct Backoff {
-    /// First delay (gRPC: 1 s).
-    pub initial: Duration,
-    /// Growth per attempt (1.6).
-    pub multiplier: f64,
-    /// Random spread, ± this share (0.2).
-    pub jitter: f64,
-    /// Largest delay (120 s).
-    pub max: Duration,
-}
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff {
-            initial: Duration::from_secs(1),
-            multiplier: 1.6,
-            jitter: 0.2,
-            max: Duration::from_secs(120),
-        }
-    }
-}
-
-impl Backoff {
-    /// The delay before attempt `attempt + 1` after `attempt` failures (0-based).
-    pub fn delay(&self, attempt: u32, rng: &mut impl Rng) -> Duration {
-        let base = self.initial.as_secs_f64() * self.multiplier.powi(attempt.min(60) as i32);
-        let base = base.min(self.max.as_secs_f64());
-        let spread = if self.jitter > 0.0 {
-            rng.random_range(-self.jitter..self.jitter)
-        } else {
-            0.0
-        };
-        Duration::from_secs_f64((base * (1.0 + spread)).max(0.0))
-    }
-}
 
 /// Options of a [`Balancer`].
 #[derive(Debug, Clone)]
@@ -582,7 +545,10 @@ async fn manage(
             Err(e) => {
                 lock(&slot.outages).begin(shared.clock.now(), Some(error_chain(e.as_ref())), true);
                 shared.set_state(idx, Connectivity::TransientFailure);
-                tokio::time::sleep(options.backoff.delay(attempt, &mut rng)).await;
+                tokio::time::sleep(Duration::from_nanos(
+                    options.backoff.delay(attempt, &mut rng),
+                ))
+                .await;
                 attempt = attempt.saturating_add(1);
             }
         }
@@ -885,18 +851,6 @@ mod tests {
         }
         h.insert("grpc-timeout", http::HeaderValue::from_static("x"));
         assert_eq!(grpc_timeout(&h), None);
-    }
-
-    #[test]
-    fn backoff_grows_to_its_cap() {
-        let b = Backoff {
-            jitter: 0.0,
-            ..Backoff::default()
-        };
-        let mut rng = SmallRng::seed_from_u64(1);
-        assert_eq!(b.delay(0, &mut rng), Duration::from_secs(1));
-        assert!((b.delay(1, &mut rng).as_secs_f64() - 1.6).abs() < 1e-9);
-        assert_eq!(b.delay(40, &mut rng), Duration::from_secs(120));
     }
 
     #[test]

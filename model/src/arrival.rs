@@ -317,8 +317,14 @@ config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
         assert_eq!(a.next, None);
         assert_eq!(c.after_completion(5_000_000, 0, 0, true), Some(5_000_000));
         // Failed at once: retried after 1 ms; answered in no time: at least 1 µs later.
-        assert_eq!(c.after_completion(7, 7, 7, false), Some(7 + CLOSED_LOOP_RETRY));
-        assert_eq!(c.after_completion(7, 7, 7, true), Some(7 + MIN_CLOSED_LOOP_GAP));
+        assert_eq!(
+            c.after_completion(7, 7, 7, false),
+            Some(7 + CLOSED_LOOP_RETRY)
+        );
+        assert_eq!(
+            c.after_completion(7, 7, 7, true),
+            Some(7 + MIN_CLOSED_LOOP_GAP)
+        );
         assert_eq!(c.after_completion(w.end(), 0, 0, true), None);
         assert_eq!(c.arrive(w.end()), None);
     }

@@ -57,7 +57,10 @@ mod tests {
         for attempt in 0..30 {
             let base = (1.6f64.powi(attempt)).min(120.0);
             let d = b.delay(attempt as u32, &mut rng) as f64 / 1e9;
-            assert!(d >= 0.8 * base - 1e-9 && d <= 1.2 * base + 1e-9, "{attempt}: {d}");
+            assert!(
+                d >= 0.8 * base - 1e-9 && d <= 1.2 * base + 1e-9,
+                "{attempt}: {d}"
+            );
         }
         let exact = Backoff {
             jitter: 0.0,

@@ -375,7 +375,9 @@ impl<'a> World<'a> {
                         );
                         let retry = now
                             + half
-                            + self.backoff.delay(0, &mut self.clients[c as usize].misc_rng);
+                            + self
+                                .backoff
+                                .delay(0, &mut self.clients[c as usize].misc_rng);
                         self.queue.schedule(
                             retry,
                             Event::Reconnect {
@@ -403,8 +405,8 @@ impl<'a> World<'a> {
                 }
                 if self.backends[backend as usize].timeline().down_at(now) {
                     if now < self.end {
-                        let retry =
-                            now + self
+                        let retry = now
+                            + self
                                 .backoff
                                 .delay(attempt, &mut self.clients[client as usize].misc_rng);
                         self.queue.schedule(

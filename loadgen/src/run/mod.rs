@@ -1,0 +1,415 @@
+//! The load driver: one open-loop (or closed-loop) run of one policy against a set of targets.
+//!
+//! The one loop (STYLE.md): a dispatcher thread walks the merged arrival schedule of every client,
+//! sleeps precisely until each intended send time, and spawns the call on the load generator's own
+//! tokio runtime; the call reports its end to a recorder thread. Latency counts from the intended
+//! send time, so a late dispatch shows as latency (no coordinated omission), and the lateness itself
+//! is recorded apart. Every intended request ends as exactly one of ok, error, deadline exceeded or
+//! dropped.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use lblab_model::arrival::{ClientArrivals, OpenLoop};
+use lblab_model::fault::Timeline;
+use lblab_model::results::{Incident, PolicyResult};
+use lblab_model::scenario::{derive_seed, streams, PolicyEntry, Scenario};
+use lblab_policy::Nanos;
+use lblab_wire::timer::{self, DEFAULT_SPIN};
+use lblab_wire::Clock;
+use serde::{Deserialize, Serialize};
+
+use crate::balance::{Balancer, Outage};
+use crate::cpu::{self, CpuMeter};
+use crate::incidents;
+use crate::LoadgenError;
+
+mod client;
+mod driver;
+mod recorder;
+
+use client::Client;
+use driver::Drive;
+use recorder::{Recorded, RecorderThread, Sink};
+
+/// How long calls in flight may go on after the run is stopped (Ctrl-C) before they are cut off
+/// and counted as dropped: the run must end within a second.
+const STOP_DRAIN: Duration = Duration::from_millis(250);
+
+/// Options of one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions<'a> {
+    /// Time 0 of the scenario: arrivals are scheduled from it, and a fleet started with the same
+    /// origin applies its faults on the same timeline. Must leave time to connect (the run waits for
+    /// connections first, then for the origin).
+    pub origin: Instant,
+    /// Set to end the run early; what was measured is kept and marked partial.
+    pub stop: Option<&'a AtomicBool>,
+    /// Calls in flight above which new arrivals are dropped (counted, never sent).
+    pub max_in_flight: usize,
+    /// Worker threads of the load generator's runtime.
+    pub worker_threads: usize,
+    /// How long the dispatcher spins before each send time.
+    pub spin: Duration,
+    /// How long to wait for connections before the run.
+    pub connect_wait: Duration,
+    /// Run the runtime's workers and the dispatcher in the real-time scheduling class
+    /// ([`timer::set_realtime`]), so that other processes on the machine do not delay them.
+    pub realtime: bool,
+    /// Pin the runtime's workers and the dispatcher to this CPU.
+    pub cpu: Option<usize>,
+}
+
+impl RunOptions<'_> {
+    /// Defaults with the given origin.
+    pub fn new(origin: Instant) -> Self {
+        RunOptions {
+            origin,
+            stop: None,
+            max_in_flight: 20_000,
+            worker_threads: 2,
+            spin: DEFAULT_SPIN,
+            connect_wait: Duration::from_secs(5),
+            realtime: false,
+            cpu: None,
+        }
+    }
+}
+
+/// Percentiles of a histogram of nanoseconds, in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Quantiles {
+    /// Values recorded.
+    pub count: u64,
+    /// Median, µs.
+    pub p50_us: f64,
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// 99.9th percentile, µs.
+    pub p999_us: f64,
+    /// Maximum, µs.
+    pub max_us: f64,
+}
+
+impl Quantiles {
+    /// Summarizes `h` (values in ns).
+    pub fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Quantiles::default();
+        }
+        let us = |v: u64| v as f64 / 1e3;
+        Quantiles {
+            count: h.len(),
+            p50_us: us(h.value_at_quantile(0.5)),
+            p99_us: us(h.value_at_quantile(0.99)),
+            p999_us: us(h.value_at_quantile(0.999)),
+            max_us: us(h.max()),
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Debug)]
+pub struct LoadRun {
+    /// Latency and accounting, in the results schema shared with the simulator.
+    pub result: PolicyResult,
+    /// Dispatch lateness (actual − intended send time) of every call, ns.
+    pub lateness: Histogram<u64>,
+    /// CPU time of the load generator's runtime threads (the RPC stack and the policy), ns.
+    pub client_cpu_ns: u64,
+    /// CPU time of the dispatcher thread (pacing, including its spin-waits), ns.
+    pub dispatcher_cpu_ns: u64,
+    /// Calls dispatched.
+    pub calls: u64,
+    /// Calls the policy could see were sent per backend (all calls, warm-up included).
+    pub sends_per_backend: Vec<u64>,
+    /// True if the run was stopped early.
+    pub partial: bool,
+}
+
+impl LoadRun {
+    /// Client CPU per call, µs.
+    pub fn cpu_per_call_us(&self) -> f64 {
+        if self.calls == 0 {
+            0.0
+        } else {
+            self.client_cpu_ns as f64 / self.calls as f64 / 1e3
+        }
+    }
+}
+
+/// Runs `policy` of `scenario` against `targets` (one per backend, in order) and returns what it
+/// measured. Blocks; builds and shuts down its own tokio runtime.
+pub fn run_policy(
+    scenario: &Scenario,
+    policy: &PolicyEntry,
+    targets: &[SocketAddr],
+    options: &RunOptions<'_>,
+) -> Result<LoadRun, LoadgenError> {
+    if !policy.runs_in_real() {
+        return Err(LoadgenError::Unsupported {
+            policy: policy.name.clone(),
+            name: "oracle".into(),
+        });
+    }
+    let w = &scenario.workload;
+    let meter = CpuMeter::new();
+    let runtime = build_runtime(options, &meter)?;
+    let clock = Clock::new(options.origin);
+    // Nothing can be measured if no target answers: say so rather than record a run of errors.
+    let unreachable = runtime.block_on(client::probe(targets, options.connect_wait));
+    check_reachable(targets, &unreachable, options.connect_wait)?;
+    let (clients, balancers) = connect(&runtime, scenario, policy, targets, options)?;
+
+    let sink = Sink::new();
+    let timelines: Option<Vec<Timeline>> = (targets.len() == scenario.backends.len()).then(|| {
+        scenario
+            .backends
+            .iter()
+            .map(|b| b.timeline.clone())
+            .collect()
+    });
+    let recorder = RecorderThread::new(&policy.name, targets.len(), w, timelines.clone());
+    let rx = sink.clone();
+    let recorder = std::thread::Builder::new()
+        .name("lblab-recorder".into())
+        .spawn(move || recorder.run(rx))
+        .map_err(|cause| LoadgenError::Io {
+            what: "starting the recorder thread".into(),
+            cause,
+        })?;
+
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let stopped = || options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
+    let drive = Drive {
+        clock,
+        handle: runtime.handle().clone(),
+        sink: &sink,
+        in_flight: &in_flight,
+        deadline: Duration::from_nanos(w.deadline),
+        stream_bound: Duration::from_nanos(w.end() + w.drain()),
+        max_in_flight: options.max_in_flight,
+        spin: options.spin,
+        stopped: &stopped,
+        end: w.end(),
+    };
+    let cpu_before = meter.total_ns();
+    let (calls, dispatcher_cpu_ns) = dispatch(&drive, clients, scenario, options)?;
+    drain(&in_flight, w.drain(), &stopped);
+    let client_cpu_ns = meter.total_ns().saturating_sub(cpu_before);
+    let run_end = clock.now().min(w.end());
+    let outages: Vec<_> = balancers.iter().map(Balancer::outages).collect();
+    drop(balancers);
+    // Calls still in flight are dropped with the runtime and counted as dropped.
+    runtime.shutdown_timeout(if stopped() {
+        STOP_DRAIN
+    } else {
+        Duration::from_secs(2)
+    });
+    sink.close();
+    let mut recorded = recorder
+        .join()
+        .map_err(|_| LoadgenError::Config("the recorder thread panicked".into()))?;
+    let outages = if outages.is_empty() {
+        // tower's balancer keeps its connections to itself: only targets unreachable from the
+        // start are known.
+        vec![unreachable.iter().map(unreachable_outage).collect()]
+    } else {
+        outages
+    };
+    let found = incidents_of(
+        &policy.name,
+        targets,
+        &outages,
+        timelines.as_deref(),
+        run_end,
+        &recorded,
+        (w.deadline, options.max_in_flight),
+    );
+    recorded.result.add_incidents(found);
+    Ok(LoadRun {
+        calls: calls.unwrap_or_else(|| recorded.sends.iter().sum()),
+        result: recorded.result,
+        lateness: recorded.lateness,
+        client_cpu_ns,
+        dispatcher_cpu_ns,
+        sends_per_backend: recorded.sends,
+        partial: stopped(),
+    })
+}
+
+/// The load generator's runtime: its threads' CPU time counted by `meter`, real-time and pinned
+/// as the options say.
+fn build_runtime(
+    options: &RunOptions<'_>,
+    meter: &CpuMeter,
+) -> Result<tokio::runtime::Runtime, LoadgenError> {
+    let (m1, m2) = (meter.clone(), meter.clone());
+    let (realtime, cpu) = (options.realtime, options.cpu);
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(options.worker_threads.max(1))
+        .thread_name("lblab-loadgen")
+        .enable_all()
+        .on_thread_start(move || {
+            m1.register_current();
+            if realtime {
+                let _ = timer::set_realtime(timer::RT_WORKER_PRIORITY);
+            }
+            if let Some(c) = cpu {
+                let _ = timer::pin_to_cpu(c);
+            }
+        })
+        .on_thread_stop(move || m2.unregister_current())
+        .build()
+        .map_err(|cause| LoadgenError::Io {
+            what: "building the load generator's runtime".into(),
+            cause,
+        })
+}
+
+/// An error if no target accepted a connection.
+fn check_reachable(
+    targets: &[SocketAddr],
+    unreachable: &[Option<String>],
+    waited: Duration,
+) -> Result<(), LoadgenError> {
+    if targets.is_empty() || unreachable.iter().any(Option::is_none) {
+        return Ok(());
+    }
+    let detail = targets
+        .iter()
+        .zip(unreachable)
+        .map(|(t, e)| format!("{t} ({})", e.as_deref().unwrap_or("?")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(LoadgenError::Unreachable { waited, detail })
+}
+
+/// A target unreachable from the start, as an outage of the whole run.
+fn unreachable_outage(error: &Option<String>) -> Vec<Outage> {
+    error
+        .iter()
+        .map(|e| Outage {
+            start: 0,
+            end: None,
+            lost: false,
+            failed_attempts: 1,
+            merged: 1,
+            error: Some(e.clone()),
+        })
+        .collect()
+}
+
+/// One client per scenario client, and their balancers (none for tower's), connected.
+fn connect(
+    runtime: &tokio::runtime::Runtime,
+    scenario: &Scenario,
+    policy: &PolicyEntry,
+    targets: &[SocketAddr],
+    options: &RunOptions<'_>,
+) -> Result<(Vec<Client>, Vec<Balancer>), LoadgenError> {
+    let _guard = runtime.enter();
+    let mut clients = Vec::new();
+    let mut balancers = Vec::new();
+    for c in 0..scenario.workload.clients {
+        let seed = derive_seed(scenario.file.seed, streams::POLICY, u64::from(c));
+        let (client, balancer) = client::make_client(policy, targets, options.origin, seed)?;
+        clients.push(client);
+        balancers.extend(balancer);
+    }
+    runtime.block_on(async {
+        for b in &balancers {
+            b.wait_connected(options.connect_wait).await;
+        }
+    });
+    Ok((clients, balancers))
+}
+
+/// Runs the driver of the scenario's loop on a dispatcher thread; returns the arrivals it
+/// dispatched (`None` for a closed loop: the recorder counts its calls) and its CPU time.
+fn dispatch(
+    drive: &Drive<'_>,
+    clients: Vec<Client>,
+    scenario: &Scenario,
+    options: &RunOptions<'_>,
+) -> Result<(Option<u64>, u64), LoadgenError> {
+    let (w, seed) = (&scenario.workload, scenario.file.seed);
+    let schedule_error = |e| LoadgenError::Config(format!("workload.rate: {e}"));
+    let arrivals = (0..w.clients)
+        .map(|c| ClientArrivals::new(w, seed, c))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(schedule_error)?;
+    let closed = arrivals.first().is_some_and(ClientArrivals::is_closed);
+    let open = OpenLoop::new(w, seed).map_err(schedule_error)?;
+    std::thread::scope(|scope| {
+        let dispatcher = std::thread::Builder::new()
+            .name("lblab-dispatch".into())
+            .spawn_scoped(scope, move || {
+                timer::set_precise_timer_slack();
+                if options.realtime {
+                    let _ = timer::set_realtime(timer::RT_TIMER_PRIORITY);
+                }
+                let before = cpu::current_thread_ns();
+                let calls = if closed {
+                    driver::closed_loop(drive, &clients, arrivals);
+                    None
+                } else {
+                    Some(driver::open_loop(drive, &clients, open))
+                };
+                (calls, cpu::current_thread_ns().saturating_sub(before))
+            })
+            .map_err(|cause| LoadgenError::Io {
+                what: "starting the dispatcher thread".into(),
+                cause,
+            })?;
+        dispatcher
+            .join()
+            .map_err(|_| LoadgenError::Config("the dispatcher thread panicked".into()))
+    })
+}
+
+/// Lets calls in flight end: each is bounded by its deadline (streams by the run end), and all
+/// by `drain`. When stopped, gives them a moment only ([`STOP_DRAIN`]): the rest are cut off and
+/// counted as dropped. A stop during the drain shortens it at once.
+fn drain(in_flight: &AtomicUsize, drain: Nanos, stopped: &dyn Fn() -> bool) {
+    let start = Instant::now();
+    while in_flight.load(Ordering::Acquire) > 0 {
+        let limit = if stopped() {
+            STOP_DRAIN
+        } else {
+            Duration::from_nanos(drain)
+        };
+        if start.elapsed() >= limit {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The harness incidents of a run: outages the scenario did not schedule, overload drops, late
+/// dispatch.
+fn incidents_of(
+    name: &str,
+    targets: &[SocketAddr],
+    outages: &[Vec<Vec<Outage>>],
+    timelines: Option<&[Timeline]>,
+    run_end: Nanos,
+    recorded: &Recorded,
+    (deadline, max_in_flight): (Nanos, usize),
+) -> Vec<Incident> {
+    let mut found = incidents::from_outages(name, targets, outages, timelines, run_end);
+    found.extend(recorded.overload.incident(name, deadline, max_in_flight));
+    if let Some((first, last)) = recorded.late_span {
+        found.extend(incidents::late_dispatch(
+            name,
+            &recorded.measured_lateness,
+            first,
+            last,
+            recorded.warmup_late,
+        ));
+    }
+    found
+}
