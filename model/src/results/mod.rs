@@ -1,5 +1,5 @@
-//! The results schema, written by both modes (`sim`, `real`) and read by the reports: recording
-//! with HdrHistogram while a run goes, and the files a run leaves behind.
+//! The results schema, written by both modes ([`Mode`]: `sim`, `real`) and read by the reports:
+//! recording with HdrHistogram while a run goes, and the files a run leaves behind.
 //!
 //! Files in a results folder:
 //! - `summary.csv`, `summary.json`: one [`SummaryRow`] per policy.
@@ -27,5 +27,5 @@ pub use files::{
 };
 pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{
-    FailureRow, FaultWindow, Incident, IncidentKind, RunSummary, SummaryRow, TimeseriesRow,
+    FailureRow, FaultWindow, Incident, IncidentKind, Mode, RunSummary, SummaryRow, TimeseriesRow,
 };

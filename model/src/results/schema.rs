@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ModelError;
+
 /// One row of `summary.csv` / `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SummaryRow {
@@ -63,8 +65,8 @@ pub struct TimeseriesRow {
 pub struct RunSummary {
     /// Scenario name.
     pub scenario: String,
-    /// `sim` or `real`.
-    pub mode: String,
+    /// What wrote the run.
+    pub mode: Mode,
     /// Seed.
     pub seed: u64,
     /// True when the run was interrupted and holds only what was measured so far.
@@ -87,6 +89,70 @@ pub struct RunSummary {
     /// What went wrong in the harness itself while the policies ran (real mode only).
     #[serde(default)]
     pub incidents: Vec<Incident>,
+}
+
+/// What wrote a [`RunSummary`]: its `mode` in `summary.json`, as the lowercase name
+/// ([`Mode::name`]). Reading a file with any other name fails, naming the field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "&'static str", try_from = "String")]
+pub enum Mode {
+    /// The simulator (`lblab sim`, and the simulated half of `lblab compare`).
+    Sim,
+    /// The real harness and load generator (`lblab real`, `lblab loadgen`, the real half of
+    /// `lblab compare`).
+    Real,
+    /// A sweep over the scenario space (`lblab sweep`): one row per grid point.
+    Sweep,
+}
+
+impl Mode {
+    /// Every mode, in declaration order.
+    pub const ALL: [Mode; 3] = [Mode::Sim, Mode::Real, Mode::Sweep];
+
+    /// The name used in files: `sim`, `real` or `sweep`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Sim => "sim",
+            Mode::Real => "real",
+            Mode::Sweep => "sweep",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = ModelError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                ModelError::invalid(
+                    "mode",
+                    format!("{s:?} is not a run mode; expected \"sim\", \"real\" or \"sweep\""),
+                )
+            })
+    }
+}
+
+impl TryFrom<String> for Mode {
+    type Error = ModelError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<Mode> for &'static str {
+    fn from(mode: Mode) -> Self {
+        mode.name()
+    }
 }
 
 /// Something that went wrong in the harness itself, not a fault the scenario scheduled, while a
@@ -178,7 +244,7 @@ mod tests {
     fn a_summary_without_measured_s_still_parses() {
         let run = RunSummary {
             scenario: "s".into(),
-            mode: "sim".into(),
+            mode: Mode::Sim,
             seed: 1,
             partial: false,
             backends: vec!["b".into()],
@@ -194,5 +260,32 @@ mod tests {
         v.as_object_mut().unwrap().remove("measured_s");
         let old: RunSummary = serde_json::from_value(v).unwrap();
         assert_eq!(old.measured_s, 0.0);
+    }
+
+    #[test]
+    fn modes_are_written_as_their_names_and_read_back() {
+        for mode in Mode::ALL {
+            let json = serde_json::to_string(&mode).unwrap();
+            assert_eq!(json, format!("\"{}\"", mode.name()));
+            assert_eq!(serde_json::from_str::<Mode>(&json).unwrap(), mode);
+            assert_eq!(mode.to_string(), mode.name());
+        }
+        assert_eq!(
+            ["sim", "real", "sweep"],
+            Mode::ALL.map(Mode::name),
+            "the names summary.json files already hold"
+        );
+    }
+
+    #[test]
+    fn an_unknown_mode_is_rejected_naming_the_field() {
+        let e = serde_json::from_str::<Mode>("\"simulated\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`mode`") && e.contains("\"simulated\"") && e.contains("\"sweep\""),
+            "{e}"
+        );
+        assert!(serde_json::from_str::<Mode>("\"Sim\"").is_err());
     }
 }
