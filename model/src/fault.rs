@@ -546,7 +546,7 @@ impl Timeline {
         let mut next = Nanos::MAX;
         for e in &self.effects {
             let (s, n) = match *e {
-                Effect::Speed { speed, start, end } => window_piece(t, start, end, speed),
+                Effect::Speed { speed, start, end } => window_piece(t, start, end, || (speed, end)),
                 Effect::Periodic {
                     first,
                     every,
@@ -572,61 +572,43 @@ impl Timeline {
                     end,
                     quota,
                     period,
-                } => {
-                    if t < start {
-                        (1.0, start)
-                    } else if t >= end {
-                        (1.0, Nanos::MAX)
+                } => window_piece(t, start, end, || {
+                    let begin = start + (t - start) / period.max(1) * period.max(1);
+                    if t < begin + quota {
+                        (1.0, (begin + quota).min(end))
                     } else {
-                        let begin = start + (t - start) / period.max(1) * period.max(1);
-                        if t < begin + quota {
-                            (1.0, (begin + quota).min(end))
-                        } else {
-                            (0.0, (begin + period.max(1)).min(end))
-                        }
+                        (0.0, (begin + period.max(1)).min(end))
                     }
-                }
+                }),
                 Effect::Noisy {
                     start,
                     end,
                     burst,
                     speed,
                     ref noisy,
-                } => {
-                    if t < start {
-                        (1.0, start)
-                    } else if t >= end {
-                        (1.0, Nanos::MAX)
-                    } else {
-                        let i = ((t - start) / burst.max(1)) as usize;
-                        let next = (start + (i as u64 + 1) * burst.max(1)).min(end);
-                        (
-                            if noisy.get(i).copied().unwrap_or(false) {
-                                speed
-                            } else {
-                                1.0
-                            },
-                            next,
-                        )
-                    }
-                }
+                } => window_piece(t, start, end, || {
+                    let i = ((t - start) / burst.max(1)) as usize;
+                    let next = (start + (i as u64 + 1) * burst.max(1)).min(end);
+                    (
+                        if noisy.get(i).copied().unwrap_or(false) {
+                            speed
+                        } else {
+                            1.0
+                        },
+                        next,
+                    )
+                }),
                 Effect::Cold {
                     start,
                     warmup,
                     factor,
-                } => {
-                    if t < start {
-                        (1.0, start)
-                    } else if t >= start + warmup || warmup == 0 {
-                        (1.0, Nanos::MAX)
-                    } else {
-                        let step = (warmup / COLD_START_STEPS).max(1);
-                        let i = (t - start) / step;
-                        let remaining = 1.0 - (i as f64 + 0.5) / COLD_START_STEPS as f64;
-                        let f = 1.0 + (factor - 1.0) * remaining.max(0.0);
-                        (1.0 / f, (start + (i + 1) * step).min(start + warmup))
-                    }
-                }
+                } => window_piece(t, start, start + warmup, || {
+                    let step = (warmup / COLD_START_STEPS).max(1);
+                    let i = (t - start) / step;
+                    let remaining = 1.0 - (i as f64 + 0.5) / COLD_START_STEPS as f64;
+                    let f = 1.0 + (factor - 1.0) * remaining.max(0.0);
+                    (1.0 / f, (start + (i + 1) * step).min(start + warmup))
+                }),
                 Effect::FailFast { .. } | Effect::Down { .. } | Effect::BlackHole { .. } => {
                     (1.0, Nanos::MAX)
                 }
@@ -703,11 +685,18 @@ impl Timeline {
     }
 }
 
-fn window_piece(t: Nanos, start: Nanos, end: Nanos, speed: f64) -> (f64, Nanos) {
+/// The piece at `t` (speed, next possible change) of an effect active in `[start, end)`:
+/// nominal until `start`, `inside()` within the window, nominal for ever from `end`.
+fn window_piece(
+    t: Nanos,
+    start: Nanos,
+    end: Nanos,
+    inside: impl FnOnce() -> (f64, Nanos),
+) -> (f64, Nanos) {
     if t < start {
         (1.0, start)
     } else if t < end {
-        (speed, end)
+        inside()
     } else {
         (1.0, Nanos::MAX)
     }
