@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use lblab_model::results::{RunSummary, SummaryRow};
+use lblab_model::results::{Mode, RunSummary, SummaryRow};
 
 use crate::fmt::{count, iv, num, pct, pct_iv, secs};
 use crate::load::{Evidence, FailureRow, ScenarioResults};
@@ -266,7 +266,7 @@ fn failure_source<'a>(
     ev.anomalies
         .iter()
         .find(|a| {
-            a.summary.scenario == s.name && a.summary.mode == "real" && !a.failures.is_empty()
+            a.summary.scenario == s.name && a.summary.mode == Mode::Real && !a.failures.is_empty()
         })
         .map(|a| {
             (

@@ -138,56 +138,29 @@ struct Metric {
     value: fn(&RunSample) -> f64,
 }
 
+const fn metric(name: &'static str, value: fn(&RunSample) -> f64) -> Metric {
+    Metric { name, value }
+}
+
 /// The quantities every policy gets an interval for, in file order.
 const METRICS: &[Metric] = &[
-    Metric {
-        name: "p50_ms",
-        value: |s| s.row.p50_ms,
-    },
-    Metric {
-        name: "p90_ms",
-        value: |s| s.row.p90_ms,
-    },
-    Metric {
-        name: "p99_ms",
-        value: |s| s.row.p99_ms,
-    },
-    Metric {
-        name: "p999_ms",
-        value: |s| s.row.p999_ms,
-    },
-    Metric {
-        name: "max_ms",
-        value: |s| s.row.max_ms,
-    },
-    Metric {
-        name: "mean_ms",
-        value: |s| s.row.mean_ms,
-    },
-    Metric {
-        name: "slow_share",
-        value: |s| s.row.slow_share,
-    },
-    Metric {
-        name: "error_share",
-        value: |s| s.row.errors as f64 / (s.row.requests.max(1)) as f64,
-    },
-    Metric {
-        name: "herd",
-        value: |s| s.herd,
-    },
+    metric("p50_ms", |s| s.row.p50_ms),
+    metric("p90_ms", |s| s.row.p90_ms),
+    metric("p99_ms", |s| s.row.p99_ms),
+    metric("p999_ms", |s| s.row.p999_ms),
+    metric("max_ms", |s| s.row.max_ms),
+    metric("mean_ms", |s| s.row.mean_ms),
+    metric("slow_share", |s| s.row.slow_share),
+    metric("error_share", |s| {
+        s.row.errors as f64 / (s.row.requests.max(1)) as f64
+    }),
+    metric("herd", |s| s.herd),
 ];
 
 /// The quantities compared with a baseline as a paired ratio.
 const RATIOS: &[Metric] = &[
-    Metric {
-        name: "p99",
-        value: |s| s.row.p99_ms,
-    },
-    Metric {
-        name: "p999",
-        value: |s| s.row.p999_ms,
-    },
+    metric("p99", |s| s.row.p99_ms),
+    metric("p999", |s| s.row.p999_ms),
 ];
 
 /// One quantity's interval.
@@ -375,20 +348,11 @@ mod tests {
 
     #[test]
     fn ratios_are_paired_by_seed() {
-        let rr: Vec<RunSample> = [10.0, 20.0, 30.0]
-            .iter()
-            .map(|&p| RunSample {
-                row: row(p),
-                herd: 1.0,
-            })
-            .collect();
-        let pe: Vec<RunSample> = [5.0, 10.0, 15.0]
-            .iter()
-            .map(|&p| RunSample {
-                row: row(p),
-                herd: 1.2,
-            })
-            .collect();
+        let samples = |p99s: [f64; 3], herd: f64| -> Vec<RunSample> {
+            p99s.map(|p| RunSample { row: row(p), herd }).into()
+        };
+        let rr = samples([10.0, 20.0, 30.0], 1.0);
+        let pe = samples([5.0, 10.0, 15.0], 1.2);
         let out = summarize(
             &[("round_robin".into(), rr), ("peak_ewma".into(), pe)],
             &["round_robin", "oracle"],

@@ -485,40 +485,51 @@ mod tests {
         assert_eq!(one("seed", "9").unwrap().file.seed, 9);
     }
 
+    /// The message of the error that setting `path` to `value` gives, asserting that it holds
+    /// every one of `words`.
+    #[track_caller]
+    fn rejects(path: &str, value: &str, words: &[&str]) -> String {
+        let e = one(path, value).unwrap_err().to_string();
+        for w in words {
+            assert!(e.contains(w), "{e}");
+        }
+        e
+    }
+
     #[test]
     fn unknown_paths_name_what_exists() {
-        let e = one("workload.rat", "1").unwrap_err().to_string();
-        assert!(
-            e.contains("no field `rat` in `workload`") && e.contains("rate"),
-            "{e}"
+        rejects(
+            "workload.rat",
+            "1",
+            &["no field `rat` in `workload`", "rate"],
         );
-        let e = one("fleet.fast.count", "1").unwrap_err().to_string();
-        assert!(
-            e.contains("no entry named `fast`") && e.contains("main, slow"),
-            "{e}"
+        rejects(
+            "fleet.fast.count",
+            "1",
+            &["no entry named `fast`", "main, slow"],
         );
-        let e = one("faults.3.factor", "1").unwrap_err().to_string();
-        assert!(e.contains("index 3 is out of range"), "{e}");
-        let e = one("fleet.main", "1").unwrap_err().to_string();
-        assert!(e.contains("whole entry"), "{e}");
-        let e = one("nope.x", "1").unwrap_err().to_string();
-        assert!(e.contains("no `nope` in `the scenario`"), "{e}");
+        rejects("faults.3.factor", "1", &["index 3 is out of range"]);
+        rejects("fleet.main", "1", &["whole entry"]);
+        rejects("nope.x", "1", &["no `nope` in `the scenario`"]);
     }
 
     #[test]
     fn values_the_field_rejects_are_named() {
-        let e = one("fleet.main.count", "0").unwrap_err().to_string();
-        assert!(e.starts_with("fleet.main.count=0: `fleet[0].count`"), "{e}");
-        let e = one("fleet.main.count", "many").unwrap_err().to_string();
-        assert!(e.contains("integer"), "{e}");
-        let e = one("workload.rate", "-5").unwrap_err().to_string();
-        assert!(e.starts_with("workload.rate=-5: `workload.rate`"), "{e}");
-        let e = one("faults.0.factor", "0.5").unwrap_err().to_string();
-        assert!(e.contains("faults[0].factor"), "{e}");
-        let e = one("workload.duration", "3x").unwrap_err().to_string();
-        assert!(e.starts_with("workload.duration=3x:"), "{e}");
-        let e = one(UTILIZATION, "0").unwrap_err().to_string();
-        assert!(e.contains("above 0"), "{e}");
+        for (path, value, start) in [
+            (
+                "fleet.main.count",
+                "0",
+                "fleet.main.count=0: `fleet[0].count`",
+            ),
+            ("workload.rate", "-5", "workload.rate=-5: `workload.rate`"),
+            ("workload.duration", "3x", "workload.duration=3x:"),
+        ] {
+            let e = rejects(path, value, &[]);
+            assert!(e.starts_with(start), "{e}");
+        }
+        rejects("fleet.main.count", "many", &["integer"]);
+        rejects("faults.0.factor", "0.5", &["faults[0].factor"]);
+        rejects(UTILIZATION, "0", &["above 0"]);
     }
 
     #[test]

@@ -51,6 +51,11 @@ fn with(from: &str, to: &str) -> String {
     BASE.replacen(from, to, 1)
 }
 
+/// `BASE` with one more fault: `body` is the `[[faults]]` table's keys.
+fn with_fault(body: &str) -> String {
+    BASE.to_string() + "\n[[faults]]\n" + body
+}
+
 /// 1-based line of the first occurrence of `needle` in `text`.
 fn line_of(text: &str, needle: &str) -> usize {
     let at = text
@@ -89,6 +94,16 @@ fn rejects(text: &str, field: &str, at: Option<&str>, words: &[&str]) -> String 
         assert!(msg.contains(w), "message lacks {w:?}: {msg}");
     }
     msg
+}
+
+/// Asserts, for each of `values`, that `BASE` with `line` replaced by `key = <value>` is rejected
+/// as [`rejects`] checks: naming `field`, at that line, with every word of `words`.
+#[track_caller]
+fn rejects_values(line: &str, key: &str, values: &[&str], field: &str, words: &[&str]) {
+    for v in values {
+        let text = with(line, &format!("{key} = {v}"));
+        rejects(&text, field, Some(&format!("{key} =")), words);
+    }
 }
 
 #[test]
@@ -219,14 +234,13 @@ fn zero_rate_is_rejected() {
 
 #[test]
 fn non_finite_rate_is_rejected() {
-    for v in ["nan", "inf", "-inf", "1e300"] {
-        rejects(
-            &with("rate = 400", &format!("rate = {v}")),
-            "workload.rate",
-            Some("rate ="),
-            &["requests per second"],
-        );
-    }
+    rejects_values(
+        "rate = 400",
+        "rate",
+        &["nan", "inf", "-inf", "1e300"],
+        "workload.rate",
+        &["requests per second"],
+    );
 }
 
 #[test]
@@ -336,15 +350,13 @@ fn zero_deadline_is_rejected() {
 
 #[test]
 fn streaming_share_outside_zero_one_is_rejected() {
-    for v in ["1.5", "-0.1", "nan"] {
-        let text = with("streaming_share = 0.0", &format!("streaming_share = {v}"));
-        rejects(
-            &text,
-            "workload.streaming_share",
-            Some("streaming_share"),
-            &["[0, 1]"],
-        );
-    }
+    rejects_values(
+        "streaming_share = 0.0",
+        "streaming_share",
+        &["1.5", "-0.1", "nan"],
+        "workload.streaming_share",
+        &["[0, 1]"],
+    );
 }
 
 #[test]
@@ -586,14 +598,13 @@ fn fault_on_the_same_backend_twice_is_rejected() {
 
 #[test]
 fn nan_factor_is_rejected() {
-    for v in ["nan", "inf", "0.5", "-3"] {
-        rejects(
-            &with("factor = 10", &format!("factor = {v}")),
-            "faults[0].factor",
-            Some("factor ="),
-            &[">= 1"],
-        );
-    }
+    rejects_values(
+        "factor = 10",
+        "factor",
+        &["nan", "inf", "0.5", "-3"],
+        "faults[0].factor",
+        &[">= 1"],
+    );
 }
 
 #[test]
@@ -620,8 +631,7 @@ fn fault_starting_after_the_run_is_rejected() {
 
 #[test]
 fn crash_after_the_run_names_at() {
-    let text =
-        BASE.to_string() + "\n[[faults]]\nkind = \"crash\"\ntargets = [\"main/1\"]\nat = \"1h\"\n";
+    let text = with_fault("kind = \"crash\"\ntargets = [\"main/1\"]\nat = \"1h\"\n");
     rejects(
         &text,
         "faults[1].at",
@@ -632,7 +642,9 @@ fn crash_after_the_run_names_at() {
 
 #[test]
 fn crash_restarting_after_zero_is_rejected() {
-    let text = BASE.to_string() + "\n[[faults]]\nkind = \"crash\"\ntargets = [\"main/1\"]\nat = \"1s\"\nrestart_after = \"0s\"\n";
+    let text = with_fault(
+        "kind = \"crash\"\ntargets = [\"main/1\"]\nat = \"1s\"\nrestart_after = \"0s\"\n",
+    );
     rejects(
         &text,
         "faults[1].restart_after",
@@ -644,7 +656,7 @@ fn crash_restarting_after_zero_is_rejected() {
 #[test]
 fn gc_pause_not_shorter_than_its_period_is_rejected() {
     for (every, pause) in [("1s", "1s"), ("1s", "0s"), ("0s", "0s")] {
-        let text = BASE.to_string() + &format!("\n[[faults]]\nkind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"{every}\"\npause = \"{pause}\"\n");
+        let text = with_fault(&format!("kind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"{every}\"\npause = \"{pause}\"\n"));
         rejects(
             &text,
             "faults[1].pause",
@@ -656,19 +668,21 @@ fn gc_pause_not_shorter_than_its_period_is_rejected() {
 
 #[test]
 fn cpu_quota_not_below_its_period_is_rejected() {
-    let text = BASE.to_string() + "\n[[faults]]\nkind = \"cpu_throttle\"\ntargets = [\"main\"]\nquota = \"100ms\"\nperiod = \"50ms\"\n";
+    let text = with_fault(
+        "kind = \"cpu_throttle\"\ntargets = [\"main\"]\nquota = \"100ms\"\nperiod = \"50ms\"\n",
+    );
     rejects(&text, "faults[1].quota", Some("quota ="), &["0 < quota"]);
 }
 
 #[test]
 fn noisy_neighbour_duty_outside_zero_one_is_rejected() {
-    let text = BASE.to_string() + "\n[[faults]]\nkind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nduty = nan\n";
+    let text = with_fault("kind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nduty = nan\n");
     rejects(&text, "faults[1].duty", Some("duty = nan"), &["[0, 1]"]);
 }
 
 #[test]
 fn noisy_neighbour_zero_burst_is_rejected() {
-    let text = BASE.to_string() + "\n[[faults]]\nkind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nburst = \"0s\"\n";
+    let text = with_fault("kind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nburst = \"0s\"\n");
     rejects(
         &text,
         "faults[1].burst",
@@ -686,7 +700,8 @@ fn noisy_neighbour_with_too_many_bursts_is_rejected() {
 
 #[test]
 fn cold_start_without_warmup_is_rejected() {
-    let text = BASE.to_string() + "\n[[faults]]\nkind = \"cold_start\"\ntargets = [\"main/0\"]\nfactor = 3\nwarmup = \"0s\"\n";
+    let text =
+        with_fault("kind = \"cold_start\"\ntargets = [\"main/0\"]\nfactor = 3\nwarmup = \"0s\"\n");
     rejects(
         &text,
         "faults[1].warmup",
@@ -698,10 +713,9 @@ fn cold_start_without_warmup_is_rejected() {
 #[test]
 fn fail_fast_rate_outside_zero_one_is_rejected() {
     for v in ["1.01", "-0.5", "nan"] {
-        let text = BASE.to_string()
-            + &format!(
-                "\n[[faults]]\nkind = \"fail_fast\"\ntargets = [\"main/0\"]\nerror_rate = {v}\n"
-            );
+        let text = with_fault(&format!(
+            "kind = \"fail_fast\"\ntargets = [\"main/0\"]\nerror_rate = {v}\n"
+        ));
         rejects(
             &text,
             "faults[1].error_rate",
@@ -839,24 +853,25 @@ fn json_error_at_a_line_break_has_column_one_not_zero() {
 fn fault_periods_below_the_floor_are_rejected() {
     // A 2 ns GC period or a 1 ns CFS quota made the simulator crawl (~30 ms per request) and the
     // real harness unable to time the fault.
-    let gc = BASE.to_string()
-        + "\n[[faults]]\nkind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"2ns\"\npause = \"1ns\"\n";
+    let gc = with_fault(
+        "kind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"2ns\"\npause = \"1ns\"\n",
+    );
     rejects(
         &gc,
         "faults[1].every",
         Some("every ="),
         &["shortest fault period", "100us"],
     );
-    let throttle = BASE.to_string()
-        + "\n[[faults]]\nkind = \"cpu_throttle\"\ntargets = [\"main\"]\nquota = \"1ns\"\nperiod = \"100ms\"\n";
+    let throttle = with_fault(
+        "kind = \"cpu_throttle\"\ntargets = [\"main\"]\nquota = \"1ns\"\nperiod = \"100ms\"\n",
+    );
     rejects(
         &throttle,
         "faults[1].quota",
         Some("quota ="),
         &["shortest fault period"],
     );
-    let noisy = BASE.to_string()
-        + "\n[[faults]]\nkind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nburst = \"10us\"\n";
+    let noisy = with_fault("kind = \"noisy_neighbour\"\ntargets = [\"main\"]\nfactor = 3\nstart = \"0s\"\nend = \"2s\"\nburst = \"10us\"\n");
     rejects(
         &noisy,
         "faults[1].burst",
@@ -864,8 +879,9 @@ fn fault_periods_below_the_floor_are_rejected() {
         &["shortest fault period"],
     );
     // At the floor it is accepted.
-    let ok = BASE.to_string()
-        + "\n[[faults]]\nkind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"1ms\"\npause = \"100us\"\n";
+    let ok = with_fault(
+        "kind = \"gc_pauses\"\ntargets = [\"main\"]\nevery = \"1ms\"\npause = \"100us\"\n",
+    );
     lblab_model::Scenario::parse(&ok).expect("a 100 us pause every 1 ms is accepted");
 }
 

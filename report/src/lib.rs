@@ -51,7 +51,7 @@
 //! let result = recorder.finish();
 //! let summary = RunSummary {
 //!     scenario: "doc".into(),
-//!     mode: "sim".into(),
+//!     mode: lblab_model::results::Mode::Sim,
 //!     seed: 1,
 //!     partial: false,
 //!     backends: vec!["b0".into(), "b1".into()],

@@ -1075,7 +1075,7 @@ mod tests {
     fn summary(fault_windows: Vec<FaultWindow>) -> RunSummary {
         RunSummary {
             scenario: "t".into(),
-            mode: "sim".into(),
+            mode: lblab_model::results::Mode::Sim,
             seed: 1,
             partial: false,
             backends: vec!["a".into(), "b".into()],

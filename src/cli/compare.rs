@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_model::results::{write_atomic, SummaryRow};
+use lblab_model::results::{write_atomic, Mode, SummaryRow};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
@@ -113,7 +113,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("simulating {} ...", scenario.file.name);
     let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.policies, None)?;
     let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
-    let sim_summary = output::summarize(&scenario, "sim", &sim_results, sim_partial, Vec::new());
+    let sim_summary =
+        output::summarize(&scenario, Mode::Sim, &sim_results, sim_partial, Vec::new());
     output::write(&base.join("sim"), &sim_summary, &sim_results)
         .context("writing simulation results")?;
     if sim_partial {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use lblab_loadgen::run::{run_policy, Quantiles, RunOptions};
+use lblab_model::results::Mode;
 use lblab_model::units::Dur;
 
 use super::output;
@@ -163,7 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             // A checkpoint: a run killed outright keeps the policies it finished.
             let mut so_far = notes.clone();
             so_far.push(output::in_progress_note(results.len()));
-            let summary = output::summarize(&scenario, "real", &results, true, so_far);
+            let summary = output::summarize(&scenario, Mode::Real, &results, true, so_far);
             if let Err(e) = output::write(&dir, &summary, &results) {
                 eprintln!("warning: could not write the results so far: {e:#}");
             }
@@ -172,7 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(why) = &failed {
         notes.push(("stopped early".into(), why.clone()));
     }
-    let summary = output::summarize(&scenario, "real", &results, partial, notes);
+    let summary = output::summarize(&scenario, Mode::Real, &results, partial, notes);
     output::write(&dir, &summary, &results).context("writing load-generator results")?;
     output::print_table(&summary);
     println!("wrote {}", dir.display());

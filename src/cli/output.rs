@@ -120,14 +120,14 @@ fn remove_stale_hlogs(dir: &Path, summary: &RunSummary) {
 /// The run summary of `results`, in the order given.
 pub fn summarize(
     scenario: &Scenario,
-    mode: &str,
+    mode: results::Mode,
     results: &[PolicyResult],
     partial: bool,
     notes: Vec<(String, String)>,
 ) -> RunSummary {
     RunSummary {
         scenario: scenario.file.name.clone(),
-        mode: mode.to_string(),
+        mode,
         seed: scenario.file.seed,
         partial,
         backends: scenario.backends.iter().map(|b| b.name.clone()).collect(),

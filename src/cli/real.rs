@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use lblab_harness::{self as harness, HarnessOptions, RealRun};
-use lblab_model::results::{write_atomic, PolicyResult, RunSummary};
+use lblab_model::results::{write_atomic, Mode, PolicyResult, RunSummary};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
@@ -249,7 +249,7 @@ fn write(
         notes.push(("stopped early".into(), why.clone()));
     }
     let partial = real.partial || in_progress;
-    let summary = output::summarize(scenario, "real", &results, partial, notes);
+    let summary = output::summarize(scenario, Mode::Real, &results, partial, notes);
     output::write(dir, &summary, &results).context("writing real-harness results")?;
     let json = serde_json::to_string_pretty(&h)?;
     write_atomic(&dir.join("harness.json"), (json + "\n").as_bytes())?;

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
-use lblab_model::results::write_atomic;
+use lblab_model::results::{write_atomic, Mode};
 use lblab_model::Scenario;
 use lblab_sim::{run_policy, PolicyRun, SimOptions};
 
@@ -180,7 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
         seeded = points.into_iter().next();
     }
-    let summary = output::summarize(&scenario, "sim", &results, partial, notes);
+    let summary = output::summarize(&scenario, Mode::Sim, &results, partial, notes);
     output::write(&dir, &summary, &results).context("writing simulation results")?;
     println!(
         "scenario {} (seed {}), simulated:",

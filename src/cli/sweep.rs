@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
-use lblab_model::results::write_atomic;
+use lblab_model::results::{write_atomic, Mode};
 use lblab_model::units::Dur;
 use lblab_model::vary::Axis;
 use lblab_policy::{duration, Nanos};
@@ -168,7 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The results schema every mode writes: one row per grid point, labelled with its parameters.
     let mut summary = output::summarize(
         &scenario,
-        "sweep",
+        Mode::Sweep,
         &[],
         partial,
         vec![("grid_points".into(), points.len().to_string())],

@@ -80,7 +80,7 @@ pub fn run() -> (RunSummary, Vec<PolicyResult>) {
         .collect();
     let summary = RunSummary {
         scenario: "slow-backend".to_string(),
-        mode: "sim".to_string(),
+        mode: lblab_model::results::Mode::Sim,
         seed: 7,
         partial: false,
         backends,

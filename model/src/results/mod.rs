@@ -1,0 +1,31 @@
+//! The results schema, written by both modes ([`Mode`]: `sim`, `real`) and read by the reports:
+//! recording with HdrHistogram while a run goes, and the files a run leaves behind.
+//!
+//! Files in a results folder:
+//! - `summary.csv`, `summary.json`: one [`SummaryRow`] per policy.
+//! - `timeseries.csv`: per policy and second, [`TimeseriesRow`].
+//! - `<policy>.hlog`: per-second latency histograms in HdrHistogram's interval-log format.
+//! - `failures.csv`: per policy, second and backend, the calls that failed there, [`FailureRow`].
+//!
+//! Latency is counted from the *intended* send time. Percentiles are over unary requests that
+//! completed OK or ran out of time (DEADLINE_EXCEEDED counts at the deadline); fast failures are
+//! counted in `errors` but not in the percentiles, and streaming calls are counted but have no
+//! latency.
+//!
+//! One file per concept, all re-exported here: the serialized types ([`RunSummary`],
+//! [`SummaryRow`], [`TimeseriesRow`], [`FailureRow`], [`Incident`]); the [`Recorder`] that turns a
+//! policy's requests into a [`PolicyResult`]; the `.hlog` encoding of its per-second histograms;
+//! and the files ([`write_run`], [`write_atomic`], [`read_result_file`], [`read_timeseries`]).
+
+mod files;
+mod hlog;
+mod recorder;
+mod schema;
+
+pub use files::{
+    file_stem, read_result_file, read_timeseries, write_atomic, write_run, MAX_RESULT_FILE,
+};
+pub use recorder::{PolicyResult, Recorder, RequestResult};
+pub use schema::{
+    FailureRow, FaultWindow, Incident, IncidentKind, Mode, RunSummary, SummaryRow, TimeseriesRow,
+};

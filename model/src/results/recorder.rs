@@ -1,0 +1,413 @@
+//! Recording one policy's run while it goes: latencies into HdrHistograms (the whole run and one
+//! per second), traffic shares per second, failures per backend and second.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use lblab_policy::{Nanos, NANOS_PER_SEC};
+
+use super::hlog::IntervalLog;
+use super::schema::{FailureRow, Incident, SummaryRow, TimeseriesRow};
+
+/// How one request ended, from the client's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestResult {
+    /// OK.
+    Ok,
+    /// DEADLINE_EXCEEDED.
+    DeadlineExceeded,
+    /// Any other failure (UNAVAILABLE, RESOURCE_EXHAUSTED, ...).
+    Error,
+    /// Never sent (the load generator could not keep up, or the run was interrupted).
+    Dropped,
+}
+
+const SIGFIG: u8 = 3;
+/// Highest latency recorded exactly (1 hour); larger values are clamped.
+const MAX_LATENCY: u64 = 3_600 * NANOS_PER_SEC;
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY, SIGFIG).expect("valid histogram bounds")
+}
+
+/// Records one policy's run. Memory is bounded by the run's length in seconds times the backend
+/// count (for traffic shares), never by the request count.
+#[derive(Debug)]
+pub struct Recorder {
+    policy: String,
+    warmup: Nanos,
+    backends: usize,
+    total: Histogram<u64>,
+    interval: Histogram<u64>,
+    interval_second: u64,
+    ok: u64,
+    errors: u64,
+    deadline_exceeded: u64,
+    dropped: u64,
+    sent_measured: u64,
+    sent_faulty: u64,
+    sends_second: u64,
+    sends: Vec<u64>,
+    measured_sends: Vec<u64>,
+    measured_failures: Vec<u64>,
+    failures: BTreeMap<(u64, usize), BackendFailures>,
+    rows: Vec<TimeseriesRow>,
+    hlog: IntervalLog,
+}
+
+impl Recorder {
+    /// A recorder for `policy` over `backends` backends; requests sent before `warmup` are not
+    /// counted in the summary (they are in the time series).
+    pub fn new(policy: &str, backends: usize, warmup: Nanos) -> Self {
+        Recorder {
+            policy: policy.to_string(),
+            warmup,
+            backends,
+            total: new_histogram(),
+            interval: new_histogram(),
+            interval_second: 0,
+            ok: 0,
+            errors: 0,
+            deadline_exceeded: 0,
+            dropped: 0,
+            sent_measured: 0,
+            sent_faulty: 0,
+            sends_second: 0,
+            sends: vec![0; backends],
+            measured_sends: vec![0; backends],
+            measured_failures: vec![0; backends],
+            failures: BTreeMap::new(),
+            rows: Vec::new(),
+            hlog: IntervalLog::new(),
+        }
+    }
+
+    /// The row of `second`; rows are indexed by second from the run start.
+    fn row_mut(&mut self, second: u64) -> &mut TimeseriesRow {
+        while self.rows.len() <= second as usize {
+            let row = self.empty_row(self.rows.len() as u64);
+            self.rows.push(row);
+        }
+        &mut self.rows[second as usize]
+    }
+
+    fn empty_row(&self, second: u64) -> TimeseriesRow {
+        TimeseriesRow {
+            policy: self.policy.clone(),
+            second,
+            completed: 0,
+            p50_ms: f64::NAN,
+            p99_ms: f64::NAN,
+            shares: vec![0.0; self.backends],
+        }
+    }
+
+    /// A request was sent at `intended` (its intended send time) to `backend`; `faulty` says
+    /// whether a fault was active on that backend then.
+    pub fn on_send(&mut self, intended: Nanos, backend: usize, faulty: bool) {
+        let second = intended / NANOS_PER_SEC;
+        if second != self.sends_second {
+            self.flush_sends();
+            self.sends_second = second;
+        }
+        if let Some(c) = self.sends.get_mut(backend) {
+            *c += 1;
+        }
+        if intended >= self.warmup {
+            if let Some(c) = self.measured_sends.get_mut(backend) {
+                *c += 1;
+            }
+            self.sent_measured += 1;
+            if faulty {
+                self.sent_faulty += 1;
+            }
+        }
+    }
+
+    fn flush_sends(&mut self) {
+        let total: u64 = self.sends.iter().sum();
+        if total == 0 {
+            return;
+        }
+        let second = self.sends_second;
+        let shares: Vec<f64> = self
+            .sends
+            .iter()
+            .map(|&c| c as f64 / total as f64)
+            .collect();
+        self.row_mut(second).shares = shares;
+        self.sends.iter_mut().for_each(|c| *c = 0);
+    }
+
+    /// A request intended at `intended` ended at `now` with `result`.
+    pub fn on_result(&mut self, intended: Nanos, now: Nanos, result: RequestResult) {
+        let latency = now.saturating_sub(intended).clamp(1, MAX_LATENCY);
+        let second = now / NANOS_PER_SEC;
+        if second > self.interval_second {
+            self.flush_interval();
+            self.interval_second = second;
+        }
+        let counts = matches!(result, RequestResult::Ok | RequestResult::DeadlineExceeded);
+        if counts {
+            self.interval.record(latency).expect("clamped into range");
+        }
+        if intended < self.warmup {
+            return;
+        }
+        self.count(result);
+        if counts {
+            self.total.record(latency).expect("clamped into range");
+        }
+    }
+
+    /// A request sent to `backend` and intended at `intended` ended at `now` with `result`: a
+    /// failure (error or deadline exceeded) is counted against that backend, per second of `now`
+    /// (warm-up included, like the time series) and in [`PolicyResult::backend_failures`] (after
+    /// warm-up only, like the summary). Call it besides [`Recorder::on_result`] or
+    /// [`Recorder::on_stream_result`], for calls that reached a backend.
+    pub fn on_backend_result(
+        &mut self,
+        backend: usize,
+        intended: Nanos,
+        now: Nanos,
+        result: RequestResult,
+    ) {
+        let deadline = match result {
+            RequestResult::Error => false,
+            RequestResult::DeadlineExceeded => true,
+            RequestResult::Ok | RequestResult::Dropped => return,
+        };
+        if backend >= self.backends {
+            return;
+        }
+        let f = self
+            .failures
+            .entry((now / NANOS_PER_SEC, backend))
+            .or_default();
+        if deadline {
+            f.deadline_exceeded += 1;
+        } else {
+            f.errors += 1;
+            f.error_ns += now.saturating_sub(intended);
+        }
+        if intended >= self.warmup {
+            self.measured_failures[backend] += 1;
+        }
+    }
+
+    /// Counts one measured request's result.
+    fn count(&mut self, result: RequestResult) {
+        match result {
+            RequestResult::Ok => self.ok += 1,
+            RequestResult::DeadlineExceeded => {
+                self.errors += 1;
+                self.deadline_exceeded += 1;
+            }
+            RequestResult::Error => self.errors += 1,
+            RequestResult::Dropped => self.dropped += 1,
+        }
+    }
+
+    /// A streaming call intended at `intended` ended with `result`. It is counted like any
+    /// request, but a stream's duration is not a latency, so it stays out of the percentiles.
+    pub fn on_stream_result(&mut self, intended: Nanos, result: RequestResult) {
+        if intended >= self.warmup {
+            self.count(result);
+        }
+    }
+
+    fn flush_interval(&mut self) {
+        if self.interval.is_empty() {
+            return;
+        }
+        let second = self.interval_second;
+        let (p50, p99, n) = (
+            self.interval.value_at_quantile(0.5) as f64 / 1e6,
+            self.interval.value_at_quantile(0.99) as f64 / 1e6,
+            self.interval.len(),
+        );
+        let row = self.row_mut(second);
+        row.p50_ms = p50;
+        row.p99_ms = p99;
+        row.completed = n;
+        self.hlog.push(second, &self.interval);
+        self.interval.reset();
+    }
+
+    /// Ends the recording and returns the summary row, the time series and the hlog text.
+    pub fn finish(mut self) -> PolicyResult {
+        self.flush_sends();
+        self.flush_interval();
+        let h = &self.total;
+        let ms = |v: u64| v as f64 / 1e6;
+        let q = |p: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                ms(h.value_at_quantile(p))
+            }
+        };
+        let row = SummaryRow {
+            policy: self.policy.clone(),
+            requests: self.ok + self.errors + self.dropped,
+            ok: self.ok,
+            errors: self.errors,
+            deadline_exceeded: self.deadline_exceeded,
+            dropped: self.dropped,
+            p50_ms: q(0.5),
+            p90_ms: q(0.9),
+            p99_ms: q(0.99),
+            p999_ms: q(0.999),
+            max_ms: if h.is_empty() { 0.0 } else { ms(h.max()) },
+            mean_ms: if h.is_empty() { 0.0 } else { h.mean() / 1e6 },
+            slow_share: if self.sent_measured == 0 {
+                0.0
+            } else {
+                self.sent_faulty as f64 / self.sent_measured as f64
+            },
+            incidents: 0,
+        };
+        let hlog = self.hlog.text(&self.policy);
+        PolicyResult {
+            summary: row,
+            timeseries: self.rows,
+            hlog,
+            histogram: self.total,
+            backend_sends: self.measured_sends,
+            backend_failures: self.measured_failures,
+            failures: self
+                .failures
+                .into_iter()
+                .map(|((second, backend), f)| FailureRow {
+                    policy: self.policy.clone(),
+                    second,
+                    backend,
+                    errors: f.errors,
+                    deadline_exceeded: f.deadline_exceeded,
+                    error_mean_ms: if f.errors == 0 {
+                        0.0
+                    } else {
+                        f.error_ns as f64 / f.errors as f64 / 1e6
+                    },
+                })
+                .collect(),
+            incidents: Vec::new(),
+        }
+    }
+}
+
+/// What a [`Recorder`] leaves: the summary row, the time series, the hlog and the whole-run
+/// histogram (for percentile-spectrum charts).
+#[derive(Debug, Clone)]
+pub struct PolicyResult {
+    /// Summary row.
+    pub summary: SummaryRow,
+    /// Per-second rows.
+    pub timeseries: Vec<TimeseriesRow>,
+    /// Interval log text.
+    pub hlog: String,
+    /// Latencies after warm-up, ns.
+    pub histogram: Histogram<u64>,
+    /// Requests sent to each backend after warm-up (for the herd measure,
+    /// [`crate::stats::herd`]).
+    pub backend_sends: Vec<u64>,
+    /// Failed requests (errors and deadlines exceeded) per backend after warm-up, as far as the
+    /// recorder was told where they went ([`Recorder::on_backend_result`]).
+    pub backend_failures: Vec<u64>,
+    /// Failures per second and backend, warm-up included (`failures.csv`); seconds and backends
+    /// without any are left out.
+    pub failures: Vec<FailureRow>,
+    /// What went wrong in the harness during the run (real mode); `summary.incidents` counts them.
+    pub incidents: Vec<Incident>,
+}
+
+/// Failure counts of one backend in one second, before they become a [`FailureRow`].
+#[derive(Debug, Clone, Copy, Default)]
+struct BackendFailures {
+    errors: u64,
+    deadline_exceeded: u64,
+    /// Sum of the errors' times from intended send, ns.
+    error_ns: u64,
+}
+
+impl PolicyResult {
+    /// Adds harness incidents to the result and counts them in its summary row.
+    pub fn add_incidents(&mut self, incidents: impl IntoIterator<Item = Incident>) {
+        self.incidents.extend(incidents);
+        self.summary.incidents = self.incidents.len() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    #[test]
+    fn failures_are_counted_per_backend_and_second() {
+        let s = 1_000_000_000;
+        let mut r = Recorder::new("p", 3, s);
+        // Warm-up: in failures.csv, not in backend_failures.
+        r.on_backend_result(1, 0, 10_000, RequestResult::Error);
+        r.on_backend_result(2, s + 1, 2 * s + 5, RequestResult::Error);
+        r.on_backend_result(2, s + 3, 2 * s + 7, RequestResult::Error);
+        r.on_backend_result(2, s, 3 * s, RequestResult::DeadlineExceeded);
+        r.on_backend_result(0, s, s + 5, RequestResult::Ok);
+        r.on_backend_result(9, s, s + 5, RequestResult::Error); // not a backend: ignored
+        let res = r.finish();
+        assert_eq!(res.backend_failures, vec![0, 0, 3]);
+        let got: Vec<_> = res
+            .failures
+            .iter()
+            .map(|f| (f.second, f.backend, f.errors, f.deadline_exceeded))
+            .collect();
+        assert_eq!(got, vec![(0, 1, 1, 0), (2, 2, 2, 0), (3, 2, 0, 1)]);
+        assert!((res.failures[0].error_mean_ms - 0.01).abs() < 1e-9);
+        assert!((res.failures[1].error_mean_ms - 1000.000004).abs() < 1e-6);
+    }
+
+    #[test]
+    fn hlog_reads_back_with_hdrhistogram() {
+        let mut r = Recorder::new("p", 2, 0);
+        for i in 0..3000u64 {
+            let t = i * 1_000_000;
+            r.on_send(t, (i % 2) as usize, i % 2 == 1);
+            r.on_result(t, t + 2_000_000 + i, RequestResult::Ok);
+        }
+        let res = r.finish();
+        let intervals: Vec<_> = IntervalLogIterator::new(res.hlog.as_bytes())
+            .filter_map(|e| match e {
+                Ok(LogEntry::Interval(i)) => Some(i),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(intervals.len(), 4); // the last completions land in second 3
+        let mut total = 0;
+        for i in &intervals {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(i.encoded_histogram())
+                .expect("base64");
+            let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+                .deserialize(&mut bytes.as_slice())
+                .expect("a V2-compressed histogram");
+            total += h.len();
+        }
+        assert_eq!(total, 3000);
+        assert_eq!(res.summary.ok, 3000);
+        assert!((res.summary.slow_share - 0.5).abs() < 1e-9);
+        assert_eq!(res.timeseries.len(), 4);
+        assert!((res.timeseries[0].shares[0] - 0.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn warmup_requests_are_not_summarised() {
+        let mut r = Recorder::new("p", 1, 1_000_000_000);
+        r.on_send(0, 0, false);
+        r.on_result(0, 5, RequestResult::Error);
+        r.on_send(2_000_000_000, 0, false);
+        r.on_result(2_000_000_000, 2_001_000_000, RequestResult::Ok);
+        let s = r.finish().summary;
+        assert_eq!((s.requests, s.ok, s.errors), (1, 1, 0));
+    }
+}
