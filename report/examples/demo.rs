@@ -5,9 +5,10 @@
 //! ```
 
 #[path = "../tests/support/mod.rs"]
+#[allow(dead_code)] // the tests' helpers
 mod support;
 
-use lblab_report::{write_compare_chart, write_heatmap, write_run_charts, ComparePoint};
+use lblab_report::{write_compare_chart, write_run_charts, ChartName, ComparePoint};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::path::PathBuf::from(
@@ -17,17 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let (summary, results) = support::run();
     let mut written = write_run_charts(&dir, &summary, &results)?;
-    let (x, y, values) = support::heatmap();
-    written.extend(write_heatmap(
-        &dir.join("sweep"),
-        "slow-backend (sim) — p99 by decayTime and slowdown",
-        "decayTime",
-        &x,
-        "slowdown of b2",
-        &y,
-        &values,
-        "p99 latency (ms)",
-    )?);
+    written.extend(support::write_sweep_heatmap(&dir)?);
     let points: Vec<ComparePoint> = summary
         .rows
         .iter()
@@ -43,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     written.extend(write_compare_chart(
-        &dir.join("compare"),
+        &dir.join(ChartName::Compare.stem()),
         "slow-backend — real vs simulated latency",
         &points,
     )?);

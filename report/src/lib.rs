@@ -18,12 +18,26 @@
 //! - [`redraw_run`], [`redraw_compare`], [`redraw_sweep`], [`redraw_grid`] (and [`redraw`],
 //!   which picks by the files present): the charts of a committed results folder redrawn from
 //!   its files alone, byte-identical to what the run drew from the same data.
+//! - [`ChartName`]: the file names of the charts the crate names itself (a run's, a compare
+//!   folder's, a sweep's, a grid's), in [`Format::Png`] and [`Format::Svg`]; the committed
+//!   results and the documents that link to them depend on these names.
 //!
 //! A policy has one colour (and dash) in every chart, by its label; a line identical to an
 //! earlier one is drawn dashed over it and its legend entry says `(= other)`.
 //!
 //! - [`evidence`]: the sim-vs-real agreement rule (the documents themselves are written by the
 //!   `lblab-evidence` crate).
+//!
+//! Inside, the code is laid out by what it is about:
+//! - `chart/`: one file per chart kind (`spectrum`, `p99_over_time`, `traffic_share`,
+//!   `compare`, `heatmap`, `line`, `interval`), each its data as drawn and its drawing; the
+//!   per-second charts of a run share `chart/time.rs` (the time axis, the warm-up and
+//!   fault-window bands and their legend entries). To add a chart kind, add a file there
+//!   (`chart/mod.rs` lists the steps) and, if the crate names its file, a [`ChartName`].
+//! - `render/`: what every chart shares: writing PNG and SVG, text, colours, legends, axes, the
+//!   plot's frame, the anti-aliased bitmap backend.
+//! - `run.rs`, `sweep.rs`, `grid.rs`: the charts of a run, a sweep and a parameter grid, from
+//!   their data; `redraw.rs`: the same from a results folder's files; `name.rs`: [`ChartName`].
 //!
 //! This crate draws and writes; apart from the `redraw_*` functions, which read a results
 //! folder's files, callers pass the values in. It runs nothing. Output is deterministic: the
@@ -65,34 +79,36 @@
 //! let dir = std::env::temp_dir().join(format!("lblab-report-doc-{}", std::process::id()));
 //! let written = lblab_report::write_run_charts(&dir, &summary, &[result])?;
 //! assert_eq!(written.len(), 6); // spectrum, p99_over_time, traffic_share; .png and .svg each
+//! let spectrum = lblab_report::ChartName::Spectrum;
+//! assert_eq!(written[0], spectrum.path(&dir, lblab_report::Format::Png));
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok::<(), lblab_report::ReportError>(())
 //! ```
 
 #![warn(missing_docs)]
 
-mod compare;
+mod chart;
 pub mod evidence;
-mod heatmap;
-mod interval;
-mod lines;
+mod grid;
+mod name;
 mod redraw;
 mod render;
 mod run;
-mod supersample;
+mod sweep;
 
 use std::path::PathBuf;
 
-pub use compare::{write_compare_chart, ComparePoint};
-pub use heatmap::{write_grid_heatmaps, write_heatmap, GridCell};
-pub use interval::{write_interval_chart, IntervalChart, IntervalPoint, IntervalSeries};
-pub use lines::{
-    write_line_chart, write_sweep_charts, Line, LineChart, LinePoint, Sweep, SweepPoint,
-};
+pub use chart::compare::{write_compare_chart, ComparePoint};
+pub use chart::heatmap::write_heatmap;
+pub use chart::interval::{write_interval_chart, IntervalChart, IntervalPoint, IntervalSeries};
+pub use chart::line::{write_line_chart, Line, LineChart, LinePoint};
+pub use grid::{write_grid_heatmaps, GridCell};
+pub use name::{ChartName, Format};
 pub use redraw::{
     redraw, redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,
 };
 pub use run::write_run_charts;
+pub use sweep::{write_sweep_charts, Sweep, SweepPoint};
 
 /// Why a chart could not be written. Every variant names the file concerned.
 #[derive(Debug, thiserror::Error)]

@@ -8,10 +8,11 @@ use lblab_model::results::{file_stem, read_timeseries, RunSummary};
 use lblab_model::stats::PolicyIntervals;
 use serde::de::DeserializeOwned;
 
-use crate::compare::{write_compare_chart, ComparePoint};
-use crate::heatmap::{write_grid_heatmaps, GridCell};
-use crate::lines::{write_sweep_charts, Sweep, SweepPoint};
+use crate::chart::compare::{write_compare_chart, ComparePoint};
+use crate::grid::{write_grid_heatmaps, GridCell};
+use crate::name::ChartName;
 use crate::run::{histogram_from_hlog, write_run_data, PolicyData};
+use crate::sweep::{write_sweep_charts, Sweep, SweepPoint};
 use crate::ReportError;
 
 fn read_err(file: &Path, message: impl Into<String>) -> ReportError {
@@ -177,7 +178,7 @@ pub fn redraw_compare_from(
         });
     }
     let title = format!("{scenario}: simulated vs real latency");
-    write_compare_chart(&dir.join("compare"), &title, &points)
+    write_compare_chart(&dir.join(ChartName::Compare.stem()), &title, &points)
 }
 
 /// A policy label and an interval, ms.

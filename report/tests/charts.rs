@@ -4,24 +4,16 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lblab_report::{
-    write_compare_chart, write_heatmap, write_run_charts, ComparePoint, ReportError,
+    write_compare_chart, write_heatmap, write_run_charts, ChartName, ComparePoint, Format,
+    ReportError,
 };
+use support::temp_dir;
 
-/// A fresh, empty folder under the system temp dir, unique per test and process.
-fn temp_dir(name: &str) -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "lblab-report-test-{}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed),
-        name
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// The SVG of `name`.
+fn svg(name: &ChartName) -> String {
+    name.file_name(Format::Svg)
 }
 
 fn compare_points() -> Vec<ComparePoint> {
@@ -44,23 +36,10 @@ fn compare_points() -> Vec<ComparePoint> {
 fn render_all(dir: &Path) -> Vec<PathBuf> {
     let (summary, results) = support::run();
     let mut paths = write_run_charts(dir, &summary, &results).unwrap();
-    let (x, y, values) = support::heatmap();
-    paths.extend(
-        write_heatmap(
-            &dir.join("sweep"),
-            "slow-backend (sim) — p99 by decayTime and slowdown",
-            "decayTime",
-            &x,
-            "slowdown of b2",
-            &y,
-            &values,
-            "p99 latency (ms)",
-        )
-        .unwrap(),
-    );
+    paths.extend(support::write_sweep_heatmap(dir).unwrap());
     paths.extend(
         write_compare_chart(
-            &dir.join("compare"),
+            &dir.join(ChartName::Compare.stem()),
             "slow-backend — real vs sim",
             &compare_points(),
         )
@@ -89,21 +68,14 @@ fn check_files(dir: &Path, paths: &[PathBuf]) {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "spectrum.png",
-            "spectrum.svg",
-            "p99_over_time.png",
-            "p99_over_time.svg",
-            "traffic_share.png",
-            "traffic_share.svg",
-            "sweep.png",
-            "sweep.svg",
-            "compare.png",
-            "compare.svg"
-        ]
-    );
+    let stems = ChartName::RUN
+        .iter()
+        .map(ChartName::stem)
+        .chain(["sweep".to_string(), ChartName::Compare.stem()]);
+    let expected: Vec<String> = stems
+        .flat_map(|s| Format::ALL.map(|f| format!("{s}.{}", f.extension())))
+        .collect();
+    assert_eq!(names, expected);
     for p in paths.iter().filter(|p| p.extension().unwrap() == "png") {
         let (w, h, ink, title_dark) = inspect_png(p);
         assert!(w >= 700 && h >= 400, "{}: {w}x{h}", p.display());
@@ -142,33 +114,30 @@ fn check_svg_texts(dir: &Path) {
         let t = texts(name);
         assert!(t.iter().any(|t| t == s), "{name} has no text {s:?}: {t:?}");
     };
-    for chart in [
-        "spectrum.svg",
-        "p99_over_time.svg",
-        "traffic_share.svg",
-        "compare.svg",
-    ] {
+    let [spectrum, p99_over_time, traffic_share] = ChartName::RUN.map(|n| svg(&n));
+    let compare = svg(&ChartName::Compare);
+    for chart in [&spectrum, &p99_over_time, &traffic_share, &compare] {
         for (policy, _) in support::POLICIES {
             has(chart, policy);
         }
     }
     has(
-        "spectrum.svg",
+        &spectrum,
         "slow-backend (sim) — latency percentile spectrum",
     );
-    has("spectrum.svg", "99.99%");
-    has("spectrum.svg", "latency (ms, log scale)");
+    has(&spectrum, "99.99%");
+    has(&spectrum, "latency (ms, log scale)");
     has(
-        "p99_over_time.svg",
+        &p99_over_time,
         "slow-backend (sim) — p99 latency per second",
     );
-    has("p99_over_time.svg", "fault window");
-    has("p99_over_time.svg", "warm-up");
-    has("p99_over_time.svg", "b2");
-    has("p99_over_time.svg", "time since run start (s)");
-    has("traffic_share.svg", "b2 (faulty)");
-    has("traffic_share.svg", "b4 (faulty)");
-    has("traffic_share.svg", "other backends (3)");
+    has(&p99_over_time, "fault window");
+    has(&p99_over_time, "warm-up");
+    has(&p99_over_time, "b2");
+    has(&p99_over_time, "time since run start (s)");
+    has(&traffic_share, "b2 (faulty)");
+    has(&traffic_share, "b4 (faulty)");
+    has(&traffic_share, "other backends (3)");
     for s in [
         "decayTime",
         "slowdown of b2",
@@ -180,8 +149,8 @@ fn check_svg_texts(dir: &Path) {
     ] {
         has("sweep.svg", s);
     }
-    has("compare.svg", "real p99");
-    has("compare.svg", "sim p50");
+    has(&compare, "real p99");
+    has(&compare, "sim p50");
 }
 
 // Rendering is the slow part of this suite in a debug build, so one test renders everything
@@ -216,7 +185,8 @@ fn a_run_without_data_still_draws() {
         lblab_model::results::Recorder::new("never_ran", summary.backends.len(), 0).finish();
     let paths = write_run_charts(&dir, &summary, &[results[0].clone(), empty]).unwrap();
     assert_eq!(paths.len(), 6);
-    let texts = svg_texts(&std::fs::read_to_string(dir.join("spectrum.svg")).unwrap());
+    let spectrum = ChartName::Spectrum.path(&dir, Format::Svg);
+    let texts = svg_texts(&std::fs::read_to_string(spectrum).unwrap());
     assert!(
         texts.iter().any(|t| t == "never_ran (no data)"),
         "{texts:?}"
@@ -239,28 +209,19 @@ fn a_run_without_data_still_draws() {
 #[test]
 fn heatmap_with_one_cell_or_all_missing_draws() {
     let dir = temp_dir("heat");
-    let one = write_heatmap(
-        &dir.join("one"),
-        "t",
-        "x",
-        &["a".into()],
-        "y",
-        &["b".into()],
-        &[vec![3.0]],
-        "v",
-    );
-    assert_eq!(one.unwrap().len(), 2);
-    let missing = write_heatmap(
-        &dir.join("nan"),
-        "t",
-        "x",
-        &["a".into()],
-        "y",
-        &["b".into()],
-        &[vec![f64::NAN]],
-        "v",
-    );
-    assert_eq!(missing.unwrap().len(), 2);
+    for (stem, value) in [("one", 3.0), ("nan", f64::NAN)] {
+        let written = write_heatmap(
+            &dir.join(stem),
+            "t",
+            "x",
+            &["a".into()],
+            "y",
+            &["b".into()],
+            &[vec![value]],
+            "v",
+        );
+        assert_eq!(written.unwrap().len(), 2, "{stem}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -296,13 +257,19 @@ fn unwritable_folder_is_an_io_error_naming_the_file() {
     let dir = temp_dir("io");
     let file = dir.join("not-a-folder");
     std::fs::write(&file, b"x").unwrap();
-    let err = write_compare_chart(&file.join("compare"), "t", &compare_points()).unwrap_err();
+    let compare = ChartName::Compare;
+    let err = write_compare_chart(&file.join(compare.stem()), "t", &compare_points()).unwrap_err();
+    let png = compare.file_name(Format::Png);
     match &err {
         ReportError::Io { file: f, .. } => {
-            assert!(f.ends_with("not-a-folder/compare.png"), "{}", f.display())
+            assert!(
+                f.ends_with(Path::new("not-a-folder").join(&png)),
+                "{}",
+                f.display()
+            )
         }
         other => panic!("expected Io, got {other:?}"),
     }
-    assert!(err.to_string().contains("compare.png"));
+    assert!(err.to_string().contains(&png));
     std::fs::remove_dir_all(&dir).ok();
 }

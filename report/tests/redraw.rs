@@ -5,26 +5,19 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lblab_model::stats::{Interval, NamedInterval, PolicyIntervals};
 use lblab_report::{
     redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,
-    write_grid_heatmaps, write_interval_chart, write_run_charts, write_sweep_charts, GridCell,
-    IntervalChart, IntervalPoint, IntervalSeries, ReportError, Sweep, SweepPoint,
+    write_grid_heatmaps, write_interval_chart, write_run_charts, write_sweep_charts, ChartName,
+    Format, GridCell, IntervalChart, IntervalPoint, IntervalSeries, ReportError, Sweep, SweepPoint,
 };
+use support::temp_dir;
 
-fn temp_dir(name: &str) -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "lblab-redraw-test-{}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed),
-        name
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// `result` is an error whose message names `file`.
+fn fails_naming(result: Result<Vec<PathBuf>, ReportError>, file: &str) {
+    let err = result.unwrap_err().to_string();
+    assert!(err.contains(file), "{err}");
 }
 
 /// Every file in `a`'s `written` has the same bytes as its namesake in `b`.
@@ -74,10 +67,7 @@ fn a_redrawn_run_is_byte_identical() {
         "{err}"
     );
     std::fs::remove_file(again.join("timeseries.csv")).unwrap();
-    assert!(redraw_run(&again)
-        .unwrap_err()
-        .to_string()
-        .contains("timeseries.csv"));
+    fails_naming(redraw_run(&again), "timeseries.csv");
     std::fs::remove_dir_all(&run).ok();
     std::fs::remove_dir_all(&again).ok();
 }
@@ -113,15 +103,10 @@ fn a_redrawn_compare_chart_is_byte_identical_and_gains_intervals() {
     )
     .unwrap();
     redraw_compare(&dir).unwrap();
-    assert!(
-        std::fs::read(dir.join("compare.svg")).unwrap()
-            != std::fs::read(first.join("compare.svg")).unwrap()
-    );
+    let compare = |dir: &Path| std::fs::read(ChartName::Compare.path(dir, Format::Svg)).unwrap();
+    assert!(compare(&dir) != compare(&first));
     std::fs::remove_file(dir.join("compare.csv")).unwrap();
-    assert!(redraw_compare(&dir)
-        .unwrap_err()
-        .to_string()
-        .contains("compare.csv"));
+    fails_naming(redraw_compare(&dir), "compare.csv");
     std::fs::remove_dir_all(&root).ok();
     std::fs::remove_dir_all(&first).ok();
 }
@@ -197,7 +182,7 @@ fn a_redrawn_sweep_is_byte_identical() {
     let dir = temp_dir("sweep");
     let written = write_sweep_charts(&dir, &sweep).unwrap();
     assert_eq!(written.len(), 12);
-    let svg = std::fs::read_to_string(dir.join("p99.svg")).unwrap();
+    let svg = std::fs::read_to_string(ChartName::SweepP99.path(&dir, Format::Svg)).unwrap();
     assert!(svg.contains("od(round_robin) (= round_robin)"));
     // sweep.json as `lblab sweep` writes it.
     let json = serde_json::json!({
@@ -253,7 +238,10 @@ fn redrawn_grid_heatmaps_are_byte_identical() {
     }
     let dir = temp_dir("grid");
     let written = write_grid_heatmaps(&dir, "one-slow", &cells).unwrap();
-    assert!(written[0].ends_with("heatmap_p99_rtt0_03s.png"));
+    let heatmap = ChartName::GridHeatmap {
+        default_rtt: "0.03s".into(),
+    };
+    assert!(written[0].ends_with(heatmap.file_name(Format::Png)));
     let again = temp_dir("grid-again");
     std::fs::write(again.join("sweep.csv"), csv).unwrap();
     let (mut summary, _) = support::run();
@@ -265,7 +253,7 @@ fn redrawn_grid_heatmaps_are_byte_identical() {
     .unwrap();
     redraw_grid(&again).unwrap();
     same_bytes(&written, &again);
-    let svg = std::fs::read_to_string(again.join("heatmap_p99_rtt0_03s.svg")).unwrap();
+    let svg = std::fs::read_to_string(heatmap.path(&again, Format::Svg)).unwrap();
     assert!(
         svg.contains("choices=3 on_read+with_replacement"),
         "a row label was cut"

@@ -1,6 +1,10 @@
 //! A small synthetic run, recorded with the real `Recorder`, for tests and the demo example.
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use lblab_model::results::{FaultWindow, PolicyResult, Recorder, RequestResult, RunSummary};
+use lblab_report::{write_heatmap, ReportError};
 
 /// Policies of the synthetic run and how strongly each avoids a faulty backend (0 = not at all).
 pub const POLICIES: [(&str, f64); 4] = [
@@ -94,8 +98,37 @@ pub fn run() -> (RunSummary, Vec<PolicyResult>) {
     (summary, results)
 }
 
+/// A fresh, empty folder under the system temp dir, unique per test and process.
+pub fn temp_dir(name: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "lblab-report-test-{}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed),
+        name
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes the heatmap of [`heatmap`] as `<dir>/sweep.{png,svg}`.
+pub fn write_sweep_heatmap(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    let (x, y, values) = heatmap();
+    write_heatmap(
+        &dir.join("sweep"),
+        "slow-backend (sim) — p99 by decayTime and slowdown",
+        "decayTime",
+        &x,
+        "slowdown of b2",
+        &y,
+        &values,
+        "p99 latency (ms)",
+    )
+}
+
 /// A decay-time × slowdown sweep grid with one missing cell.
-pub fn heatmap() -> (Vec<String>, Vec<String>, Vec<Vec<f64>>) {
+fn heatmap() -> (Vec<String>, Vec<String>, Vec<Vec<f64>>) {
     let x: Vec<String> = ["1s", "2s", "5s", "10s", "30s"]
         .iter()
         .map(|s| s.to_string())

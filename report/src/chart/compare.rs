@@ -1,4 +1,4 @@
-//! Real vs simulated latency per policy.
+//! Real vs simulated latency per policy: grouped bars with the agreement band.
 
 use std::path::{Path, PathBuf};
 
@@ -7,10 +7,11 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::evidence::{AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
+use crate::render::plot::Styled as _;
 use crate::render::{
-    draw_legend, ellipsize, fmt_num, grid_bold, grid_light, legend_width, over_white,
-    policy_colour, text, tint, titled, write_chart, Chart, DrawResult, Entry, LogAxis, Mark,
-    Ticked, CATEGORY, INK, MUTED,
+    draw_legend, ellipsize, fmt_num, frame, note, over_white, policy_colour, text, tint, titled,
+    with_legend, write_chart, Chart, DrawResult, Entry, Frame, LogAxis, Mark, Ticked, CATEGORY,
+    INK, MUTED,
 };
 use crate::ReportError;
 
@@ -139,6 +140,9 @@ fn value_label(v: f64) -> String {
 const BAND_FILL: RGBColor = RGBColor(150, 150, 150);
 const BAND_EDGE: RGBColor = RGBColor(120, 120, 120);
 
+/// Where the plot sits: the same frame as a line chart's.
+const FRAME: Frame = super::line::FRAME;
+
 /// Group layout in x units (one unit per policy): margin on each side and bar width.
 const GROUP_MARGIN: f64 = 0.12;
 const BAR_W: f64 = (1.0 - 2.0 * GROUP_MARGIN) / 4.4;
@@ -169,25 +173,17 @@ impl Chart for Compare<'_> {
         if intervals {
             entries.push(Entry::new("p99 interval", INK, Mark::Line(1)));
         }
-        let lw = legend_width(&body, None, &entries, 140, 220)?;
-        let (plot, legend) = body.split_horizontally(body.dim_in_pixel().0 - lw);
+        let (plot, legend) = with_legend(&body, None, &entries, (140, 220))?;
         let n = self.points.len().max(1);
         let (lo, hi) = (self.axis.range.start, self.axis.range.end);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin_top(10)
-            .margin_left(10)
-            .margin_right(20)
-            .margin_bottom(5)
-            .x_label_area_size(46)
-            .y_label_area_size(72)
-            .build_cartesian_2d(
-                Ticked::linear(
-                    0.0..n as f64,
-                    (0..n).map(|i| i as f64 + 0.5).collect(),
-                    Vec::new(),
-                ),
-                Ticked::log(&self.axis),
-            )?;
+        let mut chart = frame(&plot, FRAME).build_cartesian_2d(
+            Ticked::linear(
+                0.0..n as f64,
+                (0..n).map(|i| i as f64 + 0.5).collect(),
+                Vec::new(),
+            ),
+            Ticked::log(&self.axis),
+        )?;
         let group_px = chart.plotting_area().dim_in_pixel().0 as f64 / n as f64;
         let label_style = text(13, INK);
         let mut names = Vec::with_capacity(n);
@@ -207,11 +203,7 @@ impl Chart for Compare<'_> {
             .y_desc("latency (ms, log scale)")
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&|y| fmt_num(*y))
-            .label_style(label_style.clone())
-            .axis_desc_style(text(14, INK))
-            .bold_line_style(grid_bold())
-            .light_line_style(grid_light())
-            .axis_style(MUTED.stroke_width(1))
+            .styled(13, 14)
             .draw()?;
 
         // Value labels (and "n/a" for a missing bar) in the largest size at which every one fits
@@ -312,14 +304,7 @@ impl Chart for Compare<'_> {
             ))?;
         }
         if self.points.is_empty() {
-            chart.plotting_area().draw(
-                &(EmptyElement::at((0.5, (lo * hi).sqrt()))
-                    + Text::new(
-                        "no policies",
-                        (0, 0),
-                        text(14, MUTED).pos(Pos::new(HPos::Center, VPos::Center)),
-                    )),
-            )?;
+            note(&chart, (0.5, (lo * hi).sqrt()), "no policies", 14)?;
         }
         draw_legend(&legend, 22, None, &entries)
     }

@@ -7,9 +7,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::render::plot::Styled as _;
 use crate::render::{
-    draw_legend, draw_line, fmt_num, grid_bold, grid_light, legend_width, line_mark, policy_style,
-    text, titled, write_chart, Chart, DrawResult, Entry, LogAxis, Mark, Ticked, INK, MUTED,
+    draw_legend, draw_line, fmt_num, frame, line_mark, note, policy_style, text, titled,
+    with_legend, write_chart, Chart, DrawResult, Entry, Frame, LogAxis, Mark, Ticked, INK, MUTED,
 };
 use crate::ReportError;
 
@@ -129,8 +130,7 @@ impl Chart for Forest<'_> {
                 Mark::Dashed((6, 4)),
             ));
         }
-        let lw = legend_width(&body, Some("policy"), &entries, 150, 300)?;
-        let (plot, legend) = body.split_horizontally(body.dim_in_pixel().0 - lw);
+        let (plot, legend) = with_legend(&body, Some("policy"), &entries, (150, 300))?;
 
         let n = c.rows.len().max(1);
         let label_style = text(13, INK);
@@ -140,21 +140,20 @@ impl Chart for Forest<'_> {
         }
         let y_area = (widest + 20).clamp(40, 420);
         let (lo, hi) = (self.axis.range.start, self.axis.range.end);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin_top(20)
-            .margin_left(10)
-            .margin_right(25)
-            .margin_bottom(5)
-            .x_label_area_size(50)
-            .y_label_area_size(y_area)
-            .build_cartesian_2d(
-                Ticked::log(&self.axis),
-                Ticked::linear(
-                    0.0..n as f64,
-                    (0..n).map(|i| i as f64 + 0.5).collect(),
-                    Vec::new(),
-                ),
-            )?;
+        let f = Frame {
+            top: 20,
+            right: 25,
+            x_labels: 50,
+            y_labels: y_area,
+        };
+        let mut chart = frame(&plot, f).build_cartesian_2d(
+            Ticked::log(&self.axis),
+            Ticked::linear(
+                0.0..n as f64,
+                (0..n).map(|i| i as f64 + 0.5).collect(),
+                Vec::new(),
+            ),
+        )?;
         // Alternate rows shaded, under the grid.
         chart.draw_series((0..c.rows.len()).filter(|r| r % 2 == 1).map(|r| {
             let y = (n - 1 - r) as f64;
@@ -171,11 +170,7 @@ impl Chart for Forest<'_> {
             .x_desc(format!("{} (log scale)", c.x_label))
             .x_label_formatter(&|v| fmt_num(*v))
             .y_label_formatter(&y_fmt)
-            .label_style(label_style.clone())
-            .axis_desc_style(text(14, INK))
-            .bold_line_style(grid_bold())
-            .light_line_style(grid_light())
-            .axis_style(MUTED.stroke_width(1))
+            .styled(13, 14)
             .draw()?;
         if let Some(r) = c.reference.filter(|r| r.is_finite() && *r > 0.0) {
             draw_line(
@@ -230,14 +225,7 @@ impl Chart for Forest<'_> {
             }
         }
         if c.rows.is_empty() {
-            chart.plotting_area().draw(
-                &(EmptyElement::at(((lo * hi).sqrt(), 0.5))
-                    + Text::new(
-                        "no rows",
-                        (0, 0),
-                        text(14, MUTED).pos(Pos::new(HPos::Center, VPos::Center)),
-                    )),
-            )?;
+            note(&chart, ((lo * hi).sqrt(), 0.5), "no rows", 14)?;
         }
         draw_legend(&legend, 22, Some("policy"), &entries)?;
         let top = 22 + 24 * (entries.len() as i32 + 1) + 8;

@@ -1,17 +1,17 @@
 //! Line charts of a quantity against a swept axis, one line per policy, each point with its
-//! confidence interval drawn as a shaded band (for `lblab sweep --vary`).
+//! confidence interval drawn as a shaded band (the charts of a sweep, [`crate::write_sweep_charts`]).
 
 use std::path::{Path, PathBuf};
 
-use lblab_model::stats::{Interval, PolicyIntervals};
-use lblab_model::units::Dur;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::SIZE;
+use crate::render::plot::Styled as _;
 use crate::render::{
-    draw_legend, draw_line, fmt_num, grid_bold, grid_light, legend_width, line_mark, over_white,
-    policy_style, text, titled, twin_label, twins, write_chart, Chart, DrawResult, Entry, LogAxis,
-    Mark, PolicyStyle, Ticked, INK, MUTED, TWIN_DASH,
+    draw_legend, draw_line, fmt_num, frame, line_mark, over_white, policy_style, text, titled,
+    twin_label, twins, with_legend, write_chart, Chart, DrawResult, Entry, Frame, LogAxis, Mark,
+    PolicyStyle, Ticked, MUTED, TWIN_DASH,
 };
 use crate::ReportError;
 
@@ -67,6 +67,14 @@ pub struct LineChart {
 pub fn write_line_chart(stem: &Path, chart: &LineChart) -> Result<Vec<PathBuf>, ReportError> {
     write_chart(stem, &Drawn { chart })
 }
+
+/// Where the plot sits (the compare chart's too).
+pub(crate) const FRAME: Frame = Frame {
+    top: 10,
+    right: 20,
+    x_labels: 46,
+    y_labels: 72,
+};
 
 struct Drawn<'a> {
     chart: &'a LineChart,
@@ -147,7 +155,7 @@ fn axis(values: impl Iterator<Item = f64>, log: bool) -> Ticked {
 
 impl Chart for Drawn<'_> {
     fn size(&self) -> (u32, u32) {
-        (1000, 600)
+        SIZE
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
@@ -166,8 +174,7 @@ impl Chart for Drawn<'_> {
                 }
             })
             .collect();
-        let lw = legend_width(&body, None, &entries, 180, 300)?;
-        let (plot, legend) = body.split_horizontally(body.dim_in_pixel().0 - lw);
+        let (plot, legend) = with_legend(&body, None, &entries, (180, 300))?;
         let drawable = |p: &LinePoint, v: f64| {
             p.x.is_finite() && v.is_finite() && (!c.log_y || v > 0.0) && (!c.log_x || p.x > 0.0)
         };
@@ -181,14 +188,7 @@ impl Chart for Drawn<'_> {
         });
         let x_axis = axis(xs, c.log_x);
         let y_axis = axis(ys, c.log_y);
-        let mut chart = ChartBuilder::on(&plot)
-            .margin_top(10)
-            .margin_left(10)
-            .margin_right(20)
-            .margin_bottom(5)
-            .x_label_area_size(46)
-            .y_label_area_size(72)
-            .build_cartesian_2d(x_axis, y_axis)?;
+        let mut chart = frame(&plot, FRAME).build_cartesian_2d(x_axis, y_axis)?;
         let scale = |log: bool| if log { " (log scale)" } else { "" };
         chart
             .configure_mesh()
@@ -196,11 +196,7 @@ impl Chart for Drawn<'_> {
             .y_desc(format!("{}{}", c.y_label, scale(c.log_y)))
             .x_label_formatter(&|v| fmt_num(*v))
             .y_label_formatter(&|v| fmt_num(*v))
-            .label_style(text(13, INK))
-            .axis_desc_style(text(14, INK))
-            .bold_line_style(grid_bold())
-            .light_line_style(grid_light())
-            .axis_style(MUTED.stroke_width(1))
+            .styled(13, 14)
             .draw()?;
         // Bands first, so no band covers another policy's line.
         for (l, (style, _)) in c.lines.iter().zip(&styles).filter(|(l, _)| !l.reference) {
@@ -280,215 +276,6 @@ impl Chart for Drawn<'_> {
         }
         Ok(())
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The charts of a scenario-space sweep
-
-/// One point of a scenario-space sweep (`lblab sweep --vary`), as `sweep.json` holds it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SweepPoint {
-    /// The varied paths and their values at this point (`fleet.main.count` = `9`).
-    pub overrides: Vec<(String, String)>,
-    /// Backends at this point.
-    pub backends: usize,
-    /// Backends with a fault at some time.
-    pub faulty_backends: usize,
-    /// Offered rate, requests per second.
-    pub rate: f64,
-    /// `rate` over the fleet's capacity at full speed.
-    pub utilization: f64,
-    /// Per policy (in [`Sweep::policies`] order), the intervals across seeds.
-    pub policies: Vec<PolicyIntervals>,
-}
-
-/// A scenario-space sweep, for [`write_sweep_charts`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sweep {
-    /// Scenario name (the titles start with it).
-    pub scenario: String,
-    /// Seeds per point.
-    pub seeds: u64,
-    /// The charts' x axis: a varied path, or `backends`, `faulty_share`, `rate`,
-    /// `utilization`.
-    pub x: String,
-    /// Policy labels, in the order of each point's `policies`.
-    pub policies: Vec<String>,
-    /// The points, in sweep order.
-    pub points: Vec<SweepPoint>,
-}
-
-/// The x value of a point: a varied path's value (numbers as they are, durations in ms) or a
-/// derived column.
-fn x_value(point: &SweepPoint, x: &str) -> f64 {
-    match x {
-        "backends" => point.backends as f64,
-        "faulty_share" => 100.0 * point.faulty_backends as f64 / point.backends.max(1) as f64,
-        "rate" => point.rate,
-        "utilization" => point.utilization,
-        _ => point
-            .overrides
-            .iter()
-            .find(|(path, _)| path == x)
-            .map_or(f64::NAN, |(_, value)| {
-                value
-                    .parse::<f64>()
-                    .ok()
-                    .or_else(|| value.parse::<Dur>().ok().map(|d| d.0 as f64 / 1e6))
-                    .unwrap_or(f64::NAN)
-            }),
-    }
-}
-
-/// Writes the charts of a sweep into `dir`, one quantity each against `sweep.x`, one line per
-/// policy with its interval band: `p99`, `p999`, with an oracle `p99_vs_oracle` and
-/// `p999_vs_oracle`, with faulty backends `slow_share` (the share of requests sent to faulty
-/// backends, with the `(faulty/n)²` floor of A48's draw), and `herd`. Returns the paths.
-pub fn write_sweep_charts(dir: &Path, sweep: &Sweep) -> Result<Vec<PathBuf>, ReportError> {
-    let (policies, points, x, seeds) = (&sweep.policies, &sweep.points, &sweep.x, sweep.seeds);
-    let xs: Vec<f64> = points.iter().map(|p| x_value(p, x)).collect();
-    let (lo, hi) = xs
-        .iter()
-        .filter(|v| v.is_finite() && **v > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(*v), b.max(*v)));
-    let log_x = lo.is_finite() && hi / lo >= 8.0;
-    let band = if seeds > 1 {
-        let cov = points
-            .iter()
-            .flat_map(|p| p.policies.iter())
-            .filter_map(|p| p.get("p99_ms"))
-            .map(|i| i.coverage)
-            .fold(1.0f64, f64::min);
-        format!(
-            "Lines: median of {seeds} seeds; bands: {:.0} % confidence interval of the median.",
-            100.0 * cov
-        )
-    } else {
-        "One seed: no interval.".to_string()
-    };
-    let line_of = |label: &str, metric: &str, k: f64| {
-        let idx = policies.iter().position(|p| p == label);
-        Line {
-            label: label.to_string(),
-            reference: false,
-            points: points
-                .iter()
-                .zip(&xs)
-                .filter_map(|(p, &x)| {
-                    let i: &Interval = idx.and_then(|k| p.policies.get(k))?.get(metric)?;
-                    Some(LinePoint {
-                        x,
-                        y: i.median * k,
-                        lo: i.lo * k,
-                        hi: i.hi * k,
-                    })
-                })
-                .collect(),
-        }
-    };
-    let x_label = match x.as_str() {
-        "backends" => "backends".to_string(),
-        "faulty_share" => "backends with a fault (%)".to_string(),
-        "rate" => "offered rate (req/s)".to_string(),
-        "utilization" => "utilization of the fleet's capacity".to_string(),
-        p => {
-            let is_duration = points
-                .first()
-                .and_then(|pt| pt.overrides.iter().find(|(path, _)| path == p))
-                .is_some_and(|(_, v)| v.parse::<f64>().is_err());
-            if is_duration {
-                format!("{p} (ms)")
-            } else {
-                p.to_string()
-            }
-        }
-    };
-    let mut written = Vec::new();
-    let mut chart = |stem: &str, title: &str, y_label: &str, lines: Vec<Line>, note: String| {
-        let c = LineChart {
-            title: format!("{}: {title}", sweep.scenario),
-            x_label: x_label.clone(),
-            y_label: y_label.to_string(),
-            log_x,
-            log_y: true,
-            lines,
-            note,
-        };
-        written.extend(write_line_chart(&dir.join(stem), &c)?);
-        Ok::<(), ReportError>(())
-    };
-    let all =
-        |m: &str, k: f64| -> Vec<Line> { policies.iter().map(|p| line_of(p, m, k)).collect() };
-    chart(
-        "p99",
-        "p99 latency",
-        "p99 (ms)",
-        all("p99_ms", 1.0),
-        band.clone(),
-    )?;
-    chart(
-        "p999",
-        "p99.9 latency",
-        "p99.9 (ms)",
-        all("p999_ms", 1.0),
-        band.clone(),
-    )?;
-    if policies.iter().any(|p| p == "oracle") {
-        let rel = |m: &str| -> Vec<Line> {
-            policies
-                .iter()
-                .filter(|p| *p != "oracle")
-                .map(|p| line_of(p, m, 1.0))
-                .collect()
-        };
-        let note = format!("{band} Ratios are paired by seed (1 = as good as the oracle).");
-        chart(
-            "p99_vs_oracle",
-            "p99 relative to oracle",
-            "p99 / oracle's p99",
-            rel("p99_vs_oracle"),
-            note.clone(),
-        )?;
-        chart(
-            "p999_vs_oracle",
-            "p99.9 relative to oracle",
-            "p99.9 / oracle's p99.9",
-            rel("p999_vs_oracle"),
-            note,
-        )?;
-    }
-    if points.iter().any(|p| p.faulty_backends > 0) {
-        let mut lines = all("slow_share", 100.0);
-        lines.push(Line {
-            label: "(faulty/n)²: A48 draw's floor".to_string(),
-            reference: true,
-            points: points
-                .iter()
-                .zip(&xs)
-                .map(|(p, &x)| {
-                    let f = p.faulty_backends as f64 / p.backends.max(1) as f64;
-                    let y = 100.0 * f * f;
-                    LinePoint { x, y, lo: y, hi: y }
-                })
-                .collect(),
-        });
-        let note = format!("{band} Dashed: the share two independent uniform draws both land on faulty backends, whatever their cost. Zero shares are not drawn (log scale).");
-        chart(
-            "slow_share",
-            "share of requests sent to faulty backends",
-            "share to faulty backends (%)",
-            lines,
-            note,
-        )?;
-    }
-    chart(
-        "herd",
-        "herd: busiest healthy backend's share over its fair share",
-        "busiest healthy share / fair share",
-        all("herd", 1.0),
-        format!("{band} 1 = an even spread over the healthy backends."),
-    )?;
-    Ok(written)
 }
 
 #[cfg(test)]
