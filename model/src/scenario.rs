@@ -633,6 +633,35 @@ impl Scenario {
         })
     }
 
+    /// The scenario under another seed, validated again.
+    pub fn with_seed(self, seed: u64) -> Result<Scenario, ModelError> {
+        let mut file = self.file;
+        file.seed = seed;
+        Scenario::validate(file)
+    }
+
+    /// The scenario measured for `duration` after a warm-up of `warmup` instead of its own
+    /// (either may be left as it is), validated again. A shorter measurement never shortens the
+    /// warm-up: what the warm-up is for (a policy's blackout, estimators settling) does not shrink
+    /// with the measurement.
+    pub fn with_run_length(
+        self,
+        duration: Option<Dur>,
+        warmup: Option<Dur>,
+    ) -> Result<Scenario, ModelError> {
+        if duration.is_none() && warmup.is_none() {
+            return Ok(self);
+        }
+        let mut file = self.file;
+        if let Some(duration) = duration {
+            file.workload.duration = duration;
+        }
+        if let Some(warmup) = warmup {
+            file.workload.warmup = warmup;
+        }
+        Scenario::validate(file)
+    }
+
     /// The policies that need time before they route as configured, with how long and why
     /// ([`lblab_policy::PolicyConfig::warmup_need`]), in scenario order.
     pub fn warmup_needs(&self) -> Vec<(&str, Nanos, String)> {

@@ -33,10 +33,8 @@ pub struct Args {
     /// so both agree on when faults happen) [default: now].
     #[arg(long)]
     start_at: Option<f64>,
-    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
-    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
-    #[arg(long)]
-    no_realtime: bool,
+    #[command(flatten)]
+    realtime: super::args::Realtime,
 }
 
 /// The `Instant` of a Unix time in seconds, or now.
@@ -108,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     lblab_wire::ensure_open_files(needed).map_err(anyhow::Error::msg)?;
     let origin = origin_of(args.start_at)?;
     let stop = output::stop_flag();
-    let realtime = super::real::realtime(args.no_realtime);
+    let realtime = args.realtime.enabled();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("lblab-fleet")

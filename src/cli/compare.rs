@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use lblab_model::results::RunSummary;
 use lblab_model::results::{write_atomic, Mode, SummaryRow};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
@@ -19,26 +20,15 @@ pub const DEFAULT_SCENARIO: &str = "scenarios/one-slow.toml";
 pub struct Args {
     /// Scenario file (TOML) [default: scenarios/one-slow.toml].
     scenario: Option<PathBuf>,
-    /// Folder for sim/, real/, compare.csv and the chart [default: lblab-out/<scenario-name>].
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Measured duration per policy, replacing the scenario's, in both modes [default: 10s, so
-    /// that the default run takes about three minutes; --full for the scenario's own].
-    #[arg(long, conflicts_with = "full")]
-    duration: Option<Dur>,
-    /// Measure each policy for the scenario's full duration (as the committed evidence does).
-    #[arg(long)]
+    #[command(flatten)]
+    run: super::args::Run,
+    #[command(flatten)]
+    length: super::args::Length,
+    /// Measure each policy for the scenario's full duration (as the committed evidence does);
+    /// without it or --duration, each policy is measured for 10s in both modes, so that the
+    /// default run takes about three minutes.
+    #[arg(long, conflicts_with = "duration")]
     full: bool,
-    /// Warm-up before measurement, replacing the scenario's; warns if it is shorter than a
-    /// policy needs (weighted_round_robin: blackoutPeriod + weightUpdatePeriod).
-    #[arg(long)]
-    warmup: Option<Dur>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Only these policies (repeatable).
-    #[arg(long = "policy")]
-    policies: Vec<String>,
     /// How the real harness runs.
     #[command(flatten)]
     harness: super::real::HarnessArgs,
@@ -98,23 +88,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .scenario
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO));
-    let duration = if args.full {
-        None
-    } else {
-        Some(args.duration.unwrap_or(DEFAULT_DURATION))
+    let length = super::args::Length {
+        duration: if args.full {
+            None
+        } else {
+            Some(args.length.duration.unwrap_or(DEFAULT_DURATION))
+        },
+        warmup: args.length.warmup,
     };
-    let scenario = super::real::load(&path, args.seed, duration, args.warmup)?;
+    let scenario = super::args::load_with_length(&path, args.run.seed, &length)?;
     let base = args
+        .run
         .out
         .clone()
         .unwrap_or_else(|| output::scratch_dir(&path));
 
     let _out_dir = output::prepare_dir(&base)?;
     eprintln!("simulating {} ...", scenario.file.name);
-    let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.policies, None)?;
+    let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.run.policies, None)?;
     let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
-    let sim_summary =
-        output::summarize(&scenario, Mode::Sim, &sim_results, sim_partial, Vec::new());
+    let sim_summary = RunSummary::of(&scenario, Mode::Sim, &sim_results, sim_partial, Vec::new());
     output::write(&base.join("sim"), &sim_summary, &sim_results)
         .context("writing simulation results")?;
     if sim_partial {
@@ -126,7 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 
     eprintln!("running {} over real TCP ...", scenario.file.name);
-    let options = args.harness.options(&args.policies);
+    let options = args.harness.options(&args.run.policies);
     let (real, real_summary, _, real_dir) =
         super::real::run_and_write(&scenario, &options, &base.join("real"))?;
 
@@ -137,7 +130,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let calibrated = match floor_ns {
         Some(extra) => {
             let (runs, _) =
-                super::sim::simulate(&with_extra_rtt(&scenario, extra), &args.policies, None)?;
+                super::sim::simulate(&with_extra_rtt(&scenario, extra), &args.run.policies, None)?;
             runs.into_iter().map(|r| r.result.summary).collect()
         }
         None => Vec::new(),

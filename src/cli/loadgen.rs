@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use lblab_loadgen::run::{run_policy, Quantiles, RunOptions};
 use lblab_model::results::Mode;
-use lblab_model::units::Dur;
+use lblab_model::results::RunSummary;
 
 use super::output;
 
@@ -20,34 +20,20 @@ pub struct Args {
     /// The servers, one per backend of the scenario, in order: host:port,host:port,...
     #[arg(long, value_delimiter = ',', required = true)]
     targets: Vec<String>,
-    /// Results folder [default: lblab-out/<scenario-name>/loadgen].
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Measured duration per policy, replacing the scenario's.
-    #[arg(long)]
-    duration: Option<Dur>,
-    /// Warm-up before measurement, replacing the scenario's; warns if it is shorter than a
-    /// policy needs (weighted_round_robin: blackoutPeriod + weightUpdatePeriod).
-    #[arg(long)]
-    warmup: Option<Dur>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Only run the policies with these labels (repeatable).
-    #[arg(long = "policy")]
-    policies: Vec<String>,
+    #[command(flatten)]
+    run: super::args::Run,
+    #[command(flatten)]
+    length: super::args::Length,
     /// Time 0 of the fault timeline as Unix time in seconds, the value given to `lblab backend`
     /// [default: when each policy's run starts].
     #[arg(long)]
     start_at: Option<f64>,
-    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
-    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
-    #[arg(long)]
-    no_realtime: bool,
+    #[command(flatten)]
+    realtime: super::args::Realtime,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let scenario = super::real::load(&args.scenario, args.seed, args.duration, args.warmup)?;
+    let scenario = super::args::load_with_length(&args.scenario, args.run.seed, &args.length)?;
     super::check_memory(
         &scenario,
         scenario.policies.len(),
@@ -75,22 +61,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             scenario.backends.len()
         );
     }
-    for name in &args.policies {
+    for name in &args.run.policies {
         anyhow::ensure!(
             scenario.policies.iter().any(|p| &p.name == name),
             "--policy {name:?}: no such policy in the scenario"
         );
     }
-    let dir = output::results_dir(&args.scenario, "loadgen", args.out.as_deref());
+    let dir = output::results_dir(&args.scenario, "loadgen", args.run.out.as_deref());
     let _out_dir = output::prepare_dir(&dir)?;
     let stop = output::stop_flag();
-    let realtime = super::real::realtime(args.no_realtime);
+    let realtime = args.realtime.enabled();
     let mut results = Vec::new();
     let mut notes = Vec::new();
     let mut partial = false;
     let mut failed = None;
     let selected = |p: &lblab_model::scenario::PolicyEntry| {
-        args.policies.is_empty() || args.policies.contains(&p.name)
+        args.run.policies.is_empty() || args.run.policies.contains(&p.name)
     };
     let planned = scenario
         .policies
@@ -164,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             // A checkpoint: a run killed outright keeps the policies it finished.
             let mut so_far = notes.clone();
             so_far.push(output::in_progress_note(results.len()));
-            let summary = output::summarize(&scenario, Mode::Real, &results, true, so_far);
+            let summary = RunSummary::of(&scenario, Mode::Real, &results, true, so_far);
             if let Err(e) = output::write(&dir, &summary, &results) {
                 eprintln!("warning: could not write the results so far: {e:#}");
             }
@@ -173,7 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(why) = &failed {
         notes.push(("stopped early".into(), why.clone()));
     }
-    let summary = output::summarize(&scenario, Mode::Real, &results, partial, notes);
+    let summary = RunSummary::of(&scenario, Mode::Real, &results, partial, notes);
     output::write(&dir, &summary, &results).context("writing load-generator results")?;
     output::print_table(&summary);
     println!("wrote {}", dir.display());

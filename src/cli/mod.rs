@@ -1,5 +1,6 @@
 //! Command-line interface: clap definitions and one function per subcommand.
 
+mod args;
 mod backend;
 mod check;
 mod compare;

@@ -3,8 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use lblab_model::results::{self, FaultWindow, PolicyResult, RunSummary};
-use lblab_model::Scenario;
+use lblab_model::results::{self, PolicyResult, RunSummary};
 
 /// Where ad-hoc runs write by default (ignored by git).
 pub const SCRATCH: &str = "lblab-out";
@@ -114,40 +113,6 @@ fn remove_stale_hlogs(dir: &Path, summary: &RunSummary) {
                 let _ = std::fs::remove_file(e.path());
             }
         }
-    }
-}
-
-/// The run summary of `results`, in the order given.
-pub fn summarize(
-    scenario: &Scenario,
-    mode: results::Mode,
-    results: &[PolicyResult],
-    partial: bool,
-    notes: Vec<(String, String)>,
-) -> RunSummary {
-    RunSummary {
-        scenario: scenario.file.name.clone(),
-        mode,
-        seed: scenario.file.seed,
-        partial,
-        backends: scenario.backends.iter().map(|b| b.name.clone()).collect(),
-        fault_windows: scenario
-            .fault_windows()
-            .into_iter()
-            .map(|(backend, s, e)| FaultWindow {
-                backend,
-                start_s: s as f64 / 1e9,
-                end_s: e as f64 / 1e9,
-            })
-            .collect(),
-        warmup_s: scenario.workload.warmup as f64 / 1e9,
-        measured_s: scenario.workload.duration as f64 / 1e9,
-        rows: results.iter().map(|r| r.summary.clone()).collect(),
-        notes,
-        incidents: results
-            .iter()
-            .flat_map(|r| r.incidents.iter().cloned())
-            .collect(),
     }
 }
 

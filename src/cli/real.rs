@@ -10,30 +10,17 @@ use lblab_model::results::{write_atomic, Mode, PolicyResult, RunSummary};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
-use super::output;
+use super::{args, output};
 
 /// Arguments of `lblab real`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Scenario file (TOML).
     scenario: PathBuf,
-    /// Results folder [default: lblab-out/<scenario-name>/real].
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Measured duration per policy, replacing the scenario's (e.g. 20s); the warm-up is kept
-    /// whatever this is (it may be longer than the measurement).
-    #[arg(long)]
-    duration: Option<Dur>,
-    /// Warm-up before measurement, replacing the scenario's; warns if it is shorter than a
-    /// policy needs (weighted_round_robin: blackoutPeriod + weightUpdatePeriod).
-    #[arg(long)]
-    warmup: Option<Dur>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Only run the policies with these labels (repeatable).
-    #[arg(long = "policy")]
-    policies: Vec<String>,
+    #[command(flatten)]
+    run: args::Run,
+    #[command(flatten)]
+    length: args::Length,
     /// How the harness runs.
     #[command(flatten)]
     harness: HarnessArgs,
@@ -67,10 +54,8 @@ pub struct HarnessArgs {
     /// the discarded attempts.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=10))]
     attempts: u32,
-    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
-    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
-    #[arg(long)]
-    no_realtime: bool,
+    #[command(flatten)]
+    realtime: args::Realtime,
 }
 
 impl HarnessArgs {
@@ -87,7 +72,7 @@ impl HarnessArgs {
             stop: Some(output::stop_flag()),
             only: only.to_vec(),
             floor: (self.floor.0 > 0).then(|| std::time::Duration::from_nanos(self.floor.0)),
-            realtime: realtime(self.no_realtime),
+            realtime: self.realtime.enabled(),
             fleet_threads: usize::from(self.fleet_threads),
             client_threads: usize::from(self.client_threads),
             spin: std::time::Duration::from_nanos(self.spin.0),
@@ -107,74 +92,6 @@ fn parse_spin(text: &str) -> Result<Dur, String> {
         ));
     }
     Ok(d)
-}
-
-/// Loads a scenario with the seed, duration and warm-up overrides of `real`, `loadgen` and
-/// `compare`. A shorter `duration` never shortens the warm-up: what the warm-up is for (a policy's
-/// blackout, estimators settling) does not shrink with the measurement.
-pub fn load(
-    path: &Path,
-    seed: Option<u64>,
-    duration: Option<Dur>,
-    warmup: Option<Dur>,
-) -> anyhow::Result<Scenario> {
-    let scenario = super::sim::load(path, seed)?;
-    if duration.is_none() && warmup.is_none() {
-        return Ok(scenario);
-    }
-    let mut file = scenario.file;
-    if let Some(duration) = duration {
-        anyhow::ensure!(
-            duration.0 > 0,
-            "--duration must be greater than 0s (e.g. --duration 20s)"
-        );
-        file.workload.duration = duration;
-    }
-    if let Some(warmup) = warmup {
-        file.workload.warmup = warmup;
-    }
-    let flags = match (duration, warmup) {
-        (Some(d), Some(w)) => format!("--duration {d} --warmup {w}"),
-        (Some(d), None) => format!("--duration {d}"),
-        (None, Some(w)) => format!("--warmup {w}"),
-        (None, None) => unreachable!("returned above"),
-    };
-    let scenario =
-        Scenario::validate(file).with_context(|| format!("{} with {flags}", path.display()))?;
-    if let Some(w) = warmup {
-        for warning in warmup_warnings(&scenario, w) {
-            eprintln!("{warning}");
-        }
-    }
-    Ok(scenario)
-}
-
-/// A warning for each policy of `scenario` that needs a longer warm-up than `warmup`.
-pub fn warmup_warnings(scenario: &Scenario, warmup: Dur) -> Vec<String> {
-    scenario
-        .warmup_needs()
-        .into_iter()
-        .filter(|&(_, need, _)| warmup.0 < need)
-        .map(|(label, need, why)| {
-            format!(
-                "warning: --warmup {warmup} is shorter than {label} needs ({why} = {}): part of \
-                 what is measured for it is its start-up, not its steady state",
-                Dur(need)
-            )
-        })
-        .collect()
-}
-
-/// Whether to run the harness's threads real-time: unless disabled, when the process may.
-pub fn realtime(disabled: bool) -> bool {
-    if disabled {
-        return false;
-    }
-    let ok = lblab_wire::timer::realtime_available();
-    if !ok {
-        eprintln!("note: cannot use real-time scheduling here (needs root or CAP_SYS_NICE); timing is less precise on a busy machine");
-    }
-    ok
 }
 
 /// Runs the real harness and writes its results; returns them with the folder. The results so far
@@ -249,7 +166,7 @@ fn write(
         notes.push(("stopped early".into(), why.clone()));
     }
     let partial = real.partial || in_progress;
-    let summary = output::summarize(scenario, Mode::Real, &results, partial, notes);
+    let summary = RunSummary::of(scenario, Mode::Real, &results, partial, notes);
     output::write(dir, &summary, &results).context("writing real-harness results")?;
     let json = serde_json::to_string_pretty(&h)?;
     write_atomic(&dir.join("harness.json"), (json + "\n").as_bytes())?;
@@ -313,9 +230,9 @@ pub fn print_harness(real: &RealRun) {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let scenario = load(&args.scenario, args.seed, args.duration, args.warmup)?;
-    let options = args.harness.options(&args.policies);
-    let dir = output::results_dir(&args.scenario, "real", args.out.as_deref());
+    let scenario = args::load_with_length(&args.scenario, args.run.seed, &args.length)?;
+    let options = args.harness.options(&args.run.policies);
+    let dir = output::results_dir(&args.scenario, "real", args.run.out.as_deref());
     let (real, summary, _, dir) = run_and_write(&scenario, &options, &dir)?;
     println!(
         "scenario {} (seed {}), real over loopback TCP:",
@@ -335,46 +252,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const NS: u64 = 1_000_000_000;
-
-    fn scenario(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("scenarios")
-            .join(name)
-    }
-
-    #[test]
-    fn a_shorter_duration_keeps_the_warmup() {
-        // one-slow warms up 12 s so weighted_round_robin's blackout ends before measurement;
-        // a 5 s run must not move the blackout into what it measures.
-        let s = load(&scenario("one-slow.toml"), None, Some(Dur(5 * NS)), None).unwrap();
-        assert_eq!(s.workload.warmup, 12 * NS);
-        assert_eq!(s.workload.duration, 5 * NS);
-        let s = load(&scenario("one-slow.toml"), None, Some(Dur(20 * NS)), None).unwrap();
-        assert_eq!(s.workload.warmup, 12 * NS);
-    }
-
-    #[test]
-    fn warmup_overrides_and_warns_below_a_policys_need() {
-        let path = scenario("one-slow.toml");
-        let s = load(&path, None, Some(Dur(5 * NS)), Some(Dur(2 * NS))).unwrap();
-        assert_eq!(s.workload.warmup, 2 * NS);
-        let w = warmup_warnings(&s, Dur(2 * NS));
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("weighted_round_robin"), "{}", w[0]);
-        assert!(
-            w[0].contains("blackoutPeriod 10s + weightUpdatePeriod 1s = 11s"),
-            "{}",
-            w[0]
-        );
-        assert!(warmup_warnings(&s, Dur(11 * NS)).is_empty());
-        let s = load(&path, None, None, Some(Dur(30 * NS))).unwrap();
-        assert_eq!(s.workload.warmup, 30 * NS);
-    }
 }

@@ -6,26 +6,20 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
+use lblab_model::results::RunSummary;
 use lblab_model::results::{write_atomic, Mode};
 use lblab_model::Scenario;
 use lblab_sim::{run_policy, PolicyRun, SimOptions};
 
-use super::output;
+use super::{args, output};
 
 /// Arguments of `lblab sim`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Scenario file (TOML).
     scenario: PathBuf,
-    /// Results folder [default: lblab-out/<scenario-name>/sim].
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Only run the policies with these labels (repeatable).
-    #[arg(long = "policy")]
-    policies: Vec<String>,
+    #[command(flatten)]
+    run: args::Run,
     /// Also run this many seeds (the scenario's and the next ones) and write the median and 95 %
     /// interval of every percentile, and of each policy's ratio to round_robin and oracle, to
     /// intervals.csv (every run in seeds.csv). The other files show the scenario's seed.
@@ -36,39 +30,13 @@ pub struct Args {
     jobs: Option<u16>,
 }
 
-/// Loads a scenario, applying a seed override.
-pub fn load(path: &std::path::Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
-    let mut scenario = Scenario::load(path)?;
-    if let Some(seed) = seed {
-        scenario.file.seed = seed;
-        scenario = Scenario::validate(scenario.file)?;
-    }
-    Ok(scenario)
-}
-
-/// Checks that every `--policy` label names a policy of the scenario.
-pub fn check_policies(scenario: &Scenario, only: &[String]) -> anyhow::Result<()> {
-    for name in only {
-        anyhow::ensure!(
-            scenario.policies.iter().any(|p| &p.name == name),
-            "--policy {name:?}: no such policy in the scenario; it has {:?}",
-            scenario
-                .policies
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect::<Vec<_>>()
-        );
-    }
-    Ok(())
-}
-
 /// Runs the selected policies of `scenario` in the simulator, in parallel, in scenario order.
 pub fn simulate(
     scenario: &Scenario,
     only: &[String],
     jobs: Option<usize>,
 ) -> anyhow::Result<(Vec<PolicyRun>, bool)> {
-    check_policies(scenario, only)?;
+    args::check_policies(scenario, only)?;
     let entries: Vec<_> = scenario
         .policies
         .iter()
@@ -126,12 +94,12 @@ pub fn simulate(
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let scenario = load(&args.scenario, args.seed)?;
-    check_policies(&scenario, &args.policies)?;
-    let dir = output::results_dir(&args.scenario, "sim", args.out.as_deref());
+    let scenario = args::load(&args.scenario, args.run.seed)?;
+    args::check_policies(&scenario, &args.run.policies)?;
+    let dir = output::results_dir(&args.scenario, "sim", args.run.out.as_deref());
     let _out_dir = output::prepare_dir(&dir)?;
     let started = Instant::now();
-    let (runs, partial) = simulate(&scenario, &args.policies, args.jobs.map(usize::from))?;
+    let (runs, partial) = simulate(&scenario, &args.run.policies, args.jobs.map(usize::from))?;
     let wall = started.elapsed();
     let results: Vec<_> = runs.iter().map(|r| r.result.clone()).collect();
     let requests: u64 = runs.iter().map(|r| r.stats.requests).sum();
@@ -152,7 +120,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut seeded = None;
     let mut partial = partial;
     if args.seeds > 1 && !partial {
-        let plan = lblab_sim::space::plan(&scenario, &[], args.seeds, &args.policies)?;
+        let plan = lblab_sim::space::plan(&scenario, &[], args.seeds, &args.run.policies)?;
         let total = plan.runs();
         eprintln!("running {} seeds: {total} simulations", args.seeds);
         let step = (total / 50).max(1);
@@ -180,7 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
         seeded = points.into_iter().next();
     }
-    let summary = output::summarize(&scenario, Mode::Sim, &results, partial, notes);
+    let summary = RunSummary::of(&scenario, Mode::Sim, &results, partial, notes);
     output::write(&dir, &summary, &results).context("writing simulation results")?;
     println!(
         "scenario {} (seed {}), simulated:",

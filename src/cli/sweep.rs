@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
+use lblab_model::results::RunSummary;
 use lblab_model::results::{write_atomic, Mode};
 use lblab_model::units::Dur;
 use lblab_model::vary::Axis;
@@ -87,13 +88,13 @@ fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> anyho
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let scenario = super::sim::load(&args.scenario, None)?;
+    let scenario = super::args::load(&args.scenario, None)?;
     let jobs = args
         .jobs
         .map(usize::from)
         .unwrap_or_else(lblab_sim::batch::default_threads);
     if !args.vary.is_empty() {
-        super::sim::check_policies(&scenario, &args.policies)?;
+        super::args::check_policies(&scenario, &args.policies)?;
         return super::space::run(super::space::SpaceArgs {
             scenario: &scenario,
             file: &args.scenario,
@@ -166,7 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     write_atomic(&dir.join("sweep.csv"), csv.as_bytes())?;
     // The results schema every mode writes: one row per grid point, labelled with its parameters.
-    let mut summary = output::summarize(
+    let mut summary = RunSummary::of(
         &scenario,
         Mode::Sweep,
         &[],

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ModelError;
+use super::PolicyResult;
+use crate::{ModelError, Scenario};
 
 /// One row of `summary.csv` / `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +90,43 @@ pub struct RunSummary {
     /// What went wrong in the harness itself while the policies ran (real mode only).
     #[serde(default)]
     pub incidents: Vec<Incident>,
+}
+
+impl RunSummary {
+    /// The summary of a run of `scenario` that measured `results` (in that order); `partial` when
+    /// it was stopped early.
+    pub fn of(
+        scenario: &Scenario,
+        mode: Mode,
+        results: &[PolicyResult],
+        partial: bool,
+        notes: Vec<(String, String)>,
+    ) -> RunSummary {
+        RunSummary {
+            scenario: scenario.file.name.clone(),
+            mode,
+            seed: scenario.file.seed,
+            partial,
+            backends: scenario.backends.iter().map(|b| b.name.clone()).collect(),
+            fault_windows: scenario
+                .fault_windows()
+                .into_iter()
+                .map(|(backend, s, e)| FaultWindow {
+                    backend,
+                    start_s: s as f64 / 1e9,
+                    end_s: e as f64 / 1e9,
+                })
+                .collect(),
+            warmup_s: scenario.workload.warmup as f64 / 1e9,
+            measured_s: scenario.workload.duration as f64 / 1e9,
+            rows: results.iter().map(|r| r.summary.clone()).collect(),
+            notes,
+            incidents: results
+                .iter()
+                .flat_map(|r| r.incidents.iter().cloned())
+                .collect(),
+        }
+    }
 }
 
 /// What wrote a [`RunSummary`]: its `mode` in `summary.json`, as the lowercase name

@@ -1,0 +1,186 @@
+//! The flags several commands share, declared once and flattened into each, and the one way a
+//! scenario is loaded with them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use lblab_model::units::Dur;
+use lblab_model::Scenario;
+
+/// Which results, from which seed and policies: `sim`, `real`, `compare` and `loadgen`.
+#[derive(Debug, clap::Args)]
+pub struct Run {
+    /// Results folder [default: lblab-out/<scenario file's stem>/<command>, which git ignores].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Only run the policies with these labels (repeatable).
+    #[arg(long = "policy")]
+    pub policies: Vec<String>,
+}
+
+/// How long each policy is measured, and after what warm-up: `real`, `compare` and `loadgen`.
+#[derive(Debug, clap::Args)]
+pub struct Length {
+    /// Measured duration per policy, replacing the scenario's (e.g. 20s); the warm-up is kept
+    /// whatever this is (it may be longer than the measurement).
+    #[arg(long)]
+    pub duration: Option<Dur>,
+    /// Warm-up before measurement, replacing the scenario's; warns if it is shorter than a
+    /// policy needs (weighted_round_robin: blackoutPeriod + weightUpdatePeriod).
+    #[arg(long)]
+    pub warmup: Option<Dur>,
+}
+
+/// Real-time scheduling of the real harness's threads: `real`, `compare`, `loadgen`, `backend`.
+#[derive(Debug, clap::Args)]
+pub struct Realtime {
+    /// Keep the harness's threads at normal priority instead of the real-time scheduling class
+    /// (which keeps other work on the machine from delaying them; needs root or CAP_SYS_NICE).
+    #[arg(long)]
+    pub no_realtime: bool,
+}
+
+impl Realtime {
+    /// Whether to run the threads real-time: unless disabled, when the process may.
+    pub fn enabled(&self) -> bool {
+        if self.no_realtime {
+            return false;
+        }
+        let ok = lblab_wire::timer::realtime_available();
+        if !ok {
+            eprintln!("note: cannot use real-time scheduling here (needs root or CAP_SYS_NICE); timing is less precise on a busy machine");
+        }
+        ok
+    }
+}
+
+/// Loads a scenario with a seed override.
+pub fn load(path: &Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
+    let scenario = Scenario::load(path)?;
+    Ok(match seed {
+        Some(seed) => scenario.with_seed(seed)?,
+        None => scenario,
+    })
+}
+
+/// Loads a scenario with the seed, duration and warm-up overrides ([`Scenario::with_run_length`]),
+/// warning where the warm-up is shorter than a policy needs.
+pub fn load_with_length(
+    path: &Path,
+    seed: Option<u64>,
+    length: &Length,
+) -> anyhow::Result<Scenario> {
+    let scenario = load(path, seed)?;
+    let (duration, warmup) = (length.duration, length.warmup);
+    if duration.is_none() && warmup.is_none() {
+        return Ok(scenario);
+    }
+    anyhow::ensure!(
+        duration.is_none_or(|d| d.0 > 0),
+        "--duration must be greater than 0s (e.g. --duration 20s)"
+    );
+    let flags = [("--duration", duration), ("--warmup", warmup)]
+        .iter()
+        .filter_map(|(flag, v)| v.map(|v| format!("{flag} {v}")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let scenario = scenario
+        .with_run_length(duration, warmup)
+        .with_context(|| format!("{} with {flags}", path.display()))?;
+    if let Some(w) = warmup {
+        for warning in warmup_warnings(&scenario, w) {
+            eprintln!("{warning}");
+        }
+    }
+    Ok(scenario)
+}
+
+/// A warning for each policy of `scenario` that needs a longer warm-up than `warmup`.
+pub fn warmup_warnings(scenario: &Scenario, warmup: Dur) -> Vec<String> {
+    scenario
+        .warmup_needs()
+        .into_iter()
+        .filter(|&(_, need, _)| warmup.0 < need)
+        .map(|(label, need, why)| {
+            format!(
+                "warning: --warmup {warmup} is shorter than {label} needs ({why} = {}): part of \
+                 what is measured for it is its start-up, not its steady state",
+                Dur(need)
+            )
+        })
+        .collect()
+}
+
+/// Checks that every `--policy` label names a policy of the scenario.
+pub fn check_policies(scenario: &Scenario, only: &[String]) -> anyhow::Result<()> {
+    for name in only {
+        anyhow::ensure!(
+            scenario.policies.iter().any(|p| &p.name == name),
+            "--policy {name:?}: no such policy in the scenario; it has {:?}",
+            scenario
+                .policies
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NS: u64 = 1_000_000_000;
+
+    fn scenario(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(name)
+    }
+
+    fn length(duration: Option<u64>, warmup: Option<u64>) -> Length {
+        Length {
+            duration: duration.map(|s| Dur(s * NS)),
+            warmup: warmup.map(|s| Dur(s * NS)),
+        }
+    }
+
+    #[test]
+    fn a_shorter_duration_keeps_the_warmup() {
+        // one-slow warms up 12 s so weighted_round_robin's blackout ends before measurement;
+        // a 5 s run must not move the blackout into what it measures.
+        let path = scenario("one-slow.toml");
+        let s = load_with_length(&path, None, &length(Some(5), None)).unwrap();
+        assert_eq!(s.workload.warmup, 12 * NS);
+        assert_eq!(s.workload.duration, 5 * NS);
+        let s = load_with_length(&path, None, &length(Some(20), None)).unwrap();
+        assert_eq!(s.workload.warmup, 12 * NS);
+    }
+
+    #[test]
+    fn warmup_overrides_and_warns_below_a_policys_need() {
+        let path = scenario("one-slow.toml");
+        let s = load_with_length(&path, None, &length(Some(5), Some(2))).unwrap();
+        assert_eq!(s.workload.warmup, 2 * NS);
+        let w = warmup_warnings(&s, Dur(2 * NS));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("weighted_round_robin"), "{}", w[0]);
+        assert!(
+            w[0].contains("blackoutPeriod 10s + weightUpdatePeriod 1s = 11s"),
+            "{}",
+            w[0]
+        );
+        assert!(warmup_warnings(&s, Dur(11 * NS)).is_empty());
+        let s = load_with_length(&path, None, &length(None, Some(30))).unwrap();
+        assert_eq!(s.workload.warmup, 30 * NS);
+        let e = load_with_length(&path, None, &length(Some(0), None)).unwrap_err();
+        assert!(
+            e.to_string().contains("--duration must be greater than 0s"),
+            "{e}"
+        );
+    }
+}
