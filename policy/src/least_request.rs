@@ -3,12 +3,17 @@
 //! whatever its kind or status.
 
 use rand::RngCore;
+use serde_json::{json, Value};
 
+use crate::config::{ConfigError, Fields, Spec};
 use crate::endpoints::Endpoints;
 use crate::p2c::{self, Sampling};
 use crate::{
     Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
 };
+
+/// The policy's gRPC name.
+pub const NAME: &str = "least_request_experimental";
 
 /// Configuration of `least_request_experimental`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +25,22 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config { choice_count: 2 }
+    }
+}
+
+impl Spec for Config {
+    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        Ok(Config {
+            choice_count: f.choice_count()?,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!({ "choiceCount": self.choice_count })
+    }
+
+    fn build(&self, _now: Nanos) -> Box<dyn Policy> {
+        Box::new(LeastRequest::new(*self))
     }
 }
 
@@ -44,7 +65,7 @@ impl LeastRequest {
 
 impl Policy for LeastRequest {
     fn name(&self) -> &'static str {
-        "least_request_experimental"
+        NAME
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {

@@ -3,17 +3,38 @@
 //! that all get the same list spread over it instead of all picking its head.
 
 use rand::RngCore;
+use serde_json::{json, Value};
 
+use crate::config::{ConfigError, Fields, Spec};
 use crate::endpoints::Endpoints;
 use crate::{
     Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
 };
+
+/// The policy's gRPC name.
+pub const NAME: &str = "pick_first";
 
 /// `pick_first`'s configuration (gRFC A62).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Config {
     /// `shuffleAddressList`: shuffle each new address list before using it (default false).
     pub shuffle_address_list: bool,
+}
+
+impl Spec for Config {
+    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        Ok(Config {
+            shuffle_address_list: f.bool("shuffleAddressList", false)?,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!({ "shuffleAddressList": self.shuffle_address_list })
+    }
+
+    fn build(&self, _now: Nanos) -> Box<dyn Policy> {
+        Box::new(PickFirst::new(*self))
+    }
 }
 
 /// The `pick_first` policy.
@@ -39,7 +60,7 @@ impl PickFirst {
 
 impl Policy for PickFirst {
     fn name(&self) -> &'static str {
-        "pick_first"
+        NAME
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {

@@ -2,15 +2,34 @@
 //! changes (as gRPC's picker does when it is rebuilt).
 
 use rand::{Rng, RngCore};
+use serde_json::{json, Value};
 
+use crate::config::{ConfigError, Fields, Spec};
 use crate::endpoints::Endpoints;
 use crate::{
     Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
 };
 
+/// The policy's gRPC name.
+pub const NAME: &str = "round_robin";
+
 /// `round_robin` has no configuration fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Config;
+
+impl Spec for Config {
+    fn parse(_f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        Ok(Config)
+    }
+
+    fn to_json(&self) -> Value {
+        json!({})
+    }
+
+    fn build(&self, _now: Nanos) -> Box<dyn Policy> {
+        Box::new(RoundRobin::new(*self))
+    }
+}
 
 /// The `round_robin` policy.
 #[derive(Debug, Default)]
@@ -31,7 +50,7 @@ impl RoundRobin {
 
 impl Policy for RoundRobin {
     fn name(&self) -> &'static str {
-        "round_robin"
+        NAME
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
