@@ -7,6 +7,10 @@
 //! clamps follow gRFCs A48, A50 and A58 and DESIGN.md for `peak_ewma_experimental`. Unlike gRPC,
 //! unknown fields are rejected: in a lab a typo that silently falls back to a default would
 //! invalidate an experiment.
+//!
+//! Each policy's own fields are read, checked and written back in its module, by its `Config`'s
+//! `Spec` implementation; this file holds what they share: the document and list rules, the
+//! `Fields` reader, [`ConfigError`], and the one table of policies (`policies!`).
 
 use std::fmt;
 
@@ -40,12 +44,6 @@ macro_rules! policies {
             #[cfg(test)]
             default: || PolicyConfig::$variant(Default::default()),
         },)*];
-
-        $(impl From<$module::Config> for PolicyConfig {
-            fn from(c: $module::Config) -> Self {
-                PolicyConfig::$variant(c)
-            }
-        })*
 
         impl PolicyConfig {
             /// The policy's gRPC name.
