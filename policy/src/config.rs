@@ -7,29 +7,112 @@
 //! clamps follow gRFCs A48, A50 and A58 and DESIGN.md for `peak_ewma_experimental`. Unlike gRPC,
 //! unknown fields are rejected: in a lab a typo that silently falls back to a default would
 //! invalidate an experiment.
+//!
+//! Each policy's own fields are read, checked and written back in its module, by its `Config`'s
+//! `Spec` implementation; this file holds what they share: the document and list rules, the
+//! `Fields` reader, [`ConfigError`], and the one table of policies (`policies!`).
 
 use std::fmt;
 
 use serde_json::{json, Map, Value};
 
-use crate::estimator::DecayMode;
-use crate::outlier_detection::{FailurePercentageEjection, SuccessRateEjection};
-use crate::p2c::{Sampling, MAX_CHOICES};
+use crate::p2c::MAX_CHOICES;
 use crate::{
     duration, envoy_peak_ewma, least_request, outlier_detection, peak_ewma, pick_first,
     round_robin, weighted_round_robin, Nanos, Policy,
 };
 
-/// The policy names this crate implements, in gRPC's spelling.
-pub const SUPPORTED: &[&str] = &[
-    "pick_first",
-    "round_robin",
-    "least_request_experimental",
-    "weighted_round_robin",
-    "outlier_detection_experimental",
-    "peak_ewma_experimental",
-    "envoy_peak_ewma",
-];
+/// The policy table: one line per policy, `Variant(module)`, in the order [`SUPPORTED`] lists
+/// them. `module` has a `NAME` (its gRPC name) and a `Config` implementing [`Spec`]; from this one
+/// list come the [`PolicyConfig`] enum, [`SUPPORTED`], and the table [`parse_policy`] selects from.
+macro_rules! policies {
+    ($($(#[$doc:meta])* $variant:ident($module:ident),)*) => {
+        /// A validated policy tree.
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub enum PolicyConfig {
+            $($(#[$doc])* $variant($module::Config),)*
+        }
+
+        /// The policy names this crate implements, in gRPC's spelling.
+        pub const SUPPORTED: &[&str] = &[$($module::NAME,)*];
+
+        /// [`SUPPORTED`] with what each name parses into.
+        const KINDS: &[Kind] = &[$(Kind {
+            name: $module::NAME,
+            parse: |f| <$module::Config as Spec>::parse(f).map(PolicyConfig::$variant),
+            #[cfg(test)]
+            default: || PolicyConfig::$variant(Default::default()),
+        },)*];
+
+        impl PolicyConfig {
+            /// The policy's gRPC name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(PolicyConfig::$variant(_) => $module::NAME,)*
+                }
+            }
+
+            /// The variant's config, for what every policy's config does.
+            fn spec(&self) -> &dyn Spec {
+                match self {
+                    $(PolicyConfig::$variant(c) => c,)*
+                }
+            }
+        }
+    };
+}
+
+policies! {
+    /// `pick_first`.
+    PickFirst(pick_first),
+    /// `round_robin`.
+    RoundRobin(round_robin),
+    /// `least_request_experimental`.
+    LeastRequest(least_request),
+    /// `weighted_round_robin`.
+    WeightedRoundRobin(weighted_round_robin),
+    /// `outlier_detection_experimental`, with its child.
+    OutlierDetection(outlier_detection),
+    /// `peak_ewma_experimental`.
+    PeakEwma(peak_ewma),
+    /// `envoy_peak_ewma`: Envoy's shipped balancer, as a reference.
+    EnvoyPeakEwma(envoy_peak_ewma),
+}
+
+/// What a policy's module implements for its `Config`, beside the algorithm: reading the config
+/// object, writing it back, building the policy.
+pub(crate) trait Spec: fmt::Debug {
+    /// Reads, validates and clamps the fields of the policy's config object. Fields it does not
+    /// read are rejected afterwards as unknown.
+    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError>
+    where
+        Self: Sized;
+
+    /// The normalized config object, every default filled in (without the policy name).
+    fn to_json(&self) -> Value;
+
+    /// Builds the policy. `now` starts any interval timers.
+    fn build(&self, now: Nanos) -> Box<dyn Policy>;
+
+    /// See [`PolicyConfig::warmup_need`]; most policies need no time.
+    fn warmup_need(&self) -> Option<(Nanos, String)> {
+        None
+    }
+
+    /// A label other than the name without `_experimental`, if the policy has one.
+    fn label(&self) -> Option<String> {
+        None
+    }
+}
+
+/// One line of the policy table: a name and how to parse its config.
+struct Kind {
+    name: &'static str,
+    parse: fn(&mut Fields<'_>) -> Result<PolicyConfig, ConfigError>,
+    #[cfg(test)]
+    default: fn() -> PolicyConfig,
+}
 
 /// An invalid service config: where (a JSON path such as
 /// `loadBalancingConfig[0].peak_ewma_experimental.choiceCount`) and what is wrong.
@@ -62,26 +145,6 @@ impl ConfigError {
             position: None,
         }
     }
-}
-
-/// A validated policy tree.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum PolicyConfig {
-    /// `pick_first`.
-    PickFirst(pick_first::Config),
-    /// `round_robin`.
-    RoundRobin(round_robin::Config),
-    /// `least_request_experimental`.
-    LeastRequest(least_request::Config),
-    /// `weighted_round_robin`.
-    WeightedRoundRobin(weighted_round_robin::Config),
-    /// `outlier_detection_experimental`, with its child.
-    OutlierDetection(outlier_detection::Config),
-    /// `peak_ewma_experimental`.
-    PeakEwma(peak_ewma::Config),
-    /// `envoy_peak_ewma`: Envoy's shipped balancer, as a reference.
-    EnvoyPeakEwma(envoy_peak_ewma::Config),
 }
 
 /// The selected entry of a `loadBalancingConfig` list when the caller supports extra policy names
@@ -147,7 +210,7 @@ pub fn parse_service_config_value(doc: &Value, extra: &[&str]) -> Result<Selecte
 }
 
 /// Picks the first supported entry of a `loadBalancingConfig` list at `path`.
-fn select(list: &Value, path: &str, extra: &[&str]) -> Result<Selected, ConfigError> {
+pub(crate) fn select(list: &Value, path: &str, extra: &[&str]) -> Result<Selected, ConfigError> {
     let entries = list.as_array().ok_or_else(|| {
         ConfigError::at(
             path,
@@ -202,290 +265,44 @@ fn select(list: &Value, path: &str, extra: &[&str]) -> Result<Selected, ConfigEr
 /// Parses one policy's config object. `path` names it in errors.
 pub fn parse_policy(name: &str, config: &Value, path: &str) -> Result<PolicyConfig, ConfigError> {
     let mut f = Fields::new(config, path)?;
-    let parsed = match name {
-        "pick_first" => PolicyConfig::PickFirst(pick_first::Config {
-            shuffle_address_list: f.bool("shuffleAddressList", false)?,
-        }),
-        "round_robin" => PolicyConfig::RoundRobin(round_robin::Config),
-        "least_request_experimental" => PolicyConfig::LeastRequest(least_request::Config {
-            choice_count: f.choice_count()?,
-        }),
-        "peak_ewma_experimental" => {
-            let d = peak_ewma::Config::default();
-            let choice_count = f.choice_count()?;
-            let decay_time = f.positive_duration("decayTime", d.decay_time)?;
-            let default_rtt = f.positive_duration("defaultRtt", d.default_rtt)?;
-            let ablation = match f.object("lblabAblation")? {
-                None => peak_ewma::Ablation::default(),
-                Some(mut a) => {
-                    let decay = match a.string_choice(
-                        "decay",
-                        &["time_weighted", "on_read"],
-                        "time_weighted",
-                    )? {
-                        "on_read" => DecayMode::OnRead,
-                        _ => DecayMode::TimeWeighted,
-                    };
-                    let sampling = match a.string_choice(
-                        "sampling",
-                        &["distinct", "with_replacement"],
-                        "distinct",
-                    )? {
-                        "with_replacement" => Sampling::WithReplacement,
-                        _ => Sampling::Distinct,
-                    };
-                    let streams = match a.string_choice(
-                        "streams",
-                        &["ignore", "outstanding", "count"],
-                        "ignore",
-                    )? {
-                        "outstanding" => peak_ewma::Streams::Outstanding,
-                        "count" => peak_ewma::Streams::Count,
-                        _ => peak_ewma::Streams::Ignore,
-                    };
-                    a.finish()?;
-                    peak_ewma::Ablation {
-                        decay,
-                        sampling,
-                        streams,
-                    }
-                }
-            };
-            PolicyConfig::PeakEwma(peak_ewma::Config {
-                choice_count,
-                decay_time,
-                default_rtt,
-                ablation,
-            })
-        }
-        "envoy_peak_ewma" => PolicyConfig::EnvoyPeakEwma(envoy_peak_ewma::Config::parse(&mut f)?),
-        "weighted_round_robin" => {
-            let d = weighted_round_robin::Config::default();
-            let penalty = f.f64("errorUtilizationPenalty", d.error_utilization_penalty)?;
-            if penalty < 0.0 {
-                return Err(f.err(
-                    "errorUtilizationPenalty",
-                    format!("{penalty} is negative; must be >= 0"),
-                ));
-            }
-            PolicyConfig::WeightedRoundRobin(weighted_round_robin::Config {
-                enable_oob_load_report: f.bool("enableOobLoadReport", d.enable_oob_load_report)?,
-                // A period of 0 would make the report timer due for ever; clamped like
-                // weightUpdatePeriod, as gRPC does for that one.
-                oob_reporting_period: f
-                    .duration("oobReportingPeriod", d.oob_reporting_period)?
-                    .max(weighted_round_robin::MIN_WEIGHT_UPDATE_PERIOD),
-                blackout_period: f.duration("blackoutPeriod", d.blackout_period)?,
-                weight_expiration_period: f
-                    .duration("weightExpirationPeriod", d.weight_expiration_period)?,
-                weight_update_period: f
-                    .duration("weightUpdatePeriod", d.weight_update_period)?
-                    .max(weighted_round_robin::MIN_WEIGHT_UPDATE_PERIOD),
-                error_utilization_penalty: penalty,
-            })
-        }
-        "outlier_detection_experimental" => {
-            let d = outlier_detection::Config::default();
-            // An interval of 0 would make the sweep timer due for ever: a spin, not a policy. A
-            // positive one below the floor is clamped to it, as gRPC clamps WRR's timers.
-            let interval = f
-                .positive_duration("interval", d.interval)?
-                .max(outlier_detection::MIN_INTERVAL);
-            let base_ejection_time = f.duration("baseEjectionTime", d.base_ejection_time)?;
-            let max_ejection_time = f.duration(
-                "maxEjectionTime",
-                d.max_ejection_time.max(base_ejection_time),
-            )?;
-            let max_ejection_percent = f.percent("maxEjectionPercent", d.max_ejection_percent)?;
-            let success_rate_ejection = match f.object("successRateEjection")? {
-                None => None,
-                Some(mut o) => {
-                    let d = SuccessRateEjection::default();
-                    let v = SuccessRateEjection {
-                        stdev_factor: o.u32("stdevFactor", d.stdev_factor)?,
-                        enforcement_percentage: o
-                            .percent("enforcementPercentage", d.enforcement_percentage)?,
-                        minimum_hosts: o.u32("minimumHosts", d.minimum_hosts)?,
-                        request_volume: o.u32("requestVolume", d.request_volume)?,
-                    };
-                    o.finish()?;
-                    Some(v)
-                }
-            };
-            let failure_percentage_ejection = match f.object("failurePercentageEjection")? {
-                None => None,
-                Some(mut o) => {
-                    let d = FailurePercentageEjection::default();
-                    let v = FailurePercentageEjection {
-                        threshold: o.percent("threshold", d.threshold)?,
-                        enforcement_percentage: o
-                            .percent("enforcementPercentage", d.enforcement_percentage)?,
-                        minimum_hosts: o.u32("minimumHosts", d.minimum_hosts)?,
-                        request_volume: o.u32("requestVolume", d.request_volume)?,
-                    };
-                    o.finish()?;
-                    Some(v)
-                }
-            };
-            let child_path = format!("{path}.childPolicy");
-            let child = match f.take("childPolicy") {
-                None => return Err(ConfigError::at(&child_path, "is required: a loadBalancingConfig list for the wrapped policy, e.g. [{\"round_robin\":{}}]")),
-                Some(list) => match select(list, &child_path, &[])? {
-                    Selected::Policy(p) => p,
-                    Selected::Extra { .. } => unreachable!("no extra names"),
-                },
-            };
-            PolicyConfig::OutlierDetection(outlier_detection::Config {
-                interval,
-                base_ejection_time,
-                max_ejection_time,
-                max_ejection_percent,
-                success_rate_ejection,
-                failure_percentage_ejection,
-                child_policy: Box::new(child),
-            })
-        }
-        other => {
-            return Err(ConfigError::at(
-                path,
-                format!(
-                    "`{other}` is not a supported policy; supported: {}",
-                    SUPPORTED.join(", ")
-                ),
-            ))
-        }
+    let Some(kind) = KINDS.iter().find(|k| k.name == name) else {
+        return Err(ConfigError::at(
+            path,
+            format!(
+                "`{name}` is not a supported policy; supported: {}",
+                SUPPORTED.join(", ")
+            ),
+        ));
     };
+    let parsed = (kind.parse)(&mut f)?;
     f.finish()?;
     Ok(parsed)
 }
 
 impl PolicyConfig {
-    /// The policy's gRPC name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            PolicyConfig::PickFirst(_) => "pick_first",
-            PolicyConfig::RoundRobin(_) => "round_robin",
-            PolicyConfig::LeastRequest(_) => "least_request_experimental",
-            PolicyConfig::WeightedRoundRobin(_) => "weighted_round_robin",
-            PolicyConfig::OutlierDetection(_) => "outlier_detection_experimental",
-            PolicyConfig::PeakEwma(_) => "peak_ewma_experimental",
-            PolicyConfig::EnvoyPeakEwma(_) => "envoy_peak_ewma",
-        }
-    }
-
     /// How long the policy needs after it starts before it routes as configured, with what sets
     /// it, if it needs any time at all: weighted_round_robin uses no weights until an endpoint has
     /// reported load for `blackoutPeriod` and the next weight update (`weightUpdatePeriod`) has
     /// run, so until then it is round_robin. A measurement that starts earlier measures that.
     pub fn warmup_need(&self) -> Option<(Nanos, String)> {
-        match self {
-            PolicyConfig::WeightedRoundRobin(c) => Some((
-                c.blackout_period + c.weight_update_period,
-                format!(
-                    "weighted_round_robin's blackoutPeriod {} + weightUpdatePeriod {}",
-                    duration::format(c.blackout_period),
-                    duration::format(c.weight_update_period)
-                ),
-            )),
-            PolicyConfig::OutlierDetection(c) => c.child_policy.warmup_need(),
-            _ => None,
-        }
+        self.spec().warmup_need()
     }
 
     /// Builds the policy. `now` starts any interval timers.
     pub fn build(&self, now: Nanos) -> Box<dyn Policy> {
-        match self {
-            PolicyConfig::PickFirst(c) => Box::new(pick_first::PickFirst::new(*c)),
-            PolicyConfig::RoundRobin(c) => Box::new(round_robin::RoundRobin::new(*c)),
-            PolicyConfig::LeastRequest(c) => Box::new(least_request::LeastRequest::new(*c)),
-            PolicyConfig::WeightedRoundRobin(c) => {
-                Box::new(weighted_round_robin::WeightedRoundRobin::new(*c, now))
-            }
-            PolicyConfig::OutlierDetection(c) => Box::new(
-                outlier_detection::OutlierDetection::new(c.clone(), c.child_policy.build(now), now),
-            ),
-            PolicyConfig::PeakEwma(c) => Box::new(peak_ewma::PeakEwmaPolicy::new(*c)),
-            PolicyConfig::EnvoyPeakEwma(c) => {
-                Box::new(envoy_peak_ewma::EnvoyPeakEwma::new(*c, now))
-            }
-        }
+        self.spec().build(now)
     }
 
     /// The normalized config as a `loadBalancingConfig` entry, every default filled in.
     pub fn to_json(&self) -> Value {
-        let body = match self {
-            PolicyConfig::PickFirst(c) => json!({ "shuffleAddressList": c.shuffle_address_list }),
-            PolicyConfig::RoundRobin(_) => json!({}),
-            PolicyConfig::LeastRequest(c) => json!({ "choiceCount": c.choice_count }),
-            PolicyConfig::EnvoyPeakEwma(c) => c.to_json(),
-            PolicyConfig::PeakEwma(c) => json!({
-                "choiceCount": c.choice_count,
-                "decayTime": duration::format(c.decay_time),
-                "defaultRtt": duration::format(c.default_rtt),
-                "lblabAblation": {
-                    "decay": match c.ablation.decay { DecayMode::TimeWeighted => "time_weighted", DecayMode::OnRead => "on_read" },
-                    "sampling": match c.ablation.sampling { Sampling::WithReplacement => "with_replacement", Sampling::Distinct => "distinct" },
-                    "streams": match c.ablation.streams { peak_ewma::Streams::Ignore => "ignore", peak_ewma::Streams::Outstanding => "outstanding", peak_ewma::Streams::Count => "count" },
-                },
-            }),
-            PolicyConfig::WeightedRoundRobin(c) => json!({
-                "enableOobLoadReport": c.enable_oob_load_report,
-                "oobReportingPeriod": duration::format(c.oob_reporting_period),
-                "blackoutPeriod": duration::format(c.blackout_period),
-                "weightExpirationPeriod": duration::format(c.weight_expiration_period),
-                "weightUpdatePeriod": duration::format(c.weight_update_period),
-                "errorUtilizationPenalty": c.error_utilization_penalty,
-            }),
-            PolicyConfig::OutlierDetection(c) => {
-                let mut m = Map::new();
-                m.insert("interval".into(), json!(duration::format(c.interval)));
-                m.insert(
-                    "baseEjectionTime".into(),
-                    json!(duration::format(c.base_ejection_time)),
-                );
-                m.insert(
-                    "maxEjectionTime".into(),
-                    json!(duration::format(c.max_ejection_time)),
-                );
-                m.insert("maxEjectionPercent".into(), json!(c.max_ejection_percent));
-                if let Some(s) = c.success_rate_ejection {
-                    m.insert(
-                        "successRateEjection".into(),
-                        json!({
-                            "stdevFactor": s.stdev_factor,
-                            "enforcementPercentage": s.enforcement_percentage,
-                            "minimumHosts": s.minimum_hosts,
-                            "requestVolume": s.request_volume,
-                        }),
-                    );
-                }
-                if let Some(s) = c.failure_percentage_ejection {
-                    m.insert(
-                        "failurePercentageEjection".into(),
-                        json!({
-                            "threshold": s.threshold,
-                            "enforcementPercentage": s.enforcement_percentage,
-                            "minimumHosts": s.minimum_hosts,
-                            "requestVolume": s.request_volume,
-                        }),
-                    );
-                }
-                m.insert("childPolicy".into(), json!([c.child_policy.to_json()]));
-                Value::Object(m)
-            }
-        };
-        json!({ self.name(): body })
+        json!({ self.name(): self.spec().to_json() })
     }
 
     /// A short label for tables and charts, e.g. `outlier_detection(peak_ewma)`.
     pub fn label(&self) -> String {
-        let short = |n: &str| n.trim_end_matches("_experimental").to_string();
-        match self {
-            PolicyConfig::OutlierDetection(c) => {
-                format!("outlier_detection({})", c.child_policy.label())
-            }
-            other => short(other.name()),
-        }
+        self.spec()
+            .label()
+            .unwrap_or_else(|| self.name().trim_end_matches("_experimental").to_string())
     }
 }
 
@@ -508,8 +325,13 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// The JSON path of field `key` of this object.
+    pub(crate) fn path_of(&self, key: &str) -> String {
+        format!("{}.{key}", self.path)
+    }
+
     pub(crate) fn err(&self, key: &str, message: impl Into<String>) -> ConfigError {
-        ConfigError::at(&format!("{}.{key}", self.path), message)
+        ConfigError::at(&self.path_of(key), message)
     }
 
     pub(crate) fn take(&mut self, key: &'static str) -> Option<&'a Value> {
@@ -611,29 +433,76 @@ impl<'a> Fields<'a> {
         Ok(n.min(MAX_CHOICES))
     }
 
-    pub(crate) fn object(&mut self, key: &'static str) -> Result<Option<Fields<'a>>, ConfigError> {
-        let path = format!("{}.{key}", self.path);
-        self.take(key).map(|v| Fields::new(v, &path)).transpose()
-    }
-
-    pub(crate) fn string_choice(
+    /// The nested object `key`, if present, read by `read`; its unknown fields are rejected.
+    pub(crate) fn object<T>(
         &mut self,
         key: &'static str,
-        choices: &[&'static str],
-        default: &'static str,
-    ) -> Result<&'static str, ConfigError> {
+        read: impl FnOnce(&mut Fields<'a>) -> Result<T, ConfigError>,
+    ) -> Result<Option<T>, ConfigError> {
+        let path = self.path_of(key);
+        let Some(v) = self.take(key) else {
+            return Ok(None);
+        };
+        let mut o = Fields::new(v, &path)?;
+        let parsed = read(&mut o)?;
+        o.finish()?;
+        Ok(Some(parsed))
+    }
+
+    /// A string field naming one of `choices` (`(name, value)` pairs).
+    pub(crate) fn choice<T: Copy>(
+        &mut self,
+        key: &'static str,
+        choices: &[(&'static str, T)],
+        default: T,
+    ) -> Result<T, ConfigError> {
         let Some(v) = self.take(key) else {
             return Ok(default);
         };
         v.as_str()
-            .and_then(|s| choices.iter().find(|c| **c == s).copied())
-            .ok_or_else(|| self.err(key, format!("{v} is not one of {}", choices.join(", "))))
+            .and_then(|s| choices.iter().find(|(name, _)| *name == s))
+            .map(|&(_, value)| value)
+            .ok_or_else(|| {
+                let names: Vec<&str> = choices.iter().map(|(name, _)| *name).collect();
+                self.err(key, format!("{v} is not one of {}", names.join(", ")))
+            })
     }
+}
+
+/// The name of `value` among `choices`, as [`Fields::choice`] reads it.
+pub(crate) fn choice_name<T: PartialEq>(choices: &[(&'static str, T)], value: T) -> &'static str {
+    choices
+        .iter()
+        .find(|(_, v)| *v == value)
+        .map(|(name, _)| *name)
+        .expect("every value has a name")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_names_are_unique_and_match_the_variants() {
+        for (i, kind) in KINDS.iter().enumerate() {
+            assert_eq!(SUPPORTED[i], kind.name);
+            assert!(!SUPPORTED[..i].contains(&kind.name), "{} twice", kind.name);
+            assert_eq!((kind.default)().name(), kind.name);
+        }
+        assert_eq!(KINDS.len(), SUPPORTED.len());
+    }
+
+    #[test]
+    fn every_default_round_trips_through_its_normalized_json() {
+        for kind in KINDS {
+            let default = (kind.default)();
+            let entry = default.to_json();
+            let parsed = parse_policy(kind.name, &entry[kind.name], kind.name)
+                .unwrap_or_else(|e| panic!("{}: {e}", kind.name));
+            assert_eq!(parsed, default, "{entry}");
+            assert_eq!(parsed.build(0).name(), kind.name);
+        }
+    }
 
     #[test]
     fn weighted_round_robin_needs_its_blackout_and_one_update() {

@@ -248,3 +248,45 @@ impl Endpoints<u32> {
         })
     }
 }
+
+/// The [`Policy`](crate::Policy) methods that every policy whose only per-endpoint state is an
+/// outstanding count (fields `endpoints: Endpoints<u32>` and `clock: Clock`, a `NAME` const in
+/// its module) writes the same way: everything but `pick`. The endpoint view's cost is `$cost` of
+/// the count; `after_set` names a method called with the new list after each `set_endpoints`.
+macro_rules! outstanding_count_policy {
+    ($cost:expr $(, after_set: $after_set:path)?) => {
+        fn name(&self) -> &'static str {
+            NAME
+        }
+
+        fn set_endpoints(&mut self, now: $crate::Nanos, endpoints: &[$crate::EndpointId]) {
+            self.clock.advance(now);
+            self.endpoints.set(endpoints, || 0);
+            $($after_set(self, endpoints);)?
+        }
+
+        fn on_connectivity(
+            &mut self,
+            now: $crate::Nanos,
+            endpoint: $crate::EndpointId,
+            state: $crate::Connectivity,
+        ) {
+            self.clock.advance(now);
+            self.endpoints.set_state(endpoint, state);
+        }
+
+        fn on_done(&mut self, now: $crate::Nanos, ticket: $crate::Ticket, _outcome: $crate::Outcome) {
+            self.clock.advance(now);
+            self.endpoints.complete(&ticket);
+        }
+
+        fn endpoint_view(
+            &self,
+            _now: $crate::Nanos,
+            endpoint: $crate::EndpointId,
+        ) -> Option<$crate::EndpointView> {
+            self.endpoints.view(endpoint, $cost)
+        }
+    };
+}
+pub(crate) use outstanding_count_policy;

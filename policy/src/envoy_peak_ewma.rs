@@ -51,12 +51,15 @@ use std::collections::VecDeque;
 use rand::RngCore;
 use serde_json::{json, Value};
 
-use crate::config::{ConfigError, Fields};
+use crate::config::{ConfigError, Fields, Spec};
 use crate::endpoints::Endpoints;
 use crate::{
     duration, Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind,
     Status, Ticket, NANOS_PER_SEC,
 };
+
+/// The policy's name (an lblab name, not a gRPC policy).
+pub const NAME: &str = "envoy_peak_ewma";
 
 const MS: Nanos = 1_000_000;
 
@@ -90,9 +93,8 @@ impl Default for Config {
     }
 }
 
-impl Config {
-    /// Reads the fields of an `envoy_peak_ewma` config object (the caller rejects unknown fields).
-    pub(crate) fn parse(f: &mut Fields<'_>) -> Result<Config, ConfigError> {
+impl Spec for Config {
+    fn parse(f: &mut Fields<'_>) -> Result<Config, ConfigError> {
         let d = Config::default();
         let ms = |f: &mut Fields<'_>, key: &'static str, default: Nanos| {
             let v = f.positive_duration(key, default)?;
@@ -125,8 +127,7 @@ impl Config {
         })
     }
 
-    /// The normalized config object, every default filled in.
-    pub(crate) fn to_json(self) -> Value {
+    fn to_json(&self) -> Value {
         json!({
             "decayTime": duration::format(self.decay_time),
             "aggregationInterval": duration::format(self.aggregation_interval),
@@ -134,6 +135,10 @@ impl Config {
             "defaultRtt": duration::format(self.default_rtt),
             "penaltyValue": self.penalty_value,
         })
+    }
+
+    fn build(&self, now: Nanos) -> Box<dyn Policy> {
+        Box::new(EnvoyPeakEwma::new(*self, now))
     }
 }
 
@@ -214,7 +219,7 @@ impl EnvoyPeakEwma {
 
 impl Policy for EnvoyPeakEwma {
     fn name(&self) -> &'static str {
-        "envoy_peak_ewma"
+        NAME
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {

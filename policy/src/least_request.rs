@@ -3,12 +3,15 @@
 //! whatever its kind or status.
 
 use rand::RngCore;
+use serde_json::{json, Value};
 
-use crate::endpoints::Endpoints;
+use crate::config::{ConfigError, Fields, Spec};
+use crate::endpoints::{outstanding_count_policy, Endpoints};
 use crate::p2c::{self, Sampling};
-use crate::{
-    Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
-};
+use crate::{Clock, Nanos, Pick, Policy, RpcKind};
+
+/// The policy's gRPC name.
+pub const NAME: &str = "least_request_experimental";
 
 /// Configuration of `least_request_experimental`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +23,22 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config { choice_count: 2 }
+    }
+}
+
+impl Spec for Config {
+    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        Ok(Config {
+            choice_count: f.choice_count()?,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!({ "choiceCount": self.choice_count })
+    }
+
+    fn build(&self, _now: Nanos) -> Box<dyn Policy> {
+        Box::new(LeastRequest::new(*self))
     }
 }
 
@@ -43,19 +62,7 @@ impl LeastRequest {
 }
 
 impl Policy for LeastRequest {
-    fn name(&self) -> &'static str {
-        "least_request_experimental"
-    }
-
-    fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
-        self.clock.advance(now);
-        self.endpoints.set(endpoints, || 0);
-    }
-
-    fn on_connectivity(&mut self, now: Nanos, endpoint: EndpointId, state: Connectivity) {
-        self.clock.advance(now);
-        self.endpoints.set_state(endpoint, state);
-    }
+    outstanding_count_policy!(|n| Some(f64::from(n)));
 
     fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
         self.clock.advance(now);
@@ -72,14 +79,5 @@ impl Policy for LeastRequest {
             |s| endpoints.slot(s).data as f64,
         );
         self.endpoints.send(slot, kind)
-    }
-
-    fn on_done(&mut self, now: Nanos, ticket: Ticket, _outcome: Outcome) {
-        self.clock.advance(now);
-        self.endpoints.complete(&ticket);
-    }
-
-    fn endpoint_view(&self, _now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
-        self.endpoints.view(endpoint, |n| Some(f64::from(n)))
     }
 }

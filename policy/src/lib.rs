@@ -25,6 +25,19 @@
 //! [`config::PolicyConfig::build`]. Envoy xDS forms (a `Cluster`'s `load_balancing_policy`, gRFC
 //! A52's `TypedStruct`) map onto these configs with [`xds::parse`].
 //!
+//! # Adding a policy
+//!
+//! A policy is one file: a module with its name (`pub const NAME`), its `Config` and the policy
+//! itself. The module implements `config::Spec` for its `Config`: parsing from JSON with the
+//! `config::Fields` reader (which rejects unknown fields and names the field in every error),
+//! validation and clamps, normalization back to JSON, building the policy, and, if it has them,
+//! a warm-up need and a label. Then add one line, `Variant(module)`, to the `policies!` table in
+//! `config.rs` (from which [`config::PolicyConfig`], [`config::SUPPORTED`] and the parser's
+//! table are generated), `pub mod module;` here, a row in the table above, and its tests: a file
+//! in `tests/policies/` and an entry in the harness's `EVERY_POLICY`. A new table line is checked
+//! by unit tests in `config.rs`: its name is unique and its default config parses back from its
+//! normalized JSON.
+//!
 //! # Call order
 //!
 //! A [`Policy`] is driven by its owner (the simulator or a client) like this:

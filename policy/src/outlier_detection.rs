@@ -23,12 +23,16 @@
 use std::collections::HashMap;
 
 use rand::{Rng, RngCore};
+use serde_json::{json, Map, Value};
 
-use crate::config::PolicyConfig;
+use crate::config::{self, ConfigError, Fields, PolicyConfig, Selected, Spec};
 use crate::{
-    Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick, Policy,
-    RpcKind, Status, Ticket, NANOS_PER_SEC,
+    duration, Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick,
+    Policy, RpcKind, Status, Ticket, NANOS_PER_SEC,
 };
+
+/// The policy's gRPC name.
+pub const NAME: &str = "outlier_detection_experimental";
 
 /// The shortest sweep `interval`: shorter ones are clamped to it (a sweep every nanosecond would
 /// be a busy loop, not a policy).
@@ -112,6 +116,118 @@ impl Default for Config {
             failure_percentage_ejection: None,
             child_policy: Box::new(PolicyConfig::RoundRobin(Default::default())),
         }
+    }
+}
+
+impl Spec for Config {
+    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        let d = Config::default();
+        // An interval of 0 would make the sweep timer due for ever: a spin, not a policy. A
+        // positive one below the floor is clamped to it, as gRPC clamps WRR's timers.
+        let interval = f
+            .positive_duration("interval", d.interval)?
+            .max(MIN_INTERVAL);
+        let base_ejection_time = f.duration("baseEjectionTime", d.base_ejection_time)?;
+        let max_ejection_time = f.duration(
+            "maxEjectionTime",
+            d.max_ejection_time.max(base_ejection_time),
+        )?;
+        let max_ejection_percent = f.percent("maxEjectionPercent", d.max_ejection_percent)?;
+        let success_rate_ejection = f.object("successRateEjection", |o| {
+            let d = SuccessRateEjection::default();
+            Ok(SuccessRateEjection {
+                stdev_factor: o.u32("stdevFactor", d.stdev_factor)?,
+                enforcement_percentage: o
+                    .percent("enforcementPercentage", d.enforcement_percentage)?,
+                minimum_hosts: o.u32("minimumHosts", d.minimum_hosts)?,
+                request_volume: o.u32("requestVolume", d.request_volume)?,
+            })
+        })?;
+        let failure_percentage_ejection = f.object("failurePercentageEjection", |o| {
+            let d = FailurePercentageEjection::default();
+            Ok(FailurePercentageEjection {
+                threshold: o.percent("threshold", d.threshold)?,
+                enforcement_percentage: o
+                    .percent("enforcementPercentage", d.enforcement_percentage)?,
+                minimum_hosts: o.u32("minimumHosts", d.minimum_hosts)?,
+                request_volume: o.u32("requestVolume", d.request_volume)?,
+            })
+        })?;
+        let child_path = f.path_of("childPolicy");
+        let child = match f.take("childPolicy") {
+            None => return Err(ConfigError::at(&child_path, "is required: a loadBalancingConfig list for the wrapped policy, e.g. [{\"round_robin\":{}}]")),
+            Some(list) => match config::select(list, &child_path, &[])? {
+                Selected::Policy(p) => p,
+                Selected::Extra { .. } => unreachable!("no extra names"),
+            },
+        };
+        Ok(Config {
+            interval,
+            base_ejection_time,
+            max_ejection_time,
+            max_ejection_percent,
+            success_rate_ejection,
+            failure_percentage_ejection,
+            child_policy: Box::new(child),
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("interval".into(), json!(duration::format(self.interval)));
+        m.insert(
+            "baseEjectionTime".into(),
+            json!(duration::format(self.base_ejection_time)),
+        );
+        m.insert(
+            "maxEjectionTime".into(),
+            json!(duration::format(self.max_ejection_time)),
+        );
+        m.insert(
+            "maxEjectionPercent".into(),
+            json!(self.max_ejection_percent),
+        );
+        if let Some(s) = self.success_rate_ejection {
+            m.insert(
+                "successRateEjection".into(),
+                json!({
+                    "stdevFactor": s.stdev_factor,
+                    "enforcementPercentage": s.enforcement_percentage,
+                    "minimumHosts": s.minimum_hosts,
+                    "requestVolume": s.request_volume,
+                }),
+            );
+        }
+        if let Some(s) = self.failure_percentage_ejection {
+            m.insert(
+                "failurePercentageEjection".into(),
+                json!({
+                    "threshold": s.threshold,
+                    "enforcementPercentage": s.enforcement_percentage,
+                    "minimumHosts": s.minimum_hosts,
+                    "requestVolume": s.request_volume,
+                }),
+            );
+        }
+        m.insert("childPolicy".into(), json!([self.child_policy.to_json()]));
+        Value::Object(m)
+    }
+
+    fn build(&self, now: Nanos) -> Box<dyn Policy> {
+        Box::new(OutlierDetection::new(
+            self.clone(),
+            self.child_policy.build(now),
+            now,
+        ))
+    }
+
+    /// The child's: ejection changes nothing until there are outliers.
+    fn warmup_need(&self) -> Option<(Nanos, String)> {
+        self.child_policy.warmup_need()
+    }
+
+    fn label(&self) -> Option<String> {
+        Some(format!("outlier_detection({})", self.child_policy.label()))
     }
 }
 
@@ -280,7 +396,7 @@ impl OutlierDetection {
 
 impl Policy for OutlierDetection {
     fn name(&self) -> &'static str {
-        "outlier_detection_experimental"
+        NAME
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {

@@ -56,30 +56,9 @@ pub fn pick<T: Copy>(
     }
     let d = choices.clamp(1, MAX_CHOICES) as usize;
     match sampling {
-        Sampling::WithReplacement => with_replacement(candidates, d, rng, cost),
+        Sampling::WithReplacement => cheapest(candidates, d, |_| index(rng, n), cost),
         Sampling::Distinct => distinct(candidates, d, rng, cost),
     }
-}
-
-#[inline]
-fn with_replacement<T: Copy>(
-    candidates: &[T],
-    d: usize,
-    rng: &mut dyn RngCore,
-    mut cost: impl FnMut(T) -> f64,
-) -> T {
-    let n = candidates.len();
-    let mut best = candidates[index(rng, n)];
-    let mut best_cost = cost(best);
-    for _ in 1..d {
-        let c = candidates[index(rng, n)];
-        let cc = cost(c);
-        if cc < best_cost {
-            best = c;
-            best_cost = cc;
-        }
-    }
-    best
 }
 
 /// Kept out of line so the default path stays small.
@@ -88,28 +67,48 @@ fn distinct<T: Copy>(
     candidates: &[T],
     d: usize,
     rng: &mut dyn RngCore,
-    mut cost: impl FnMut(T) -> f64,
+    cost: impl FnMut(T) -> f64,
 ) -> T {
     let n = candidates.len();
     let mut drawn = [usize::MAX; MAX_CHOICES as usize];
-    let d = d.min(n);
-    let mut best = None::<(T, f64)>;
-    for k in 0..d {
-        // Rejection sampling: d <= 10, and only d >= n/2 ever rejects much.
-        let i = loop {
-            let i = index(rng, n);
-            if !drawn[..k].contains(&i) {
-                break i;
-            }
-        };
-        drawn[k] = i;
-        let c = candidates[i];
+    cheapest(
+        candidates,
+        d.min(n),
+        |k| {
+            // Rejection sampling: d <= 10, and only d >= n/2 ever rejects much.
+            let i = loop {
+                let i = index(rng, n);
+                if !drawn[..k].contains(&i) {
+                    break i;
+                }
+            };
+            drawn[k] = i;
+            i
+        },
+        cost,
+    )
+}
+
+/// The cheapest of `d >= 1` candidates, the `k`-th (from 0) at index `draw(k)`. Ties go to the
+/// earlier draw (strict `<`).
+#[inline]
+fn cheapest<T: Copy>(
+    candidates: &[T],
+    d: usize,
+    mut draw: impl FnMut(usize) -> usize,
+    mut cost: impl FnMut(T) -> f64,
+) -> T {
+    let mut best = candidates[draw(0)];
+    let mut best_cost = cost(best);
+    for k in 1..d {
+        let c = candidates[draw(k)];
         let cc = cost(c);
-        if best.is_none_or(|(_, b)| cc < b) {
-            best = Some((c, cc));
+        if cc < best_cost {
+            best = c;
+            best_cost = cc;
         }
     }
-    best.map(|(c, _)| c).unwrap_or(candidates[0])
+    best
 }
 
 #[cfg(test)]

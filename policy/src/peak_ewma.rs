@@ -18,14 +18,38 @@
 //! with-replacement draw, and what streaming RPCs count for ([`Streams`]).
 
 use rand::RngCore;
+use serde_json::{json, Value};
 
+use crate::config::{choice_name, ConfigError, Fields, Spec};
 use crate::endpoints::Endpoints;
 use crate::estimator::{Decay, DecayMode, PeakEwma};
 use crate::p2c::{self, Sampling};
 use crate::{
-    Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Status,
-    Ticket, NANOS_PER_SEC,
+    duration, Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind,
+    Status, Ticket, NANOS_PER_SEC,
 };
+
+/// The policy's gRPC name.
+pub const NAME: &str = "peak_ewma_experimental";
+
+/// `lblabAblation.decay`'s values.
+const DECAYS: &[(&str, DecayMode)] = &[
+    ("time_weighted", DecayMode::TimeWeighted),
+    ("on_read", DecayMode::OnRead),
+];
+
+/// `lblabAblation.sampling`'s values.
+const SAMPLINGS: &[(&str, Sampling)] = &[
+    ("distinct", Sampling::Distinct),
+    ("with_replacement", Sampling::WithReplacement),
+];
+
+/// `lblabAblation.streams`'s values.
+const STREAMS: &[(&str, Streams)] = &[
+    ("ignore", Streams::Ignore),
+    ("outstanding", Streams::Outstanding),
+    ("count", Streams::Count),
+];
 
 /// What streaming RPCs do to an endpoint's load (service config `lblabAblation.streams`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -106,6 +130,48 @@ impl Default for Config {
     }
 }
 
+impl Spec for Config {
+    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        let d = Config::default();
+        let choice_count = f.choice_count()?;
+        let decay_time = f.positive_duration("decayTime", d.decay_time)?;
+        let default_rtt = f.positive_duration("defaultRtt", d.default_rtt)?;
+        let ablation = f
+            .object("lblabAblation", |a| {
+                let d = Ablation::default();
+                Ok(Ablation {
+                    decay: a.choice("decay", DECAYS, d.decay)?,
+                    sampling: a.choice("sampling", SAMPLINGS, d.sampling)?,
+                    streams: a.choice("streams", STREAMS, d.streams)?,
+                })
+            })?
+            .unwrap_or_default();
+        Ok(Config {
+            choice_count,
+            decay_time,
+            default_rtt,
+            ablation,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "choiceCount": self.choice_count,
+            "decayTime": duration::format(self.decay_time),
+            "defaultRtt": duration::format(self.default_rtt),
+            "lblabAblation": {
+                "decay": choice_name(DECAYS, self.ablation.decay),
+                "sampling": choice_name(SAMPLINGS, self.ablation.sampling),
+                "streams": choice_name(STREAMS, self.ablation.streams),
+            },
+        })
+    }
+
+    fn build(&self, _now: Nanos) -> Box<dyn Policy> {
+        Box::new(PeakEwmaPolicy::new(*self))
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Load {
     rtt: PeakEwma,
@@ -164,7 +230,7 @@ impl PeakEwmaPolicy {
 
 impl Policy for PeakEwmaPolicy {
     fn name(&self) -> &'static str {
-        "peak_ewma_experimental"
+        NAME
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {

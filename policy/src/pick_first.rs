@@ -3,17 +3,36 @@
 //! that all get the same list spread over it instead of all picking its head.
 
 use rand::RngCore;
+use serde_json::{json, Value};
 
-use crate::endpoints::Endpoints;
-use crate::{
-    Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
-};
+use crate::config::{ConfigError, Fields, Spec};
+use crate::endpoints::{outstanding_count_policy, Endpoints};
+use crate::{Clock, EndpointId, Nanos, Pick, Policy, RpcKind};
+
+/// The policy's gRPC name.
+pub const NAME: &str = "pick_first";
 
 /// `pick_first`'s configuration (gRFC A62).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Config {
     /// `shuffleAddressList`: shuffle each new address list before using it (default false).
     pub shuffle_address_list: bool,
+}
+
+impl Spec for Config {
+    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        Ok(Config {
+            shuffle_address_list: f.bool("shuffleAddressList", false)?,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!({ "shuffleAddressList": self.shuffle_address_list })
+    }
+
+    fn build(&self, _now: Nanos) -> Box<dyn Policy> {
+        Box::new(PickFirst::new(*self))
+    }
 }
 
 /// The `pick_first` policy.
@@ -35,25 +54,17 @@ impl PickFirst {
             ..Self::default()
         }
     }
-}
 
-impl Policy for PickFirst {
-    fn name(&self) -> &'static str {
-        "pick_first"
-    }
-
-    fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
-        self.clock.advance(now);
-        self.endpoints.set(endpoints, || 0);
+    /// Keeps a new list to be shuffled at the next pick, if the config says to shuffle.
+    fn keep_for_shuffle(&mut self, endpoints: &[EndpointId]) {
         if self.config.shuffle_address_list {
             self.unshuffled = Some(endpoints.to_vec());
         }
     }
+}
 
-    fn on_connectivity(&mut self, now: Nanos, endpoint: EndpointId, state: Connectivity) {
-        self.clock.advance(now);
-        self.endpoints.set_state(endpoint, state);
-    }
+impl Policy for PickFirst {
+    outstanding_count_policy!(|_| None, after_set: Self::keep_for_shuffle);
 
     fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
         self.clock.advance(now);
@@ -70,14 +81,5 @@ impl Policy for PickFirst {
             return self.endpoints.unready();
         };
         self.endpoints.send(slot, kind)
-    }
-
-    fn on_done(&mut self, now: Nanos, ticket: Ticket, _outcome: Outcome) {
-        self.clock.advance(now);
-        self.endpoints.complete(&ticket);
-    }
-
-    fn endpoint_view(&self, _now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
-        self.endpoints.view(endpoint, |_| None)
     }
 }

@@ -2,15 +2,32 @@
 //! changes (as gRPC's picker does when it is rebuilt).
 
 use rand::{Rng, RngCore};
+use serde_json::{json, Value};
 
-use crate::endpoints::Endpoints;
-use crate::{
-    Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Ticket,
-};
+use crate::config::{ConfigError, Fields, Spec};
+use crate::endpoints::{outstanding_count_policy, Endpoints};
+use crate::{Clock, Nanos, Pick, Policy, RpcKind};
+
+/// The policy's gRPC name.
+pub const NAME: &str = "round_robin";
 
 /// `round_robin` has no configuration fields.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Config;
+
+impl Spec for Config {
+    fn parse(_f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        Ok(Config)
+    }
+
+    fn to_json(&self) -> Value {
+        json!({})
+    }
+
+    fn build(&self, _now: Nanos) -> Box<dyn Policy> {
+        Box::new(RoundRobin::new(*self))
+    }
+}
 
 /// The `round_robin` policy.
 #[derive(Debug, Default)]
@@ -30,19 +47,7 @@ impl RoundRobin {
 }
 
 impl Policy for RoundRobin {
-    fn name(&self) -> &'static str {
-        "round_robin"
-    }
-
-    fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
-        self.clock.advance(now);
-        self.endpoints.set(endpoints, || 0);
-    }
-
-    fn on_connectivity(&mut self, now: Nanos, endpoint: EndpointId, state: Connectivity) {
-        self.clock.advance(now);
-        self.endpoints.set_state(endpoint, state);
-    }
+    outstanding_count_policy!(|_| None);
 
     fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
         self.clock.advance(now);
@@ -58,14 +63,5 @@ impl Policy for RoundRobin {
         let slot = ready[self.next % n];
         self.next = (self.next + 1) % n;
         self.endpoints.send(slot, kind)
-    }
-
-    fn on_done(&mut self, now: Nanos, ticket: Ticket, _outcome: Outcome) {
-        self.clock.advance(now);
-        self.endpoints.complete(&ticket);
-    }
-
-    fn endpoint_view(&self, _now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
-        self.endpoints.view(endpoint, |_| None)
     }
 }

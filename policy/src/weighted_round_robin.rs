@@ -12,12 +12,17 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use rand::{Rng, RngCore};
+use serde_json::{json, Value};
 
+use crate::config::{ConfigError, Fields, Spec};
 use crate::endpoints::Endpoints;
 use crate::{
-    Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick, Policy,
-    RpcKind, Ticket, NANOS_PER_SEC,
+    duration, Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick,
+    Policy, RpcKind, Ticket, NANOS_PER_SEC,
 };
+
+/// The policy's gRPC name.
+pub const NAME: &str = "weighted_round_robin";
 
 /// Configuration of `weighted_round_robin`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,6 +51,62 @@ impl Default for Config {
             weight_update_period: NANOS_PER_SEC,
             error_utilization_penalty: 1.0,
         }
+    }
+}
+
+impl Spec for Config {
+    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError> {
+        let d = Config::default();
+        let penalty = f.f64("errorUtilizationPenalty", d.error_utilization_penalty)?;
+        if penalty < 0.0 {
+            return Err(f.err(
+                "errorUtilizationPenalty",
+                format!("{penalty} is negative; must be >= 0"),
+            ));
+        }
+        Ok(Config {
+            enable_oob_load_report: f.bool("enableOobLoadReport", d.enable_oob_load_report)?,
+            // A period of 0 would make the report timer due for ever; clamped like
+            // weightUpdatePeriod, as gRPC does for that one.
+            oob_reporting_period: f
+                .duration("oobReportingPeriod", d.oob_reporting_period)?
+                .max(MIN_WEIGHT_UPDATE_PERIOD),
+            blackout_period: f.duration("blackoutPeriod", d.blackout_period)?,
+            weight_expiration_period: f
+                .duration("weightExpirationPeriod", d.weight_expiration_period)?,
+            weight_update_period: f
+                .duration("weightUpdatePeriod", d.weight_update_period)?
+                .max(MIN_WEIGHT_UPDATE_PERIOD),
+            error_utilization_penalty: penalty,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "enableOobLoadReport": self.enable_oob_load_report,
+            "oobReportingPeriod": duration::format(self.oob_reporting_period),
+            "blackoutPeriod": duration::format(self.blackout_period),
+            "weightExpirationPeriod": duration::format(self.weight_expiration_period),
+            "weightUpdatePeriod": duration::format(self.weight_update_period),
+            "errorUtilizationPenalty": self.error_utilization_penalty,
+        })
+    }
+
+    fn build(&self, now: Nanos) -> Box<dyn Policy> {
+        Box::new(WeightedRoundRobin::new(*self, now))
+    }
+
+    /// No weights are used until an endpoint has reported load for `blackoutPeriod` and the
+    /// next weight update has run: until then the policy is round_robin.
+    fn warmup_need(&self) -> Option<(Nanos, String)> {
+        Some((
+            self.blackout_period + self.weight_update_period,
+            format!(
+                "{NAME}'s blackoutPeriod {} + weightUpdatePeriod {}",
+                duration::format(self.blackout_period),
+                duration::format(self.weight_update_period)
+            ),
+        ))
     }
 }
 
@@ -219,7 +280,7 @@ impl WeightedRoundRobin {
 
 impl Policy for WeightedRoundRobin {
     fn name(&self) -> &'static str {
-        "weighted_round_robin"
+        NAME
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {

@@ -25,7 +25,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::config::{self, ConfigError, PolicyConfig};
-use crate::{duration, envoy_peak_ewma, least_request, peak_ewma, Nanos};
+use crate::{duration, envoy_peak_ewma, least_request, peak_ewma, pick_first, round_robin, Nanos};
 
 const PEAK_EWMA: &[&str] = &[
     "envoy.extensions.load_balancing_policies.peak_ewma.v3alpha.PeakEwma",
@@ -220,15 +220,11 @@ fn select(list: &Value, path: &str, bare: bool) -> Result<Mapped, ConfigError> {
         } else if TYPED_STRUCT.contains(&type_name) {
             map_typed_struct(typed, &typed_path)?
         } else if type_name == ROUND_ROBIN {
-            Some(map_simple(typed, &typed_path, "round_robin")?)
+            Some(map_simple(typed, &typed_path, round_robin::NAME)?)
         } else if type_name == LEAST_REQUEST {
-            Some(map_simple(
-                typed,
-                &typed_path,
-                "least_request_experimental",
-            )?)
+            Some(map_simple(typed, &typed_path, least_request::NAME)?)
         } else if type_name == PICK_FIRST {
-            Some(map_simple(typed, &typed_path, "pick_first")?)
+            Some(map_simple(typed, &typed_path, pick_first::NAME)?)
         } else {
             None
         };
@@ -395,7 +391,7 @@ fn map_peak_ewma(typed: &Map<String, Value>, path: &str) -> Result<Parts, Config
         ));
     }
     let ms = |d: Nanos| d / 1_000_000 * 1_000_000;
-    let reference = json!({ "envoy_peak_ewma": {
+    let reference = json!({ (envoy_peak_ewma::NAME): {
         "decayTime": duration::format(ms(decay_time).max(1_000_000)),
         "aggregationInterval": duration::format(ms(aggregation_interval).max(1_000_000)),
         "maxSamplesPerHost": max_samples,
@@ -441,14 +437,14 @@ fn map_typed_struct(typed: &Map<String, Value>, path: &str) -> Result<Option<Par
 /// Envoy's round_robin, least_request and pick_first protos, as A52 maps them.
 fn map_simple(typed: &Map<String, Value>, path: &str, name: &str) -> Result<Parts, ConfigError> {
     let (known, dropped): (&[&str], &[(&'static str, &'static str)]) = match name {
-        "round_robin" => (
+        round_robin::NAME => (
             &["slow_start_config", "locality_lb_config"],
             &[
                 ("slow_start_config", "Envoy ramps a new host's weight up over a window; gRPC's round_robin has no slow start. Dropped."),
                 ("locality_lb_config", "Envoy's zone-aware or locality-weighted routing; gRPC handles localities in its xDS cluster policies, not here. Dropped."),
             ],
         ),
-        "least_request_experimental" => (
+        least_request::NAME => (
             &["choice_count", "active_request_bias", "slow_start_config", "locality_lb_config", "enable_full_scan", "selection_method"],
             &[
                 ("active_request_bias", "Envoy's exponent for weighted hosts (weight / (active + 1)^bias); gRPC's least_request ignores weights. Dropped."),
@@ -475,7 +471,7 @@ fn map_simple(typed: &Map<String, Value>, path: &str, name: &str) -> Result<Part
         })
         .collect();
     let policy = match name {
-        "least_request_experimental" => {
+        least_request::NAME => {
             let mut cfg = Map::new();
             if let Some((key, v)) = either(typed, "choice_count") {
                 // A UInt32Value; gRPC applies A48's rules (below 2 rejected, above 10 clamped).

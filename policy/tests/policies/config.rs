@@ -154,172 +154,49 @@ fn clamps_and_derived_defaults() {
     assert_eq!(n["peak_ewma_experimental"]["decayTime"], "10s");
 }
 
-/// `(document, path the error must name, words the message must contain)`.
+/// `policy {config} -> field: words`: a `loadBalancingConfig` of that one entry is rejected,
+/// naming `loadBalancingConfig[0].policy.field`, with a message containing `words`.
+const REJECTED_FIELDS: &[&str] = &[
+    r#"least_request_experimental {"choiceCount":1} -> choiceCount: at least 2"#,
+    r#"peak_ewma_experimental {"choiceCount":1} -> choiceCount: at least 2"#,
+    r#"peak_ewma_experimental {"choiceCount":0} -> choiceCount: at least 2"#,
+    r#"peak_ewma_experimental {"choiceCount":-3} -> choiceCount: whole number"#,
+    r#"peak_ewma_experimental {"choiceCount":2.5} -> choiceCount: whole number"#,
+    r#"peak_ewma_experimental {"choiceCount":"2"} -> choiceCount: whole number"#,
+    r#"peak_ewma_experimental {"decayTime":"0s"} -> decayTime: greater than 0"#,
+    r#"peak_ewma_experimental {"defaultRtt":"-1s"} -> defaultRtt: negative"#,
+    r#"peak_ewma_experimental {"defaultRtt":"0.000s"} -> defaultRtt: greater than 0"#,
+    r#"peak_ewma_experimental {"decayTime":"10"} -> decayTime: proto3 duration"#,
+    r#"peak_ewma_experimental {"decayTime":"1m"} -> decayTime: proto3 duration"#,
+    r#"peak_ewma_experimental {"decayTime":10} -> decayTime: not a duration string"#,
+    r#"peak_ewma_experimental {"decayTime":"1.0000000001s"} -> decayTime: proto3 duration"#,
+    r#"peak_ewma_experimental {"decaytime":"1s"} -> decaytime: unknown field"#,
+    r#"peak_ewma_experimental {"lblabAblation":{"decay":"sometimes"}} -> lblabAblation.decay: on_read"#,
+    r#"peak_ewma_experimental {"lblabAblation":{"streams":"all"}} -> lblabAblation.streams: ignore, outstanding, count"#,
+    r#"peak_ewma_experimental {"lblabAblation":{"sample":"distinct"}} -> lblabAblation.sample: unknown field"#,
+    r#"round_robin {"choiceCount":2} -> choiceCount: unknown field"#,
+    r#"weighted_round_robin {"errorUtilizationPenalty":-0.5} -> errorUtilizationPenalty: negative"#,
+    r#"weighted_round_robin {"enableOobLoadReport":"yes"} -> enableOobLoadReport: true or false"#,
+    r#"weighted_round_robin {"blackoutPeriod":"-10s"} -> blackoutPeriod: negative"#,
+    r#"outlier_detection_experimental {"maxEjectionPercent":101,"childPolicy":[{"round_robin":{}}]} -> maxEjectionPercent: above 100"#,
+    r#"outlier_detection_experimental {"successRateEjection":{"enforcementPercentage":150},"childPolicy":[{"round_robin":{}}]} -> successRateEjection.enforcementPercentage: above 100"#,
+    r#"outlier_detection_experimental {"failurePercentageEjection":{"threshold":101},"childPolicy":[{"round_robin":{}}]} -> failurePercentageEjection.threshold: above 100"#,
+    r#"outlier_detection_experimental {"failurePercentageEjection":{"enforcementPercentage":101},"childPolicy":[{"round_robin":{}}]} -> failurePercentageEjection.enforcementPercentage: above 100"#,
+    r#"outlier_detection_experimental {"failurePercentageEjection":{"treshold":90},"childPolicy":[{"round_robin":{}}]} -> failurePercentageEjection.treshold: unknown field"#,
+    r#"outlier_detection_experimental {"interval":"-1s","childPolicy":[{"round_robin":{}}]} -> interval: negative"#,
+    r#"outlier_detection_experimental {"baseEjectionTime":"-0.5s","childPolicy":[{"round_robin":{}}]} -> baseEjectionTime: negative"#,
+    r#"outlier_detection_experimental {"maxEjectionTime":"-30s","childPolicy":[{"round_robin":{}}]} -> maxEjectionTime: negative"#,
+    r#"outlier_detection_experimental {} -> childPolicy: required"#,
+    r#"outlier_detection_experimental {"childPolicy":[{"grpclb":{}}]} -> childPolicy: no supported policy"#,
+    r#"outlier_detection_experimental {"childPolicy":[{"peak_ewma_experimental":{"choiceCount":1}}]} -> childPolicy[0].peak_ewma_experimental.choiceCount: at least 2"#,
+];
+
+/// `(loadBalancingConfig list, path the error must name, words the message must contain)`.
 const REJECTED: &[(&str, &str, &str)] = &[
-    (
-        r#"[{"least_request_experimental":{"choiceCount":1}}]"#,
-        "loadBalancingConfig[0].least_request_experimental.choiceCount",
-        "at least 2",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"choiceCount":1}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
-        "at least 2",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"choiceCount":0}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
-        "at least 2",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"choiceCount":-3}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
-        "whole number",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"choiceCount":2.5}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
-        "whole number",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"choiceCount":"2"}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.choiceCount",
-        "whole number",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"decayTime":"0s"}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
-        "greater than 0",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"defaultRtt":"-1s"}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.defaultRtt",
-        "negative",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"defaultRtt":"0.000s"}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.defaultRtt",
-        "greater than 0",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"decayTime":"10"}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
-        "proto3 duration",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"decayTime":"1m"}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
-        "proto3 duration",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"decayTime":10}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
-        "not a duration string",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"decayTime":"1.0000000001s"}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.decayTime",
-        "proto3 duration",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"decaytime":"1s"}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.decaytime",
-        "unknown field",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"lblabAblation":{"decay":"sometimes"}}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.lblabAblation.decay",
-        "on_read",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"lblabAblation":{"streams":"all"}}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.lblabAblation.streams",
-        "ignore, outstanding, count",
-    ),
-    (
-        r#"[{"peak_ewma_experimental":{"lblabAblation":{"sample":"distinct"}}}]"#,
-        "loadBalancingConfig[0].peak_ewma_experimental.lblabAblation.sample",
-        "unknown field",
-    ),
     (
         r#"[{"peak_ewma_experimental":[]}]"#,
         "loadBalancingConfig[0].peak_ewma_experimental",
         "JSON object",
-    ),
-    (
-        r#"[{"round_robin":{"choiceCount":2}}]"#,
-        "loadBalancingConfig[0].round_robin.choiceCount",
-        "unknown field",
-    ),
-    (
-        r#"[{"weighted_round_robin":{"errorUtilizationPenalty":-0.5}}]"#,
-        "loadBalancingConfig[0].weighted_round_robin.errorUtilizationPenalty",
-        "negative",
-    ),
-    (
-        r#"[{"weighted_round_robin":{"enableOobLoadReport":"yes"}}]"#,
-        "loadBalancingConfig[0].weighted_round_robin.enableOobLoadReport",
-        "true or false",
-    ),
-    (
-        r#"[{"weighted_round_robin":{"blackoutPeriod":"-10s"}}]"#,
-        "loadBalancingConfig[0].weighted_round_robin.blackoutPeriod",
-        "negative",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"maxEjectionPercent":101,"childPolicy":[{"round_robin":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.maxEjectionPercent",
-        "above 100",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"successRateEjection":{"enforcementPercentage":150},"childPolicy":[{"round_robin":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.successRateEjection.enforcementPercentage",
-        "above 100",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"failurePercentageEjection":{"threshold":101},"childPolicy":[{"round_robin":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.failurePercentageEjection.threshold",
-        "above 100",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"failurePercentageEjection":{"enforcementPercentage":101},"childPolicy":[{"round_robin":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.failurePercentageEjection.enforcementPercentage",
-        "above 100",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"failurePercentageEjection":{"treshold":90},"childPolicy":[{"round_robin":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.failurePercentageEjection.treshold",
-        "unknown field",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"interval":"-1s","childPolicy":[{"round_robin":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.interval",
-        "negative",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"baseEjectionTime":"-0.5s","childPolicy":[{"round_robin":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.baseEjectionTime",
-        "negative",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"maxEjectionTime":"-30s","childPolicy":[{"round_robin":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.maxEjectionTime",
-        "negative",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.childPolicy",
-        "required",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"childPolicy":[{"grpclb":{}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.childPolicy",
-        "no supported policy",
-    ),
-    (
-        r#"[{"outlier_detection_experimental":{"childPolicy":[{"peak_ewma_experimental":{"choiceCount":1}}]}}]"#,
-        "loadBalancingConfig[0].outlier_detection_experimental.childPolicy[0].peak_ewma_experimental.choiceCount",
-        "at least 2",
     ),
     (
         r#"[{"grpclb":{}},{"xds_cluster_impl_experimental":{}}]"#,
@@ -332,7 +209,11 @@ const REJECTED: &[(&str, &str, &str)] = &[
         "loadBalancingConfig[0]",
         "exactly one key",
     ),
-    (r#"{"round_robin":{}}"#, "loadBalancingConfig", "must be a list"),
+    (
+        r#"{"round_robin":{}}"#,
+        "loadBalancingConfig",
+        "must be a list",
+    ),
     // The first supported entry is the one selected, so it must be valid.
     (
         r#"[{"peak_ewma_experimental":{"choiceCount":1}},{"round_robin":{}}]"#,
@@ -341,14 +222,30 @@ const REJECTED: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Checks that `list` is rejected naming `path`, with a message containing `words`.
+fn assert_rejected(list: &str, path: &str, words: &str) {
+    let err = parse_service_config(&lb(list)).expect_err(list);
+    assert_eq!(err.path, path, "{list}: {err}");
+    assert!(err.message.contains(words), "{list}: {err}");
+    assert_eq!(err.position, None);
+    assert!(err.to_string().contains(&format!("`{path}`")), "{err}");
+}
+
 #[test]
 fn invalid_configs_are_rejected_naming_the_field() {
+    for case in REJECTED_FIELDS {
+        let (policy, rest) = case.split_once(' ').expect(case);
+        let (config, rest) = rest.split_once(" -> ").expect(case);
+        let (field, words) = rest.split_once(": ").expect(case);
+        let list = format!(r#"[{{"{policy}":{config}}}]"#);
+        assert_rejected(
+            &list,
+            &format!("loadBalancingConfig[0].{policy}.{field}"),
+            words,
+        );
+    }
     for &(list, path, words) in REJECTED {
-        let err = parse_service_config(&lb(list)).expect_err(list);
-        assert_eq!(err.path, path, "{list}: {err}");
-        assert!(err.message.contains(words), "{list}: {err}");
-        assert_eq!(err.position, None);
-        assert!(err.to_string().contains(&format!("`{path}`")), "{err}");
+        assert_rejected(list, path, words);
     }
 }
 

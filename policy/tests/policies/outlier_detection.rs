@@ -1,7 +1,7 @@
 //! `outlier_detection_experimental` (A50): ejection by failure percentage and success rate,
 //! unejection, the multiplier, the caps and the gates.
 
-use lblab_policy::Connectivity;
+use lblab_policy::{Connectivity, Nanos};
 
 use crate::harness::{Lab, MS, SEC};
 
@@ -18,14 +18,39 @@ fn od_around(fields: &str, child: &str) -> String {
 const FAILURE_PCT: &str =
     r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10},"maxEjectionPercent":50"#;
 
+/// `n` READY endpoints under `entry`, of which the first `failing` fail every call.
+fn failing_first(entry: &str, n: u32, failing: u32) -> Lab {
+    let mut lab = Lab::ready(entry, n);
+    for e in 0..failing {
+        lab.backend(e).failure_rate = 1.0;
+    }
+    lab
+}
+
+/// Whether endpoint 0 of 5 under `entry`, failing every call, is ejected after `time` of calls
+/// at 100/s.
+fn endpoint_0_ejected_after(entry: &str, time: Nanos) -> bool {
+    let mut lab = failing_first(entry, 5, 1);
+    lab.drive(time, 100);
+    ejected(&lab, 0)
+}
+
+/// Drives `lab` for `time` at 100 calls/s: endpoint 0 must stay ejected until the last
+/// millisecond and be back at the end (`back` says when that is and why).
+fn ejected_until_the_last_ms(lab: &mut Lab, time: Nanos, back: &str) {
+    lab.drive(time - MS, 100);
+    assert!(ejected(lab, 0), "still ejected just before: {back}");
+    lab.step(MS);
+    assert!(!ejected(lab, 0), "{back}");
+}
+
 fn ejected(lab: &Lab, e: u32) -> bool {
     lab.view(e).state == Connectivity::TransientFailure
 }
 
 #[test]
 fn failing_endpoint_is_ejected_at_the_next_interval_and_never_picked() {
-    let mut lab = Lab::ready(&od(FAILURE_PCT), 5);
-    lab.backend(0).failure_rate = 1.0;
+    let mut lab = failing_first(&od(FAILURE_PCT), 5, 1);
     lab.drive(10 * SEC - MS, 100);
     assert!(
         !ejected(&lab, 0),
@@ -43,22 +68,15 @@ fn failing_endpoint_is_ejected_at_the_next_interval_and_never_picked() {
 
 #[test]
 fn ejection_lasts_base_ejection_time_times_the_multiplier_which_decays() {
-    let mut lab = Lab::ready(&od(FAILURE_PCT), 5);
-    lab.backend(0).failure_rate = 1.0;
+    let mut lab = failing_first(&od(FAILURE_PCT), 5, 1);
     // First ejection at the 10 s tick (multiplier 1): back at the first tick >= 40 s.
     lab.drive(10 * SEC, 100);
     assert!(ejected(&lab, 0));
-    lab.drive(30 * SEC - MS, 100);
-    assert!(ejected(&lab, 0), "still ejected just before 40 s");
-    lab.step(MS);
-    assert!(!ejected(&lab, 0), "back at 40 s");
+    ejected_until_the_last_ms(&mut lab, 30 * SEC, "back at 40 s");
     // Still failing: ejected again at 50 s with multiplier 2, for 60 s: back at 110 s.
     lab.drive(10 * SEC, 100);
     assert!(ejected(&lab, 0));
-    lab.drive(60 * SEC - MS, 100);
-    assert!(ejected(&lab, 0), "still ejected just before 110 s");
-    lab.step(MS);
-    assert!(!ejected(&lab, 0), "back at 110 s");
+    ejected_until_the_last_ms(&mut lab, 60 * SEC, "back at 110 s");
     // Healthy for three ticks (120, 130, 140 s): the multiplier falls 2 -> 1 -> 0 -> 0.
     lab.backend(0).failure_rate = 0.0;
     lab.drive(30 * SEC, 100);
@@ -67,28 +85,22 @@ fn ejection_lasts_base_ejection_time_times_the_multiplier_which_decays() {
     lab.backend(0).failure_rate = 1.0;
     lab.drive(10 * SEC, 100);
     assert!(ejected(&lab, 0));
-    lab.drive(30 * SEC - MS, 100);
-    assert!(ejected(&lab, 0));
-    lab.step(MS);
-    assert!(
-        !ejected(&lab, 0),
-        "back at 180 s: the multiplier had decayed"
+    ejected_until_the_last_ms(
+        &mut lab,
+        30 * SEC,
+        "back at 180 s: the multiplier had decayed",
     );
 }
 
 #[test]
 fn ejection_time_is_capped_by_max_ejection_time() {
     let entry = od(&format!(r#"{FAILURE_PCT},"maxEjectionTime":"45s""#));
-    let mut lab = Lab::ready(&entry, 5);
-    lab.backend(0).failure_rate = 1.0;
+    let mut lab = failing_first(&entry, 5, 1);
     lab.drive(40 * SEC, 100); // ejected at 10 s, back at 40 s
     assert!(!ejected(&lab, 0));
     lab.drive(10 * SEC, 100); // ejected at 50 s, multiplier 2: min(60 s, 45 s) -> back at 100 s
     assert!(ejected(&lab, 0));
-    lab.drive(50 * SEC - MS, 100);
-    assert!(ejected(&lab, 0));
-    lab.step(MS);
-    assert!(!ejected(&lab, 0), "back at 100 s");
+    ejected_until_the_last_ms(&mut lab, 50 * SEC, "back at 100 s");
 }
 
 #[test]
@@ -116,19 +128,14 @@ fn max_ejection_percent_is_respected() {
 fn one_endpoint_can_always_be_ejected() {
     // 10% of 5 endpoints is half an endpoint: one may still be ejected, not two.
     let entry = od(r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10}"#);
-    let mut lab = Lab::ready(&entry, 5);
-    lab.backend(0).failure_rate = 1.0;
-    lab.backend(1).failure_rate = 1.0;
+    let mut lab = failing_first(&entry, 5, 2);
     lab.drive(10 * SEC, 100);
     assert_eq!((0..5).filter(|&e| ejected(&lab, e)).count(), 1);
     // maxEjectionPercent 0 ejects nothing.
     let entry = od(
         r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10},"maxEjectionPercent":0"#,
     );
-    let mut lab = Lab::ready(&entry, 5);
-    lab.backend(0).failure_rate = 1.0;
-    lab.drive(10 * SEC, 100);
-    assert!(!ejected(&lab, 0));
+    assert!(!endpoint_0_ejected_after(&entry, 10 * SEC));
 }
 
 #[test]
@@ -190,8 +197,7 @@ fn request_volume_and_minimum_hosts_gate_ejection() {
         ),
     ];
     for (fields, calls, want) in cases {
-        let mut lab = Lab::ready(&od(fields), 5);
-        lab.backend(0).failure_rate = 1.0;
+        let mut lab = failing_first(&od(fields), 5, 1);
         lab.burst(5 * calls);
         lab.step(10 * SEC);
         assert_eq!(ejected(&lab, 0), want, "{fields} with {calls} calls each");
@@ -216,10 +222,7 @@ fn enforcement_percentage_zero_detects_but_never_ejects() {
     let entry = od(
         r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10,"enforcementPercentage":0}"#,
     );
-    let mut lab = Lab::ready(&entry, 5);
-    lab.backend(0).failure_rate = 1.0;
-    lab.drive(60 * SEC, 100);
-    assert!(!ejected(&lab, 0));
+    assert!(!endpoint_0_ejected_after(&entry, 60 * SEC));
 }
 
 #[test]
@@ -246,8 +249,7 @@ fn cancelled_calls_are_not_counted() {
 
 #[test]
 fn real_connectivity_is_restored_on_unejection() {
-    let mut lab = Lab::ready(&od(FAILURE_PCT), 5);
-    lab.backend(0).failure_rate = 1.0;
+    let mut lab = failing_first(&od(FAILURE_PCT), 5, 1);
     lab.drive(10 * SEC, 100);
     assert!(ejected(&lab, 0));
     // While ejected the connection fails and comes back as CONNECTING: the child learns that at
@@ -290,8 +292,7 @@ fn ejected_endpoint_flagged_again_is_ejected_again() {
     // which ejects it (multiplier 1); those sent between 5 and 10 s fail while it is ejected and
     // fill the next interval's bucket, so the 20 s tick flags it again: ejected again from 20 s
     // with multiplier 2, for 60 s, back at 80 s (not at 40 s, which ignoring it would give).
-    let mut lab = Lab::ready(&od(FAILURE_PCT), 5);
-    lab.backend(0).failure_rate = 1.0;
+    let mut lab = failing_first(&od(FAILURE_PCT), 5, 1);
     lab.backend(0).latency = 5 * SEC;
     lab.drive(10 * SEC, 100);
     assert!(ejected(&lab, 0), "ejected at the 10 s tick");
@@ -301,10 +302,7 @@ fn ejected_endpoint_flagged_again_is_ejected_again() {
         ejected(&lab, 0),
         "still ejected at 40 s: the ejection restarted at 20 s"
     );
-    lab.drive(40 * SEC - MS, 100);
-    assert!(ejected(&lab, 0), "still ejected just before 80 s");
-    lab.step(MS);
-    assert!(!ejected(&lab, 0), "back at 80 s: 20 s + 30 s × 2");
+    ejected_until_the_last_ms(&mut lab, 40 * SEC, "back at 80 s: 20 s + 30 s × 2");
 }
 
 #[test]
@@ -317,8 +315,7 @@ fn flagged_by_both_algorithms_it_is_ejected_twice_but_counted_once() {
     let entry = od(
         r#""successRateEjection":{"minimumHosts":5,"requestVolume":100},"failurePercentageEjection":{"threshold":50,"minimumHosts":5,"requestVolume":100},"maxEjectionPercent":20"#,
     );
-    let mut lab = Lab::ready(&entry, 10);
-    lab.backend(0).failure_rate = 1.0;
+    let mut lab = failing_first(&entry, 10, 1);
     lab.backend(1).failure_rate = 0.6;
     lab.burst(1000); // round robin: exactly 100 calls each
     lab.step(10 * SEC); // the 10 s tick
@@ -340,16 +337,13 @@ fn re_ejections_are_capped_like_ejections() {
     // ejected, and once it is, the percentage check stops the sweep before it can be re-ejected.
     // Its ejection is not prolonged by the calls that fail while it is ejected.
     let entry = od(r#""failurePercentageEjection":{"minimumHosts":3,"requestVolume":10}"#);
-    let mut lab = Lab::ready(&entry, 5);
-    lab.backend(0).failure_rate = 1.0;
+    let mut lab = failing_first(&entry, 5, 1);
     lab.backend(0).latency = 5 * SEC;
     lab.drive(10 * SEC, 100);
     assert!(ejected(&lab, 0));
-    lab.drive(30 * SEC - MS, 100);
-    assert!(ejected(&lab, 0));
-    lab.step(MS);
-    assert!(
-        !ejected(&lab, 0),
-        "back at 40 s: the 20 s tick could not re-eject it"
+    ejected_until_the_last_ms(
+        &mut lab,
+        30 * SEC,
+        "back at 40 s: the 20 s tick could not re-eject it",
     );
 }
