@@ -94,38 +94,8 @@ pub struct Compared {
     pub timeseries: Vec<lblab_model::results::TimeseriesRow>,
 }
 
-/// One row of `compare.csv`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct CompareRow {
-    /// Policy label.
-    pub policy: String,
-    /// Simulated p50 (ms).
-    pub sim_p50_ms: f64,
-    /// Real p50 (ms).
-    pub real_p50_ms: f64,
-    /// Whether they agree.
-    pub p50_agrees: bool,
-    /// Simulated p99 (ms).
-    pub sim_p99_ms: f64,
-    /// Real p99 (ms).
-    pub real_p99_ms: f64,
-    /// Whether they agree.
-    pub p99_agrees: bool,
-    /// Share to faulty backends, simulated.
-    pub sim_slow_share: f64,
-    /// Share to faulty backends, real.
-    pub real_slow_share: f64,
-    /// The harness floor's p50 (ms), added to the simulated values for the calibrated comparison.
-    pub floor_p50_ms: f64,
-    /// Simulated p50 plus the floor.
-    pub calibrated_sim_p50_ms: f64,
-    /// Whether the real p50 agrees with it.
-    pub calibrated_p50_agrees: bool,
-    /// Simulated p99 plus the floor's p99 excess.
-    pub calibrated_sim_p99_ms: f64,
-    /// Whether the real p99 agrees with it.
-    pub calibrated_p99_agrees: bool,
-}
+/// One row of `compare.csv` (the model's schema, which `lblab compare` writes).
+pub use lblab_model::results::CompareRow;
 
 /// The parts of `harness.json` the documents use.
 #[derive(Debug, Clone, Deserialize)]

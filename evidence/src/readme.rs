@@ -818,12 +818,12 @@ fn agreement(out: &mut String, ev: &Evidence) {
         let off: Vec<String> = c
             .rows
             .iter()
-            .filter(|r| !r.calibrated_p99_agrees)
+            .filter(|r| r.calibrated_p99_agrees == Some(false))
             .map(|r| {
                 format!(
                     "{} {} → {}",
                     r.policy,
-                    num(r.calibrated_sim_p99_ms),
+                    num(r.calibrated_sim_p99_ms.unwrap_or(f64::NAN)),
                     num(r.real_p99_ms)
                 )
             })
@@ -837,8 +837,8 @@ fn agreement(out: &mut String, ev: &Evidence) {
             s.name,
             k(|r| r.p50_agrees),
             k(|r| r.p99_agrees),
-            k(|r| r.calibrated_p50_agrees),
-            k(|r| r.calibrated_p99_agrees),
+            k(|r| r.calibrated_p50_agrees == Some(true)),
+            k(|r| r.calibrated_p99_agrees == Some(true)),
             if off.is_empty() {
                 "–".into()
             } else {

@@ -204,11 +204,11 @@ fn agreement(out: &mut String, s: &ScenarioResults, c: &crate::load::Compared) {
             num(r.sim_p50_ms),
             num(r.real_p50_ms),
             yes(r.p50_agrees),
-            yes(r.calibrated_p50_agrees),
+            yes(r.calibrated_p50_agrees == Some(true)),
             num(r.sim_p99_ms),
             num(r.real_p99_ms),
             yes(r.p99_agrees),
-            yes(r.calibrated_p99_agrees),
+            yes(r.calibrated_p99_agrees == Some(true)),
             pct(r.sim_slow_share),
             pct(r.real_slow_share)
         );
@@ -373,7 +373,11 @@ fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
                 lines.push(line);
             }
         }
-        for r in c.rows.iter().filter(|r| !r.calibrated_p99_agrees) {
+        for r in c
+            .rows
+            .iter()
+            .filter(|r| r.calibrated_p99_agrees == Some(false))
+        {
             let warmup = c.real.warmup_s;
             let seconds: Vec<(u64, f64)> = c
                 .timeseries
@@ -388,7 +392,7 @@ fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
             let mut line = format!(
                 "The real p99 of {} disagrees with the calibrated simulation ({} → {} ms).",
                 r.policy,
-                num(r.calibrated_sim_p99_ms),
+                num(r.calibrated_sim_p99_ms.unwrap_or(f64::NAN)),
                 num(r.real_p99_ms)
             );
             if let (Some((second, p99)), Some(typical)) = (worst, typical) {

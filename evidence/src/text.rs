@@ -190,8 +190,8 @@ pub fn agreement_counts(ev: &Evidence) -> (usize, usize, usize, usize, usize) {
         out.0 += 1;
         out.1 += r.p50_agrees as usize;
         out.2 += r.p99_agrees as usize;
-        out.3 += r.calibrated_p50_agrees as usize;
-        out.4 += r.calibrated_p99_agrees as usize;
+        out.3 += (r.calibrated_p50_agrees == Some(true)) as usize;
+        out.4 += (r.calibrated_p99_agrees == Some(true)) as usize;
     }
     out
 }

@@ -1,12 +1,11 @@
 //! `lblab compare`: one scenario in the simulator and over real TCP, and how well they agree.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_model::results::RunSummary;
-use lblab_model::results::{write_atomic, Mode, SummaryRow};
+
+use lblab_model::results::{diff_pct, write_atomic, CompareRow, Mode, RunSummary};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
@@ -37,35 +36,6 @@ pub struct Args {
 /// Measured time per policy of a `compare` without `--duration` or `--full`.
 const DEFAULT_DURATION: Dur = Dur(10_000_000_000);
 
-/// One policy's agreement.
-struct Agreement {
-    policy: String,
-    sim: SummaryRow,
-    real: SummaryRow,
-    /// The simulation with the harness floor as network round trip, if the floor was measured.
-    calibrated: Option<SummaryRow>,
-}
-
-// Real and simulated values agree when within ±20 %, or within 1 ms where values are small: the
-// evidence report's rule, so `compare.csv` and results/README.md cannot disagree.
-use lblab_report::evidence::agrees;
-
-impl Agreement {
-    fn p50_ok(&self) -> bool {
-        agrees(self.sim.p50_ms, self.real.p50_ms)
-    }
-    fn p99_ok(&self) -> bool {
-        agrees(self.sim.p99_ms, self.real.p99_ms)
-    }
-    fn calibrated_ok(&self) -> Option<(bool, bool)> {
-        let c = self.calibrated.as_ref()?;
-        Some((
-            agrees(c.p50_ms, self.real.p50_ms),
-            agrees(c.p99_ms, self.real.p99_ms),
-        ))
-    }
-}
-
 /// The scenario with `extra` ns added to every backend's network round trip.
 fn with_extra_rtt(scenario: &Scenario, extra: u64) -> Scenario {
     let mut s = scenario.clone();
@@ -73,14 +43,6 @@ fn with_extra_rtt(scenario: &Scenario, extra: u64) -> Scenario {
         b.network_rtt += extra;
     }
     s
-}
-
-fn pct(sim: f64, real: f64) -> f64 {
-    if sim > 0.0 {
-        100.0 * (real - sim) / sim
-    } else {
-        f64::NAN
-    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -135,53 +97,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => Vec::new(),
     };
-    let rows: Vec<Agreement> = real_summary
+    let rows: Vec<CompareRow> = real_summary
         .rows
         .iter()
         .filter_map(|r| {
             let s = sim_summary.rows.iter().find(|s| s.policy == r.policy)?;
-            Some(Agreement {
-                policy: r.policy.clone(),
-                sim: s.clone(),
-                real: r.clone(),
-                calibrated: calibrated.iter().find(|c| c.policy == r.policy).cloned(),
-            })
+            let c = calibrated.iter().find(|c| c.policy == r.policy);
+            let floor_ms = floor_ns.unwrap_or(0) as f64 / 1e6;
+            Some(CompareRow::new(
+                s,
+                r,
+                c.map(|c| (c, floor_ms)),
+                real_summary.partial,
+            ))
         })
         .collect();
-    let mut csv = String::from("policy,sim_p50_ms,real_p50_ms,p50_diff_pct,p50_agrees,sim_p99_ms,real_p99_ms,p99_diff_pct,p99_agrees,sim_requests,real_requests,sim_slow_share,real_slow_share,floor_p50_ms,calibrated_sim_p50_ms,calibrated_p50_agrees,calibrated_sim_p99_ms,calibrated_p99_agrees,real_partial,real_incidents\n");
-    for a in &rows {
-        let cal = match (&a.calibrated, a.calibrated_ok()) {
-            (Some(c), Some((p50, p99))) => format!(
-                "{:.3},{:.3},{p50},{:.3},{p99}",
-                floor_ns.unwrap_or(0) as f64 / 1e6,
-                c.p50_ms,
-                c.p99_ms
-            ),
-            _ => ",,,,".into(),
-        };
-        let marks = format!("{},{}", real_summary.partial, a.real.incidents);
-        let _ = writeln!(
-            csv,
-            "{},{:.3},{:.3},{:.1},{},{:.3},{:.3},{:.1},{},{},{},{:.4},{:.4},{cal},{marks}",
-            a.policy,
-            a.sim.p50_ms,
-            a.real.p50_ms,
-            pct(a.sim.p50_ms, a.real.p50_ms),
-            a.p50_ok(),
-            a.sim.p99_ms,
-            a.real.p99_ms,
-            pct(a.sim.p99_ms, a.real.p99_ms),
-            a.p99_ok(),
-            a.sim.requests,
-            a.real.requests,
-            a.sim.slow_share,
-            a.real.slow_share
-        );
-    }
-    write_atomic(&base.join("compare.csv"), csv.as_bytes())?;
+    let csv = CompareRow::to_csv(&rows).context("writing compare.csv")?;
+    write_atomic(&base.join("compare.csv"), &csv)?;
     // The chart is drawn from compare.csv, so that `redraw_compare` redraws the same chart from
     // the folder (adding the multi-seed intervals and the repeated real runs when there are).
-    lblab_report::redraw_compare_from(&base, &scenario.file.name, csv.as_bytes(), false)
+    lblab_report::redraw_compare_from(&base, &scenario.file.name, &csv, false)
         .context("drawing the comparison chart")?;
 
     println!(
@@ -194,26 +129,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .max()
         .unwrap_or(6)
         .max(6);
+    let header = [
+        "policy", "sim p50", "real p50", "diff", "ok", "sim p99", "real p99", "diff", "ok",
+    ];
     println!(
         "{:<width$} {:>8} {:>8} {:>7} {:>5}  {:>8} {:>8} {:>7} {:>5}",
-        "policy", "sim p50", "real p50", "diff", "ok", "sim p99", "real p99", "diff", "ok"
+        header[0],
+        header[1],
+        header[2],
+        header[3],
+        header[4],
+        header[5],
+        header[6],
+        header[7],
+        header[8]
     );
     for a in &rows {
-        let mark = |ok: bool| if ok { "yes" } else { "NO" };
-        println!(
-            "{:<width$} {:>8.2} {:>8.2} {:>6.0}% {:>5}  {:>8.2} {:>8.2} {:>6.0}% {:>5}",
-            a.policy,
-            a.sim.p50_ms,
-            a.real.p50_ms,
-            pct(a.sim.p50_ms, a.real.p50_ms),
-            mark(a.p50_ok()),
-            a.sim.p99_ms,
-            a.real.p99_ms,
-            pct(a.sim.p99_ms, a.real.p99_ms),
-            mark(a.p99_ok())
-        );
+        let line = [(a.sim_p50_ms, a.p50_agrees), (a.sim_p99_ms, a.p99_agrees)];
+        print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
     }
-    let agree = rows.iter().filter(|a| a.p50_ok() && a.p99_ok()).count();
+    let agree = rows.iter().filter(|a| a.agrees()).count();
     println!(
         "{agree} of {} policies agree (p50 and p99 within ±20 %, or within 1 ms)",
         rows.len()
@@ -230,25 +165,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             extra as f64 / 1e6
         );
         for a in &rows {
-            if let (Some(c), Some((p50, p99))) = (&a.calibrated, a.calibrated_ok()) {
-                let mark = |ok: bool| if ok { "yes" } else { "NO" };
-                println!(
-                    "{:<width$} {:>8.2} {:>8.2} {:>6.0}% {:>5}  {:>8.2} {:>8.2} {:>6.0}% {:>5}",
-                    a.policy,
-                    c.p50_ms,
-                    a.real.p50_ms,
-                    pct(c.p50_ms, a.real.p50_ms),
-                    mark(p50),
-                    c.p99_ms,
-                    a.real.p99_ms,
-                    pct(c.p99_ms, a.real.p99_ms),
-                    mark(p99)
-                );
+            if let (Some(p50), Some(p50_ok), Some(p99), Some(p99_ok)) = (
+                a.calibrated_sim_p50_ms,
+                a.calibrated_p50_agrees,
+                a.calibrated_sim_p99_ms,
+                a.calibrated_p99_agrees,
+            ) {
+                let line = [(p50, p50_ok), (p99, p99_ok)];
+                print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
             }
         }
         let cal = rows
             .iter()
-            .filter(|a| a.calibrated_ok() == Some((true, true)))
+            .filter(|a| a.calibrated_agrees() == Some(true))
             .count();
         println!("{cal} of {} policies agree after calibration", rows.len());
     }
@@ -270,4 +199,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One line of the agreement table: per percentile the simulated value and whether the real one
+/// agrees with it.
+fn print_agreement(policy: &str, width: usize, sim: [(f64, bool); 2], real: (f64, f64)) {
+    let mark = |ok: bool| if ok { "yes" } else { "NO" };
+    let [(sim_p50, p50_ok), (sim_p99, p99_ok)] = sim;
+    println!(
+        "{:<width$} {:>8.2} {:>8.2} {:>6.0}% {:>5}  {:>8.2} {:>8.2} {:>6.0}% {:>5}",
+        policy,
+        sim_p50,
+        real.0,
+        diff_pct(sim_p50, real.0),
+        mark(p50_ok),
+        sim_p99,
+        real.1,
+        diff_pct(sim_p99, real.1),
+        mark(p99_ok)
+    );
 }

@@ -6,6 +6,7 @@
 //! - `timeseries.csv`: per policy and second, [`TimeseriesRow`].
 //! - `<policy>.hlog`: per-second latency histograms in HdrHistogram's interval-log format.
 //! - `failures.csv`: per policy, second and backend, the calls that failed there, [`FailureRow`].
+//! - `compare.csv` (a compare folder): the simulator against the real harness, [`CompareRow`].
 //!
 //! Latency is counted from the *intended* send time. Percentiles are over unary requests that
 //! completed OK or ran out of time (DEADLINE_EXCEEDED counts at the deadline); fast failures are
@@ -17,11 +18,13 @@
 //! policy's requests into a [`PolicyResult`]; the `.hlog` encoding of its per-second histograms;
 //! and the files ([`write_run`], [`write_atomic`], [`read_result_file`], [`read_timeseries`]).
 
+mod compare;
 mod files;
 mod hlog;
 mod recorder;
 mod schema;
 
+pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
 pub use files::{
     file_stem, read_result_file, read_timeseries, write_atomic, write_run, MAX_RESULT_FILE,
 };
