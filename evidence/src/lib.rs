@@ -28,6 +28,8 @@ mod text;
 
 use std::path::{Path, PathBuf};
 
+use lblab_model::results::{layout, Layout};
+
 pub use load::{
     Anomaly, CompareRow, Compared, Evidence, FailureRow, Harness, Intervals, PickBench, RepeatRow,
     ScenarioResults, Sweep,
@@ -117,14 +119,10 @@ pub fn documents(evidence: &Evidence) -> Vec<Document> {
 pub fn write_charts(evidence: &Evidence, results: &Path) -> Result<Vec<PathBuf>, EvidenceError> {
     let mut out = headline::write(evidence, results)?;
     for s in &evidence.scenarios {
-        let dir = results.join(&s.name);
-        let mut runs = vec![
-            dir.join("sim"),
-            dir.join("real"),
-            dir.join("compare/sim"),
-            dir.join("compare/real"),
-        ];
-        if let Ok(entries) = std::fs::read_dir(dir.join("real-repeat")) {
+        let dir = Layout::new(results.join(&s.name));
+        let compare = dir.compare();
+        let mut runs = vec![dir.sim(), dir.real(), compare.sim(), compare.real()];
+        if let Ok(entries) = std::fs::read_dir(dir.real_repeat()) {
             let mut repeats: Vec<PathBuf> = entries
                 .flatten()
                 .map(|e| e.path())
@@ -133,20 +131,23 @@ pub fn write_charts(evidence: &Evidence, results: &Path) -> Result<Vec<PathBuf>,
             repeats.sort();
             runs.extend(repeats);
         }
-        for run in runs.iter().filter(|r| r.join("timeseries.csv").is_file()) {
+        for run in runs
+            .iter()
+            .filter(|r| r.join(layout::TIMESERIES_CSV).is_file())
+        {
             out.extend(lblab_report::redraw_run(run)?);
         }
-        if dir.join("compare/compare.csv").is_file() {
-            out.extend(lblab_report::redraw_compare(&dir.join("compare"))?);
+        if compare.compare_csv().is_file() {
+            out.extend(lblab_report::redraw_compare(compare.root())?);
         }
-        let grid = dir.join("sweep");
-        if grid.join("sweep.csv").is_file() && grid.join("summary.json").is_file() {
+        let grid = dir.sweep();
+        if grid.join(layout::SWEEP_CSV).is_file() && grid.join(layout::SUMMARY_JSON).is_file() {
             out.extend(lblab_report::redraw_grid(&grid)?);
         }
     }
     for name in evidence.sweeps.keys() {
         let dir = results.join("sweeps").join(name);
-        if dir.join("sweep.json").is_file() {
+        if dir.join(layout::SWEEP_JSON).is_file() {
             out.extend(lblab_report::redraw_sweep(&dir)?);
         }
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use lblab_model::results::RunSummary;
+use lblab_model::results::{layout, Layout, RunSummary};
 use lblab_model::stats::Interval;
 use lblab_model::Scenario;
 use serde::Deserialize;
@@ -343,7 +343,7 @@ fn read_intervals(path: &Path) -> Result<Option<Intervals>, EvidenceError> {
 }
 
 fn read_sweep(dir: &Path) -> Result<Option<Sweep>, EvidenceError> {
-    let path = dir.join("sweep.csv");
+    let path = dir.join(layout::SWEEP_CSV);
     let Some(text) = read_text(&path)? else {
         return Ok(None);
     };
@@ -423,27 +423,30 @@ impl Evidence {
             } else {
                 scenario.file.description.trim().to_string()
             };
-            let dir = results_dir.join(&name);
-            let compared = dir.join("compare");
+            let layout = Layout::new(results_dir.join(&name));
+            let dir = layout.root();
+            let compared = layout.compare();
+            let (real_dir, sim_dir) = (compared.real(), compared.sim());
             let compare = match (
-                read_json::<RunSummary>(&compared.join("real/summary.json"))?,
-                read_json::<RunSummary>(&compared.join("sim/summary.json"))?,
-                read_csv::<CompareRow>(&compared.join("compare.csv"))?,
+                read_json::<RunSummary>(&real_dir.join(layout::SUMMARY_JSON))?,
+                read_json::<RunSummary>(&sim_dir.join(layout::SUMMARY_JSON))?,
+                read_csv::<CompareRow>(&compared.compare_csv())?,
             ) {
                 (Some(real), Some(sim), Some(rows)) => Some(Compared {
                     real,
                     sim,
                     rows,
-                    harness: read_json(&compared.join("real/harness.json"))?,
-                    failures: read_csv(&compared.join("real/failures.csv"))?.unwrap_or_default(),
-                    timeseries: read_timeseries(&compared.join("real/timeseries.csv"))?,
+                    harness: read_json(&real_dir.join(layout::HARNESS_JSON))?,
+                    failures: read_csv(&real_dir.join(layout::FAILURES_CSV))?.unwrap_or_default(),
+                    timeseries: read_timeseries(&real_dir.join(layout::TIMESERIES_CSV))?,
                 }),
                 _ => None,
             };
-            if let Some(rows) = read_csv::<RepeatRow>(&dir.join("real-repeat/range.csv"))? {
+            let repeats = layout.real_repeat();
+            if let Some(rows) = read_csv::<RepeatRow>(&repeats.join("range.csv"))? {
                 out.repeats.insert(name.clone(), rows);
                 if let Some(run) =
-                    read_json::<RunSummary>(&dir.join("real-repeat/run-1/summary.json"))?
+                    read_json::<RunSummary>(&repeats.join("run-1").join(layout::SUMMARY_JSON))?
                 {
                     let rate = scenario.file.workload.rate;
                     let measured = if run.measured_s > 0.0 {
@@ -457,7 +460,7 @@ impl Evidence {
                         .insert(name.clone(), (run.warmup_s, measured));
                 }
             }
-            let sweep_dir = dir.join("sweep");
+            let sweep_dir = layout.sweep();
             let sweep_charts = if sweep_dir.is_dir() {
                 sorted_entries(&sweep_dir)?
                     .into_iter()
@@ -496,7 +499,7 @@ impl Evidence {
                 .into_iter()
                 .filter(|d| d.is_dir())
             {
-                let dirs = if dir.join("summary.json").is_file() {
+                let dirs = if dir.join(layout::SUMMARY_JSON).is_file() {
                     vec![dir.clone()]
                 } else {
                     sorted_entries(&dir)?
@@ -505,7 +508,8 @@ impl Evidence {
                         .collect()
                 };
                 for d in dirs {
-                    let Some(summary) = read_json::<RunSummary>(&d.join("summary.json"))? else {
+                    let Some(summary) = read_json::<RunSummary>(&d.join(layout::SUMMARY_JSON))?
+                    else {
                         continue;
                     };
                     let name = d
@@ -515,7 +519,7 @@ impl Evidence {
                     out.anomalies.push(Anomaly {
                         name,
                         summary,
-                        failures: read_csv(&d.join("failures.csv"))?.unwrap_or_default(),
+                        failures: read_csv(&d.join(layout::FAILURES_CSV))?.unwrap_or_default(),
                     });
                 }
             }

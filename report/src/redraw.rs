@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use lblab_model::results::layout;
 use lblab_model::results::{file_stem, read_timeseries, RunSummary};
 use lblab_model::stats::PolicyIntervals;
 use serde::de::DeserializeOwned;
@@ -44,8 +45,8 @@ fn read_json<T: DeserializeOwned>(file: &Path) -> Result<T, ReportError> {
 /// (named by [`file_stem`]); returns the paths written. A missing or unreadable file is a
 /// [`ReportError::Read`] naming it.
 pub fn redraw_run(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
-    let summary: RunSummary = read_json(&dir.join("summary.json"))?;
-    let ts = dir.join("timeseries.csv");
+    let summary: RunSummary = read_json(&dir.join(layout::SUMMARY_JSON))?;
+    let ts = dir.join(layout::TIMESERIES_CSV);
     if !ts.is_file() {
         return Err(read_err(&ts, "missing"));
     }
@@ -112,10 +113,10 @@ fn number(file: &Path, row: &[(String, String)], name: &str) -> Result<f64, Repo
 /// and the repeated real runs of the same length (`../real-repeat/run-*/summary.json`). Without
 /// those files the chart is byte-identical to the one `lblab compare` drew.
 pub fn redraw_compare(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
-    let csv_path = dir.join("compare.csv");
+    let csv_path = dir.join(layout::COMPARE_CSV);
     let bytes = read_text(&csv_path)?;
-    let sim_summary = dir.join("sim").join("summary.json");
-    let real_summary = dir.join("real").join("summary.json");
+    let sim_summary = dir.join("sim").join(layout::SUMMARY_JSON);
+    let real_summary = dir.join("real").join(layout::SUMMARY_JSON);
     let summary: RunSummary = if sim_summary.is_file() {
         read_json(&sim_summary)?
     } else {
@@ -134,10 +135,10 @@ pub fn redraw_compare_from(
     csv_text: &[u8],
     extras: bool,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let csv_path = dir.join("compare.csv");
+    let csv_path = dir.join(layout::COMPARE_CSV);
     let rows = read_csv(&csv_path, csv_text)?;
     let sim_intervals = if extras {
-        sim_p99_intervals(&dir.join("..").join("sim").join("intervals.csv"))?
+        sim_p99_intervals(&dir.join("..").join("sim").join(layout::INTERVALS_CSV))?
     } else {
         Vec::new()
     };
@@ -220,14 +221,14 @@ fn real_repeats(dir: &Path) -> Result<Vec<RunSummary>, ReportError> {
         .collect();
     runs.sort();
     runs.iter()
-        .map(|r| read_json(&r.join("summary.json")))
+        .map(|r| read_json(&r.join(layout::SUMMARY_JSON)))
         .collect()
 }
 
 /// Redraws the charts of a scenario-space sweep folder (`lblab sweep --vary`, e.g.
 /// `results/sweeps/<name>/`) from its `sweep.json`; returns the paths written.
 pub fn redraw_sweep(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
-    let file = dir.join("sweep.json");
+    let file = dir.join(layout::SWEEP_JSON);
     let json: serde_json::Value = read_json(&file)?;
     let bad = |what: &str| read_err(&file, format!("{what} missing or malformed"));
     let points_json = json["points"].as_array().ok_or_else(|| bad("points"))?;
@@ -280,8 +281,8 @@ pub fn redraw_sweep(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
 /// e.g. `results/one-slow/sweep/`) from its `sweep.csv` and `summary.json` (for the scenario's
 /// name); returns the paths written.
 pub fn redraw_grid(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
-    let summary: RunSummary = read_json(&dir.join("summary.json"))?;
-    let file = dir.join("sweep.csv");
+    let summary: RunSummary = read_json(&dir.join(layout::SUMMARY_JSON))?;
+    let file = dir.join(layout::SWEEP_CSV);
     let text = read_text(&file)?;
     let mut cells = Vec::new();
     for row in read_csv(&file, text.as_bytes())? {
@@ -313,11 +314,11 @@ pub fn redraw_grid(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
 /// sweep (`sweep.json`), a parameter grid (`sweep.csv` and `summary.json`) or a run
 /// (`summary.json` and `timeseries.csv`). Fails naming `summary.json` when it is none of these.
 pub fn redraw(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
-    if dir.join("compare.csv").is_file() && dir.join("sim").is_dir() {
+    if dir.join(layout::COMPARE_CSV).is_file() && dir.join("sim").is_dir() {
         redraw_compare(dir)
-    } else if dir.join("sweep.json").is_file() {
+    } else if dir.join(layout::SWEEP_JSON).is_file() {
         redraw_sweep(dir)
-    } else if dir.join("sweep.csv").is_file() && dir.join("summary.json").is_file() {
+    } else if dir.join(layout::SWEEP_CSV).is_file() && dir.join(layout::SUMMARY_JSON).is_file() {
         redraw_grid(dir)
     } else {
         redraw_run(dir)

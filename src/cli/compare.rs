@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use lblab_model::results::{diff_pct, write_atomic, CompareRow, Mode, RunSummary};
+use lblab_model::results::{diff_pct, write_atomic, CompareRow, Layout, Mode, RunSummary};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
@@ -63,19 +63,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .run
         .out
         .clone()
-        .unwrap_or_else(|| output::scratch_dir(&path));
+        .unwrap_or_else(|| Layout::scratch(&path).root().to_path_buf());
+    let layout = Layout::new(&base);
 
     let _out_dir = output::prepare_dir(&base)?;
     eprintln!("simulating {} ...", scenario.file.name);
     let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.run.policies, None)?;
     let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
     let sim_summary = RunSummary::of(&scenario, Mode::Sim, &sim_results, sim_partial, Vec::new());
-    output::write(&base.join("sim"), &sim_summary, &sim_results)
+    output::write(&layout.sim(), &sim_summary, &sim_results)
         .context("writing simulation results")?;
     if sim_partial {
         println!(
             "interrupted during the simulation; wrote {}",
-            base.join("sim").display()
+            layout.sim().display()
         );
         return Ok(ExitCode::from(130));
     }
@@ -83,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("running {} over real TCP ...", scenario.file.name);
     let options = args.harness.options(&args.run.policies);
     let (real, real_summary, _, real_dir) =
-        super::real::run_and_write(&scenario, &options, &base.join("real"))?;
+        super::real::run_and_write(&scenario, &options, &layout.real())?;
 
     // The simulator models no cost per RPC; the real stack has one, which the floor measures. A
     // second simulation with the floor's median as network round trip separates that fixed cost
@@ -113,7 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let csv = CompareRow::to_csv(&rows).context("writing compare.csv")?;
-    write_atomic(&base.join("compare.csv"), &csv)?;
+    write_atomic(&layout.compare_csv(), &csv)?;
     // The chart is drawn from compare.csv, so that `redraw_compare` redraws the same chart from
     // the folder (adding the multi-seed intervals and the repeated real runs when there are).
     lblab_report::redraw_compare_from(&base, &scenario.file.name, &csv, false)
@@ -184,9 +185,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::real::print_harness(&real);
     println!(
         "wrote {}, {} and {}",
-        base.join("sim").display(),
+        layout.sim().display(),
         real_dir.display(),
-        base.join("compare.csv").display()
+        layout.compare_csv().display()
     );
     if let Some(why) = &real.failed {
         anyhow::bail!(

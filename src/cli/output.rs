@@ -3,28 +3,16 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use lblab_model::results::{self, PolicyResult, RunSummary};
+use lblab_model::results::{self, Layout, PolicyResult, RunSummary};
 
-/// Where ad-hoc runs write by default (ignored by git).
-pub const SCRATCH: &str = "lblab-out";
-
-/// `lblab-out/<scenario file's stem>/<mode>` unless the user chose a folder: ad-hoc runs go to a
-/// scratch folder that git ignores, so they never overwrite the committed evidence in `results/`
-/// (the evidence scripts write there with `--out`), and named after the *file*, so that a copy of
-/// a scenario that keeps its `name` does not overwrite the original's results.
-pub fn results_dir(file: &Path, mode: &str, out: Option<&Path>) -> PathBuf {
+/// The run folder of `command` for the scenario file `file`: `--out` if given, else the scratch
+/// folder ([`Layout::scratch`]), which git ignores, so ad-hoc runs never overwrite the committed
+/// evidence in `results/` (the evidence scripts write there with `--out`).
+pub fn results_dir(file: &Path, command: &str, out: Option<&Path>) -> PathBuf {
     match out {
         Some(dir) => dir.to_path_buf(),
-        None => scratch_dir(file).join(mode),
+        None => Layout::scratch(file).run(command),
     }
-}
-
-/// `lblab-out/<scenario file's stem>`.
-pub fn scratch_dir(file: &Path) -> PathBuf {
-    let stem = file
-        .file_stem()
-        .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
-    Path::new(SCRATCH).join(stem)
 }
 
 /// Extensions of the files lblab writes into a results folder; a `.<name>.tmp` left by a run

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use lblab_harness::{self as harness, HarnessOptions, RealRun};
-use lblab_model::results::{write_atomic, Mode, PolicyResult, RunSummary};
+use lblab_model::results::{layout, write_atomic, Mode, PolicyResult, RunSummary};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
@@ -169,7 +169,7 @@ fn write(
     let summary = RunSummary::of(scenario, Mode::Real, &results, partial, notes);
     output::write(dir, &summary, &results).context("writing real-harness results")?;
     let json = serde_json::to_string_pretty(&h)?;
-    write_atomic(&dir.join("harness.json"), (json + "\n").as_bytes())?;
+    write_atomic(&dir.join(layout::HARNESS_JSON), (json + "\n").as_bytes())?;
     Ok((summary, results))
 }
 

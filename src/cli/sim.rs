@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use lblab_model::results::RunSummary;
-use lblab_model::results::{write_atomic, Mode};
+use lblab_model::results::{layout, write_atomic, Mode};
 use lblab_model::Scenario;
 use lblab_sim::{run_policy, PolicyRun, SimOptions};
 
@@ -157,11 +157,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     output::print_table(&summary);
     if let Some(point) = &seeded {
         write_atomic(
-            &dir.join("intervals.csv"),
+            &dir.join(layout::INTERVALS_CSV),
             lblab_model::stats::intervals_csv(&point.policies).as_bytes(),
         )?;
         write_atomic(
-            &dir.join("seeds.csv"),
+            &dir.join(layout::SEEDS_CSV),
             lblab_sim::space::runs_csv(&[], std::slice::from_ref(point)).as_bytes(),
         )?;
         print_intervals(point, args.seeds);

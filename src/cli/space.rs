@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
-use lblab_model::results::write_atomic;
+use lblab_model::results::{layout, write_atomic, Layout};
 use lblab_model::stats::{self, Interval};
 use lblab_model::vary::{self, Axis};
 use lblab_model::Scenario;
@@ -81,7 +81,7 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
             .map(|p| p.replace('.', "-"))
             .collect::<Vec<_>>()
             .join("+");
-        output::scratch_dir(args.file).join(format!("sweep-{name}"))
+        Layout::scratch(args.file).run(&format!("sweep-{name}"))
     });
     let _out_dir = output::prepare_dir(&dir)?;
     eprintln!(
@@ -108,11 +108,11 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     let partial = stop.load(Ordering::Relaxed) || points.iter().any(|p| p.partial);
 
     write_atomic(
-        &dir.join("sweep.csv"),
+        &dir.join(layout::SWEEP_CSV),
         space::sweep_csv(&paths, &points).as_bytes(),
     )?;
     write_atomic(
-        &dir.join("runs.csv"),
+        &dir.join(layout::RUNS_CSV),
         space::runs_csv(&paths, &points).as_bytes(),
     )?;
     let json = serde_json::json!({
@@ -126,7 +126,7 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
         "points": points,
     });
     write_atomic(
-        &dir.join("sweep.json"),
+        &dir.join(layout::SWEEP_JSON),
         (serde_json::to_string_pretty(&json)? + "\n").as_bytes(),
     )?;
     charts(&dir, scenario, &plan.policies, &points, &x, plan.seeds)?;

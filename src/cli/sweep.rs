@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use lblab_model::results::RunSummary;
-use lblab_model::results::{write_atomic, Mode};
+use lblab_model::results::{layout, write_atomic, Mode};
 use lblab_model::units::Dur;
 use lblab_model::vary::Axis;
 use lblab_policy::{duration, Nanos};
@@ -165,7 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             c.partial
         );
     }
-    write_atomic(&dir.join("sweep.csv"), csv.as_bytes())?;
+    write_atomic(&dir.join(layout::SWEEP_CSV), csv.as_bytes())?;
     // The results schema every mode writes: one row per grid point, labelled with its parameters.
     let mut summary = RunSummary::of(
         &scenario,
@@ -182,7 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let json = serde_json::to_string_pretty(&summary)?;
-    write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())?;
+    write_atomic(&dir.join(layout::SUMMARY_JSON), (json + "\n").as_bytes())?;
 
     // One heatmap of p99 per defaultRtt (the report crate draws them, from the values as
     // sweep.csv holds them, so that they can be redrawn from it).

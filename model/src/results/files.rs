@@ -1,5 +1,6 @@
 //! The files of a results folder: writing them (atomically) and reading them back.
 
+use super::layout::{FAILURES_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -43,14 +44,14 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
     for row in &run.rows {
         csv_out
             .serialize(row)
-            .map_err(|e| ser("summary.csv", e.to_string()))?;
+            .map_err(|e| ser(SUMMARY_CSV, e.to_string()))?;
     }
     let bytes = csv_out
         .into_inner()
-        .map_err(|e| ser("summary.csv", e.to_string()))?;
-    write_atomic(&dir.join("summary.csv"), &bytes)?;
-    let json = serde_json::to_string_pretty(run).map_err(|e| ser("summary.json", e.to_string()))?;
-    write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())?;
+        .map_err(|e| ser(SUMMARY_CSV, e.to_string()))?;
+    write_atomic(&dir.join(SUMMARY_CSV), &bytes)?;
+    let json = serde_json::to_string_pretty(run).map_err(|e| ser(SUMMARY_JSON, e.to_string()))?;
+    write_atomic(&dir.join(SUMMARY_JSON), (json + "\n").as_bytes())?;
 
     let mut ts = String::from("policy,second,completed,p50_ms,p99_ms");
     for b in &run.backends {
@@ -81,7 +82,7 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
             ts.push('\n');
         }
     }
-    write_atomic(&dir.join("timeseries.csv"), ts.as_bytes())?;
+    write_atomic(&dir.join(TIMESERIES_CSV), ts.as_bytes())?;
     let mut fails = String::from("policy,second,backend,errors,deadline_exceeded,error_mean_ms\n");
     for r in results {
         for f in &r.failures {
@@ -93,7 +94,7 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
             );
         }
     }
-    write_atomic(&dir.join("failures.csv"), fails.as_bytes())?;
+    write_atomic(&dir.join(FAILURES_CSV), fails.as_bytes())?;
     for r in results {
         write_atomic(
             &dir.join(format!("{}.hlog", file_stem(&r.summary.policy))),

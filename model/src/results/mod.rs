@@ -21,6 +21,7 @@
 mod compare;
 mod files;
 mod hlog;
+pub mod layout;
 mod recorder;
 mod schema;
 
@@ -28,6 +29,7 @@ pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT
 pub use files::{
     file_stem, read_result_file, read_timeseries, write_atomic, write_run, MAX_RESULT_FILE,
 };
+pub use layout::Layout;
 pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{
     FailureRow, FaultWindow, Incident, IncidentKind, Mode, RunSummary, SummaryRow, TimeseriesRow,
