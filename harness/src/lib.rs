@@ -257,6 +257,38 @@ pub struct RealRun {
 }
 
 impl RealRun {
+    /// The notes a real run's `summary.json` carries: the floor, each policy's harness figures,
+    /// what was skipped and why the run stopped early; `h` is [`RealRun::summary`].
+    pub fn notes(&self, h: &HarnessSummary) -> Vec<(String, String)> {
+        let mut notes = Vec::new();
+        if let Some(f) = &h.floor {
+            notes.push(("harness_floor_p50_ms".into(), format!("{:.3}", f.p50_ms)));
+            notes.push(("harness_floor_p99_ms".into(), format!("{:.3}", f.p99_ms)));
+        }
+        for p in &h.policies {
+            let label = &p.policy;
+            notes.push((
+                format!("{label}: backend delay error p99 us"),
+                format!("{:.0}", p.delay_error.p99_us),
+            ));
+            notes.push((
+                format!("{label}: dispatch lateness p99 us"),
+                format!("{:.0}", p.dispatch_lateness.p99_us),
+            ));
+            notes.push((
+                format!("{label}: client cpu per call us"),
+                format!("{:.1}", p.client_cpu_per_call_us),
+            ));
+        }
+        for (name, why) in &self.skipped {
+            notes.push((format!("{name}: skipped"), why.clone()));
+        }
+        if let Some(why) = &self.failed {
+            notes.push(("stopped early".into(), why.clone()));
+        }
+        notes
+    }
+
     /// The harness summary (`harness.json`).
     pub fn summary(&self) -> HarnessSummary {
         HarnessSummary {

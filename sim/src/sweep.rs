@@ -4,7 +4,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use lblab_model::results::SummaryRow;
+use lblab_model::results::{fixed, SummaryRow};
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{PolicyConfig, Selected};
 use lblab_policy::estimator::DecayMode;
@@ -109,6 +109,86 @@ impl Point {
 
 fn serde_json_string(cfg: &PolicyConfig) -> String {
     format!("{{\"loadBalancingConfig\":[{}]}}", cfg.to_json())
+}
+
+/// One row of the grid's `sweep.csv`: a grid point's parameters and its summary.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GridRow {
+    /// `decayTime`, as a proto3 duration (`1s`).
+    pub decay_time: String,
+    /// `choiceCount`.
+    pub choice_count: u32,
+    /// `defaultRtt`, as a proto3 duration.
+    pub default_rtt: String,
+    /// The decay ablation (`time_weighted`, ...).
+    pub decay: String,
+    /// The sampling ablation (`distinct`, ...).
+    pub sampling: String,
+    /// Requests measured.
+    pub requests: u64,
+    /// Completed OK.
+    pub ok: u64,
+    /// Failed.
+    pub errors: u64,
+    /// Median, ms.
+    #[serde(serialize_with = "fixed::f3")]
+    pub p50_ms: f64,
+    /// 90th percentile, ms.
+    #[serde(serialize_with = "fixed::f3")]
+    pub p90_ms: f64,
+    /// 99th percentile, ms.
+    #[serde(serialize_with = "fixed::f3")]
+    pub p99_ms: f64,
+    /// 99.9th percentile, ms.
+    #[serde(serialize_with = "fixed::f3")]
+    pub p999_ms: f64,
+    /// Maximum, ms.
+    #[serde(serialize_with = "fixed::f3")]
+    pub max_ms: f64,
+    /// Mean, ms.
+    #[serde(serialize_with = "fixed::f3")]
+    pub mean_ms: f64,
+    /// Share of picks to faulty backends.
+    #[serde(serialize_with = "fixed::f5")]
+    pub slow_share: f64,
+    /// Whether the point's run was cut short.
+    pub partial: bool,
+}
+
+impl GridRow {
+    /// The row of one grid cell.
+    pub fn of(cell: &Cell) -> GridRow {
+        let (p, s) = (cell.point.0, &cell.summary);
+        let ablation = ablation_name(p.ablation);
+        let (decay, sampling) = ablation.split_once('+').unwrap_or((&ablation, ""));
+        GridRow {
+            decay_time: duration::format(p.decay_time),
+            choice_count: p.choice_count,
+            default_rtt: duration::format(p.default_rtt),
+            decay: decay.to_string(),
+            sampling: sampling.to_string(),
+            requests: s.requests,
+            ok: s.ok,
+            errors: s.errors,
+            p50_ms: s.p50_ms,
+            p90_ms: s.p90_ms,
+            p99_ms: s.p99_ms,
+            p999_ms: s.p999_ms,
+            max_ms: s.max_ms,
+            mean_ms: s.mean_ms,
+            slow_share: s.slow_share,
+            partial: cell.partial,
+        }
+    }
+
+    /// The grid's `sweep.csv` text for `rows`.
+    pub fn to_csv(rows: &[GridRow]) -> Result<Vec<u8>, csv::Error> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for r in rows {
+            w.serialize(r)?;
+        }
+        w.into_inner().map_err(|e| e.into_error().into())
+    }
 }
 
 /// The result of one grid point.

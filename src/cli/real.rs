@@ -141,30 +141,7 @@ fn write(
     if in_progress {
         notes.push(output::in_progress_note(real.policies.len()));
     }
-    if let Some(f) = &h.floor {
-        notes.push(("harness_floor_p50_ms".into(), format!("{:.3}", f.p50_ms)));
-        notes.push(("harness_floor_p99_ms".into(), format!("{:.3}", f.p99_ms)));
-    }
-    for p in &h.policies {
-        notes.push((
-            format!("{}: backend delay error p99 us", p.policy),
-            format!("{:.0}", p.delay_error.p99_us),
-        ));
-        notes.push((
-            format!("{}: dispatch lateness p99 us", p.policy),
-            format!("{:.0}", p.dispatch_lateness.p99_us),
-        ));
-        notes.push((
-            format!("{}: client cpu per call us", p.policy),
-            format!("{:.1}", p.client_cpu_per_call_us),
-        ));
-    }
-    for (name, why) in &real.skipped {
-        notes.push((format!("{name}: skipped"), why.clone()));
-    }
-    if let Some(why) = &real.failed {
-        notes.push(("stopped early".into(), why.clone()));
-    }
+    notes.extend(real.notes(&h));
     let partial = real.partial || in_progress;
     let summary = RunSummary::of(scenario, Mode::Real, &results, partial, notes);
     output::write(dir, &summary, &results).context("writing real-harness results")?;

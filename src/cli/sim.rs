@@ -9,7 +9,8 @@ use anyhow::Context;
 use lblab_model::results::RunSummary;
 use lblab_model::results::{layout, write_atomic, Mode};
 use lblab_model::Scenario;
-use lblab_sim::{run_policy, PolicyRun, SimOptions};
+use lblab_sim::batch::Job;
+use lblab_sim::PolicyRun;
 
 use super::{args, output};
 
@@ -64,27 +65,15 @@ pub fn simulate(
         lblab_model::budget::Mode::Sim { jobs },
     )?;
     let stop = output::stop_flag();
-    let runs = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(entry) = entries.get(i) else { break };
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let run = run_policy(scenario, entry, &SimOptions { stop: Some(stop) });
-                runs.lock()
-                    .expect("no panics under the lock")
-                    .push((i, run));
-            });
-        }
-    });
-    let mut runs = runs.into_inner().expect("threads joined");
-    runs.sort_by_key(|(i, _)| *i);
+    let batch: Vec<Job> = entries
+        .iter()
+        .map(|policy| Job { scenario, policy })
+        .collect();
     let mut out = Vec::new();
-    for (_, run) in runs {
+    for run in lblab_sim::batch::run(&batch, jobs, Some(stop), &|_| {}, &|_, run| run)
+        .into_iter()
+        .flatten()
+    {
         out.push(run?);
     }
     let partial = stop.load(Ordering::Relaxed)

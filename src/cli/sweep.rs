@@ -1,7 +1,6 @@
 //! `lblab sweep`: over the scenario space (`--vary`, every policy of the scenario at every point,
 //! see `space.rs`), or a grid over peak-EWMA's parameters and ablation switches on one scenario.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -13,7 +12,7 @@ use lblab_model::results::{layout, write_atomic, Mode};
 use lblab_model::units::Dur;
 use lblab_model::vary::Axis;
 use lblab_policy::{duration, Nanos};
-use lblab_sim::sweep::{ablation_name, all_ablations, Grid};
+use lblab_sim::sweep::{ablation_name, all_ablations, Grid, GridRow};
 
 use super::output;
 
@@ -139,33 +138,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         || cells.len() < points.len()
         || cells.iter().any(|c| c.partial);
 
-    let mut csv = String::from("decay_time,choice_count,default_rtt,decay,sampling,requests,ok,errors,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,partial\n");
-    for c in &cells {
-        let (p, s) = (c.point.0, &c.summary);
-        let ab = ablation_name(p.ablation);
-        let (decay, sampling) = ab.split_once('+').unwrap_or((&ab, ""));
-        let _ = writeln!(
-            csv,
-            "{},{},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}",
-            duration::format(p.decay_time),
-            p.choice_count,
-            duration::format(p.default_rtt),
-            decay,
-            sampling,
-            s.requests,
-            s.ok,
-            s.errors,
-            s.p50_ms,
-            s.p90_ms,
-            s.p99_ms,
-            s.p999_ms,
-            s.max_ms,
-            s.mean_ms,
-            s.slow_share,
-            c.partial
-        );
-    }
-    write_atomic(&dir.join(layout::SWEEP_CSV), csv.as_bytes())?;
+    let rows: Vec<GridRow> = cells.iter().map(GridRow::of).collect();
+    let csv = GridRow::to_csv(&rows).context("writing sweep.csv")?;
+    write_atomic(&dir.join(layout::SWEEP_CSV), &csv)?;
     // The results schema every mode writes: one row per grid point, labelled with its parameters.
     let mut summary = RunSummary::of(
         &scenario,

@@ -3,9 +3,9 @@
 //! writes the rows; the compare chart and the evidence documents read them and judge with the
 //! same rule.
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
-use super::SummaryRow;
+use super::{fixed, SummaryRow};
 
 /// Relative tolerance of sim-vs-real agreement.
 pub const AGREEMENT_RELATIVE: f64 = 0.20;
@@ -33,24 +33,24 @@ pub struct CompareRow {
     /// Policy label.
     pub policy: String,
     /// Simulated p50.
-    #[serde(serialize_with = "fixed3")]
+    #[serde(serialize_with = "fixed::f3")]
     pub sim_p50_ms: f64,
     /// Real p50.
-    #[serde(serialize_with = "fixed3")]
+    #[serde(serialize_with = "fixed::f3")]
     pub real_p50_ms: f64,
     /// Real p50 relative to the simulated one, %.
-    #[serde(serialize_with = "fixed1")]
+    #[serde(serialize_with = "fixed::f1")]
     pub p50_diff_pct: f64,
     /// Whether the p50s agree ([`agrees`]).
     pub p50_agrees: bool,
     /// Simulated p99.
-    #[serde(serialize_with = "fixed3")]
+    #[serde(serialize_with = "fixed::f3")]
     pub sim_p99_ms: f64,
     /// Real p99.
-    #[serde(serialize_with = "fixed3")]
+    #[serde(serialize_with = "fixed::f3")]
     pub real_p99_ms: f64,
     /// Real p99 relative to the simulated one, %.
-    #[serde(serialize_with = "fixed1")]
+    #[serde(serialize_with = "fixed::f1")]
     pub p99_diff_pct: f64,
     /// Whether the p99s agree.
     pub p99_agrees: bool,
@@ -59,22 +59,22 @@ pub struct CompareRow {
     /// Requests made for real.
     pub real_requests: u64,
     /// Share sent to faulty backends, simulated.
-    #[serde(serialize_with = "fixed4")]
+    #[serde(serialize_with = "fixed::f4")]
     pub sim_slow_share: f64,
     /// Share sent to faulty backends, real.
-    #[serde(serialize_with = "fixed4")]
+    #[serde(serialize_with = "fixed::f4")]
     pub real_slow_share: f64,
     /// The harness floor's p50, added to every backend's network round trip for the calibrated
     /// simulation.
-    #[serde(serialize_with = "opt_fixed3")]
+    #[serde(serialize_with = "fixed::opt_f3")]
     pub floor_p50_ms: Option<f64>,
     /// The calibrated simulation's p50.
-    #[serde(serialize_with = "opt_fixed3")]
+    #[serde(serialize_with = "fixed::opt_f3")]
     pub calibrated_sim_p50_ms: Option<f64>,
     /// Whether the real p50 agrees with it.
     pub calibrated_p50_agrees: Option<bool>,
     /// The calibrated simulation's p99.
-    #[serde(serialize_with = "opt_fixed3")]
+    #[serde(serialize_with = "fixed::opt_f3")]
     pub calibrated_sim_p99_ms: Option<f64>,
     /// Whether the real p99 agrees with it.
     pub calibrated_p99_agrees: Option<bool>,
@@ -134,29 +134,6 @@ impl CompareRow {
             w.serialize(r)?;
         }
         w.into_inner().map_err(|e| e.into_error().into())
-    }
-}
-
-fn fixed<S: Serializer>(v: f64, decimals: usize, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&format_args!("{v:.decimals$}"))
-}
-
-fn fixed1<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-    fixed(*v, 1, s)
-}
-
-fn fixed3<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-    fixed(*v, 3, s)
-}
-
-fn fixed4<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-    fixed(*v, 4, s)
-}
-
-fn opt_fixed3<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(v) => fixed(*v, 3, s),
-        None => s.serialize_none(),
     }
 }
 

@@ -20,6 +20,7 @@
 
 mod compare;
 mod files;
+pub mod fixed;
 mod hlog;
 pub mod layout;
 mod recorder;
