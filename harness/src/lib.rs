@@ -489,7 +489,7 @@ pub fn run_real(
             p.name,
             scenario.workload.end() as f64 / 1e9
         ));
-        let mut report = match run_one(scenario, p, options) {
+        let report = match run_one(scenario, p, options) {
             Ok(report) => report,
             Err(e) if out.policies.is_empty() => return Err(e),
             Err(e) => {
@@ -501,35 +501,7 @@ pub fn run_real(
                 break;
             }
         };
-        let mut discarded = Vec::new();
-        for _ in 1..options.attempts.max(1) {
-            let late = Quantiles::of(&report.run.lateness).p99_us;
-            if late <= options.disturbed_above.as_secs_f64() * 1e6 || stopped() {
-                break;
-            }
-            progress(&format!(
-                "{}: disturbed run (dispatch lateness p99 {late:.0} µs): running it again",
-                p.name
-            ));
-            let again = match run_one(scenario, p, options) {
-                Ok(again) => again,
-                Err(e) => {
-                    progress(&format!(
-                        "{}: the rerun failed ({e}); keeping the first",
-                        p.name
-                    ));
-                    break;
-                }
-            };
-            let (keep, drop) = if Quantiles::of(&again.run.lateness).p99_us < late {
-                (again, report)
-            } else {
-                (report, again)
-            };
-            discarded.push(Quantiles::of(&drop.run.lateness).p99_us);
-            report = keep;
-        }
-        report.discarded_attempts = discarded;
+        let report = rerun_if_disturbed(scenario, p, options, progress, report);
         let r = &report.run.result.summary;
         progress(&format!(
             "{}: p50 {:.2} ms, p99 {:.2} ms, {} ok / {} requests",
@@ -542,4 +514,47 @@ pub fn run_real(
     }
     out.partial = stopped() || out.failed.is_some() || out.policies.iter().any(|p| p.run.partial);
     Ok(out)
+}
+
+/// Runs `policy` again while its run was disturbed by other work on the machine (dispatch
+/// lateness p99 above [`HarnessOptions::disturbed_above`]), up to [`HarnessOptions::attempts`]
+/// runs in all, and keeps the least disturbed; the others' lateness is recorded.
+fn rerun_if_disturbed(
+    scenario: &Scenario,
+    p: &PolicyEntry,
+    options: &HarnessOptions<'_>,
+    progress: &mut dyn FnMut(&str),
+    mut report: PolicyReport,
+) -> PolicyReport {
+    let stopped = || options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
+    let mut discarded = Vec::new();
+    for _ in 1..options.attempts.max(1) {
+        let late = Quantiles::of(&report.run.lateness).p99_us;
+        if late <= options.disturbed_above.as_secs_f64() * 1e6 || stopped() {
+            break;
+        }
+        progress(&format!(
+            "{}: disturbed run (dispatch lateness p99 {late:.0} µs): running it again",
+            p.name
+        ));
+        let again = match run_one(scenario, p, options) {
+            Ok(again) => again,
+            Err(e) => {
+                progress(&format!(
+                    "{}: the rerun failed ({e}); keeping the first",
+                    p.name
+                ));
+                break;
+            }
+        };
+        let (keep, drop) = if Quantiles::of(&again.run.lateness).p99_us < late {
+            (again, report)
+        } else {
+            (report, again)
+        };
+        discarded.push(Quantiles::of(&drop.run.lateness).p99_us);
+        report = keep;
+    }
+    report.discarded_attempts = discarded;
+    report
 }

@@ -120,68 +120,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     lblab_report::redraw_compare_from(&base, &scenario.file.name, &csv, false)
         .context("drawing the comparison chart")?;
 
-    println!(
-        "scenario {} (seed {}): simulated vs real over loopback TCP",
-        scenario.file.name, scenario.file.seed
-    );
-    let width = rows
-        .iter()
-        .map(|a| a.policy.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let header = [
-        "policy", "sim p50", "real p50", "diff", "ok", "sim p99", "real p99", "diff", "ok",
-    ];
-    println!(
-        "{:<width$} {:>8} {:>8} {:>7} {:>5}  {:>8} {:>8} {:>7} {:>5}",
-        header[0],
-        header[1],
-        header[2],
-        header[3],
-        header[4],
-        header[5],
-        header[6],
-        header[7],
-        header[8]
-    );
-    for a in &rows {
-        let line = [(a.sim_p50_ms, a.p50_agrees), (a.sim_p99_ms, a.p99_agrees)];
-        print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
-    }
-    let agree = rows.iter().filter(|a| a.agrees()).count();
-    println!(
-        "{agree} of {} policies agree (p50 and p99 within ±20 %, or within 1 ms)",
-        rows.len()
-    );
-    if real_summary.partial {
-        println!(
-            "(the real run stopped early: it covers less time than the simulation, so this comparison is not a fair one)"
-        );
-    }
-    output::print_incidents(&real_summary);
-    if let Some(extra) = floor_ns {
-        println!(
-            "calibrated: the simulation again with the harness floor's median ({:.3} ms, the real stack's cost per RPC) as network round trip:",
-            extra as f64 / 1e6
-        );
-        for a in &rows {
-            if let (Some(p50), Some(p50_ok), Some(p99), Some(p99_ok)) = (
-                a.calibrated_sim_p50_ms,
-                a.calibrated_p50_agrees,
-                a.calibrated_sim_p99_ms,
-                a.calibrated_p99_agrees,
-            ) {
-                let line = [(p50, p50_ok), (p99, p99_ok)];
-                print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
-            }
-        }
-        let cal = rows
-            .iter()
-            .filter(|a| a.calibrated_agrees() == Some(true))
-            .count();
-        println!("{cal} of {} policies agree after calibration", rows.len());
-    }
+    print_comparison(&scenario, &rows, &real_summary, floor_ns);
     super::real::print_harness(&real);
     println!(
         "wrote {}, {} and {}",
@@ -219,4 +158,75 @@ fn print_agreement(policy: &str, width: usize, sim: [(f64, bool); 2], real: (f64
         diff_pct(sim_p99, real.1),
         mark(p99_ok)
     );
+}
+
+/// Prints the agreement table, and the calibrated one if the floor was measured.
+fn print_comparison(
+    scenario: &Scenario,
+    rows: &[CompareRow],
+    real_summary: &RunSummary,
+    floor_ns: Option<u64>,
+) {
+    println!(
+        "scenario {} (seed {}): simulated vs real over loopback TCP",
+        scenario.file.name, scenario.file.seed
+    );
+    let width = rows
+        .iter()
+        .map(|a| a.policy.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let header = [
+        "policy", "sim p50", "real p50", "diff", "ok", "sim p99", "real p99", "diff", "ok",
+    ];
+    println!(
+        "{:<width$} {:>8} {:>8} {:>7} {:>5}  {:>8} {:>8} {:>7} {:>5}",
+        header[0],
+        header[1],
+        header[2],
+        header[3],
+        header[4],
+        header[5],
+        header[6],
+        header[7],
+        header[8]
+    );
+    for a in rows {
+        let line = [(a.sim_p50_ms, a.p50_agrees), (a.sim_p99_ms, a.p99_agrees)];
+        print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
+    }
+    let agree = rows.iter().filter(|a| a.agrees()).count();
+    println!(
+        "{agree} of {} policies agree (p50 and p99 within ±20 %, or within 1 ms)",
+        rows.len()
+    );
+    if real_summary.partial {
+        println!(
+            "(the real run stopped early: it covers less time than the simulation, so this comparison is not a fair one)"
+        );
+    }
+    output::print_incidents(real_summary);
+    if let Some(extra) = floor_ns {
+        println!(
+            "calibrated: the simulation again with the harness floor's median ({:.3} ms, the real stack's cost per RPC) as network round trip:",
+            extra as f64 / 1e6
+        );
+        for a in rows {
+            if let (Some(p50), Some(p50_ok), Some(p99), Some(p99_ok)) = (
+                a.calibrated_sim_p50_ms,
+                a.calibrated_p50_agrees,
+                a.calibrated_sim_p99_ms,
+                a.calibrated_p99_agrees,
+            ) {
+                let line = [(p50, p50_ok), (p99, p99_ok)];
+                print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
+            }
+        }
+        let cal = rows
+            .iter()
+            .filter(|a| a.calibrated_agrees() == Some(true))
+            .count();
+        println!("{cal} of {} policies agree after calibration", rows.len());
+    }
 }

@@ -173,14 +173,7 @@ pub fn run_policy(
             .collect()
     });
     let recorder = RecorderThread::new(&policy.name, targets.len(), w, timelines.clone());
-    let rx = sink.clone();
-    let recorder = std::thread::Builder::new()
-        .name("lblab-recorder".into())
-        .spawn(move || recorder.run(rx))
-        .map_err(|cause| LoadgenError::Io {
-            what: "starting the recorder thread".into(),
-            cause,
-        })?;
+    let recorder = recorder.spawn(sink.clone())?;
 
     let in_flight = Arc::new(AtomicUsize::new(0));
     let stopped = || options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
@@ -201,7 +194,7 @@ pub fn run_policy(
     drain(&in_flight, w.drain(), &stopped);
     let client_cpu_ns = meter.total_ns().saturating_sub(cpu_before);
     let run_end = clock.now().min(w.end());
-    let outages: Vec<_> = balancers.iter().map(Balancer::outages).collect();
+    let outages = outages_of(&balancers, &unreachable);
     drop(balancers);
     // Calls still in flight are dropped with the runtime and counted as dropped.
     runtime.shutdown_timeout(if stopped() {
@@ -213,13 +206,6 @@ pub fn run_policy(
     let mut recorded = recorder
         .join()
         .map_err(|_| LoadgenError::Config("the recorder thread panicked".into()))?;
-    let outages = if outages.is_empty() {
-        // tower's balancer keeps its connections to itself: only targets unreachable from the
-        // start are known.
-        vec![unreachable.iter().map(unreachable_outage).collect()]
-    } else {
-        outages
-    };
     let found = incidents_of(
         &policy.name,
         targets,
@@ -286,6 +272,16 @@ fn check_reachable(
         .collect::<Vec<_>>()
         .join(", ");
     Err(LoadgenError::Unreachable { waited, detail })
+}
+
+/// Every client's outages per target. tower's balancer keeps its connections to itself: for it,
+/// only the targets unreachable from the start are known.
+fn outages_of(balancers: &[Balancer], unreachable: &[Option<String>]) -> Vec<Vec<Vec<Outage>>> {
+    if balancers.is_empty() {
+        vec![unreachable.iter().map(unreachable_outage).collect()]
+    } else {
+        balancers.iter().map(Balancer::outages).collect()
+    }
 }
 
 /// A target unreachable from the start, as an outage of the whole run.

@@ -231,7 +231,21 @@ impl RecorderThread {
         }
     }
 
-    pub(super) fn run(mut self, rx: Sink) -> Recorded {
+    /// Runs the recorder on its own thread until `rx` is closed and drained.
+    pub(super) fn spawn(
+        self,
+        rx: Sink,
+    ) -> Result<std::thread::JoinHandle<Recorded>, crate::LoadgenError> {
+        std::thread::Builder::new()
+            .name("lblab-recorder".into())
+            .spawn(move || self.run(rx))
+            .map_err(|cause| crate::LoadgenError::Io {
+                what: "starting the recorder thread".into(),
+                cause,
+            })
+    }
+
+    fn run(mut self, rx: Sink) -> Recorded {
         let mut newest = 0;
         let mut batch = Vec::new();
         while rx.next_batch(&mut batch).is_some() {
