@@ -6,6 +6,7 @@ mod check;
 mod compare;
 mod loadgen;
 mod output;
+mod progress;
 mod real;
 mod report;
 mod sim;

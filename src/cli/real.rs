@@ -106,6 +106,7 @@ pub fn run_and_write(
         .policies
         .iter()
         .filter(|p| options.only.is_empty() || options.only.contains(&p.name))
+        .filter(|p| p.runs_in_real())
         .count();
     super::check_memory(scenario, planned, lblab_model::budget::Mode::Real)?;
     // In-process: a listener per backend, and both ends of every client's connection to it.
@@ -113,16 +114,24 @@ pub fn run_and_write(
     lblab_wire::ensure_open_files(64 + scenario.backends.len() as u64 * (1 + 2 * clients))
         .map_err(anyhow::Error::msg)?;
     let _out_dir = output::prepare_dir(dir)?;
+    let bar = super::progress::Progress::new(planned as u64, "policies");
     let real = harness::run_real(
         scenario,
         options,
-        &mut |line| eprintln!("{line}"),
+        &mut |line| {
+            bar.line(line);
+            bar.message(line.to_string());
+        },
         &mut |so_far| {
+            bar.set(so_far.policies.len() as u64);
             if let Err(e) = write(scenario, so_far, dir, true) {
-                eprintln!("warning: could not write the results so far: {e:#}");
+                bar.line(&format!(
+                    "warning: could not write the results so far: {e:#}"
+                ));
             }
         },
     )?;
+    drop(bar);
     let (summary, results) = write(scenario, &real, dir, false)?;
     Ok((real, summary, results, dir.to_path_buf()))
 }

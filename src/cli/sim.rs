@@ -112,18 +112,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let plan = lblab_sim::space::plan(&scenario, &[], args.seeds, &args.run.policies)?;
         let total = plan.runs();
         eprintln!("running {} seeds: {total} simulations", args.seeds);
-        let step = (total / 50).max(1);
-        let progress = |n: usize| {
-            if n.is_multiple_of(step) || n == total {
-                eprint!("\r{n}/{total} done");
-            }
-        };
+        let bar = super::progress::Progress::new(total as u64, "simulations");
+        let progress = |n: usize| bar.set(n as u64);
         let jobs = args
             .jobs
             .map(usize::from)
             .unwrap_or_else(lblab_sim::batch::default_threads);
         let points = lblab_sim::space::run(&plan, jobs, Some(output::stop_flag()), &progress)?;
-        eprintln!();
+        drop(bar);
         partial |= points.iter().any(|p| p.partial);
         notes.push((
             "seeds".into(),

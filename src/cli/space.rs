@@ -96,14 +96,10 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     let stop = output::stop_flag();
     let started = Instant::now();
     let total = plan.runs();
-    let step = (total / 50).max(1);
-    let progress = |n: usize| {
-        if n.is_multiple_of(step) || n == total {
-            eprint!("\r{n}/{total} done");
-        }
-    };
+    let bar = super::progress::Progress::new(total as u64, "simulations");
+    let progress = |n: usize| bar.set(n as u64);
     let points = space::run(&plan, args.jobs, Some(stop), &progress)?;
-    eprintln!();
+    drop(bar);
     let wall = started.elapsed();
     let partial = stop.load(Ordering::Relaxed) || points.iter().any(|p| p.partial);
 

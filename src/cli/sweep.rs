@@ -131,9 +131,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let stop = output::stop_flag();
     let started = Instant::now();
-    let progress = |n: usize| eprint!("\r{n}/{} done", points.len());
+    let bar = super::progress::Progress::new(points.len() as u64, "configurations");
+    let progress = |n: usize| bar.set(n as u64);
     let cells = lblab_sim::sweep::run(&scenario, &points, jobs, Some(stop), &progress)?;
-    eprintln!();
+    drop(bar);
     let partial = stop.load(Ordering::Relaxed)
         || cells.len() < points.len()
         || cells.iter().any(|c| c.partial);
