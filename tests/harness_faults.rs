@@ -19,7 +19,7 @@ use common::{
 use serde_json::Value;
 
 /// Three backends, one client, a few seconds: what the debug build serves comfortably.
-fn scenario() -> String {
+fn faults() -> String {
     r#"
 name = "faults"
 seed = 5
@@ -165,7 +165,7 @@ fn assert_marked(summary: &Value, policy: &str) {
 #[test]
 fn a_backend_process_killed_mid_run_is_an_incident_and_every_request_is_accounted_for() {
     let dir = scratch("fault-sigkill");
-    let scenario = write_scenario(&dir, &scenario());
+    let scenario = write_scenario(&dir, &faults());
     let two = BackendProcess::start(&scenario, &["main/0", "main/1"]);
     let mut doomed = BackendProcess::start(&scenario, &["main/2"]);
     let targets = [two.targets.clone(), doomed.targets.clone()]
@@ -220,7 +220,7 @@ fn taken_port() -> (TcpListener, SocketAddr) {
 #[test]
 fn a_port_in_use_is_a_clear_error_before_any_work() {
     let dir = scratch("fault-port");
-    let scenario = write_scenario(&dir, &scenario());
+    let scenario = write_scenario(&dir, &faults());
     let (_held, addr) = taken_port();
     let addr = addr.to_string();
     let out = dir.join("out");
@@ -267,7 +267,7 @@ fn dead_address() -> String {
 #[test]
 fn a_load_generator_that_reaches_no_target_says_so_and_writes_nothing() {
     let dir = scratch("fault-unreachable");
-    let scenario = write_scenario(&dir, &scenario());
+    let scenario = write_scenario(&dir, &faults());
     let dead: Vec<String> = (0..3).map(|_| dead_address()).collect();
     let out = dir.join("out");
     let dead_targets = dead.join(",");
@@ -283,7 +283,7 @@ fn a_load_generator_that_reaches_no_target_says_so_and_writes_nothing() {
 #[test]
 fn an_unreachable_target_among_working_ones_is_marked() {
     let dir = scratch("fault-one-unreachable");
-    let scenario = write_scenario(&dir, &scenario());
+    let scenario = write_scenario(&dir, &faults());
     let fleet = BackendProcess::start(&scenario, &["main/0", "main/1"]);
     let targets = format!("{},{}", fleet.targets.join(","), dead_address());
     let out = dir.join("out");
@@ -338,7 +338,7 @@ fn resetting_proxy(upstream: SocketAddr, after: Duration) -> SocketAddr {
 #[test]
 fn a_backend_that_resets_connections_is_marked_and_every_request_is_accounted_for() {
     let dir = scratch("fault-reset");
-    let scenario = write_scenario(&dir, &scenario());
+    let scenario = write_scenario(&dir, &faults());
     let fleet = BackendProcess::start(&scenario, &[]);
     let upstream: SocketAddr = fleet.targets[2].parse().unwrap();
     let proxy = resetting_proxy(upstream, Duration::from_millis(400));
@@ -367,7 +367,7 @@ fn overload_is_marked_and_the_run_still_ends() {
     // Far more than one debug-build load generator can send (or the fleet serve) on two cores.
     let scenario = write_scenario(
         &dir,
-        &scenario()
+        &faults()
             .replace("rate = 300", "rate = 200000")
             .replace("duration = \"4s\"", "duration = \"2s\"")
             .replace("deadline = \"1s\"", "deadline = \"200ms\""),
@@ -400,7 +400,7 @@ fn overload_is_marked_and_the_run_still_ends() {
 
 /// Three policies of a few seconds each, for runs that are stopped part-way.
 fn three_policies() -> String {
-    scenario().replace("duration = \"4s\"", "duration = \"3s\"")
+    faults().replace("duration = \"4s\"", "duration = \"3s\"")
         + &policies(&["peak_ewma", "least_request"])
 }
 
@@ -459,7 +459,7 @@ fn loadgen_stops_on_sigint_and_keeps_partial_results() {
     let dir = scratch("fault-sigint-loadgen");
     let scenario = write_scenario(
         &dir,
-        &scenario().replace("duration = \"4s\"", "duration = \"1h\""),
+        &faults().replace("duration = \"4s\"", "duration = \"1h\""),
     );
     let fleet = BackendProcess::start(&scenario, &[]);
     let out = dir.join("out");
@@ -482,7 +482,7 @@ fn loadgen_stops_on_sigint_and_keeps_partial_results() {
 #[test]
 fn bad_harness_flags_are_named_before_any_work() {
     let dir = scratch("fault-flags");
-    let scenario = write_scenario(&dir, &scenario());
+    let scenario = write_scenario(&dir, &faults());
     let cases: [(&[&str], &str); 4] = [
         (
             &["backend", &scenario, "--only", "nosuch"],
