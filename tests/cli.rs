@@ -4,11 +4,12 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{
-    assert_no_temporary_files, files, lblab, scratch, stops_and_keeps_partial_results, text,
+    arg, assert_no_temporary_files, assert_says, fails, fails_with, files, lblab, policies,
+    scenario_file, scratch, stops_and_keeps_partial_results, succeeds, text, POLITE,
 };
 
 #[test]
@@ -22,8 +23,7 @@ fn check_accepts_every_readme_example() {
         .collect();
     assert!(examples.len() >= 3, "README shows lblab check examples");
     for json in examples {
-        let out = lblab(&["check", json]);
-        assert!(out.status.success(), "{json}: {}", text(&out.stderr));
+        let out = succeeds(&["check", json]);
         let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("prints JSON");
         assert!(printed["loadBalancingConfig"].is_array());
     }
@@ -31,11 +31,10 @@ fn check_accepts_every_readme_example() {
 
 #[test]
 fn check_fills_in_every_default() {
-    let out = lblab(&[
+    let out = succeeds(&[
         "check",
         r#"{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}"#,
     ]);
-    assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let pe = &v["loadBalancingConfig"][0]["peak_ewma_experimental"];
     assert_eq!(pe["choiceCount"], 2);
@@ -49,12 +48,13 @@ fn check_fills_in_every_default() {
 
 #[test]
 fn check_rejects_choice_count_one_naming_the_field() {
-    let out = lblab(&[
-        "check",
-        r#"{"loadBalancingConfig":[{"peak_ewma_experimental":{"choiceCount":1}}]}"#,
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = text(&out.stderr);
+    let err = fails_with(
+        1,
+        &[
+            "check",
+            r#"{"loadBalancingConfig":[{"peak_ewma_experimental":{"choiceCount":1}}]}"#,
+        ],
+    );
     assert!(
         err.contains("loadBalancingConfig[0].peak_ewma_experimental.choiceCount"),
         "{err}"
@@ -64,16 +64,16 @@ fn check_rejects_choice_count_one_naming_the_field() {
 
 #[test]
 fn check_reports_json_syntax_errors_with_position() {
-    let out = lblab(&["check", "{\"loadBalancingConfig\":[\n{\"round_robin\":}]}"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("line 2"),
-        "{}",
-        text(&out.stderr)
+    let err = fails_with(
+        1,
+        &["check", "{\"loadBalancingConfig\":[\n{\"round_robin\":}]}"],
     );
+    assert!(err.contains("line 2"), "{err}");
 }
 
-const SMALL: &str = r#"
+/// Two clients, four backends and a slow one, three policies, a few seconds.
+fn small() -> String {
+    r#"
 name = "small"
 seed = 7
 [workload]
@@ -92,23 +92,14 @@ service_time = { dist = "lognormal", median = "2ms", p99 = "8ms" }
 kind = "slowdown"
 targets = ["slow"]
 factor = 10
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-[[policies]]
-name = "peak_ewma"
-config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-[[policies]]
-name = "oracle"
-config = '{"loadBalancingConfig":[{"oracle":{}}]}'
-"#;
+"#
+    .to_string()
+        + &policies(&["round_robin", "peak_ewma", "oracle"])
+}
 
-/// A fresh scratch folder `name` holding [`SMALL`] as `small.toml`: (folder, scenario path).
-fn small_scenario(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = scratch(name);
-    let scenario = dir.join("small.toml");
-    std::fs::write(&scenario, SMALL).unwrap();
-    (dir, scenario)
+/// A fresh scratch folder `name` holding [`small`] as `small.toml`: (folder, scenario path).
+fn small_scenario(name: &str) -> (PathBuf, PathBuf) {
+    scenario_file(name, "small.toml", &small())
 }
 
 #[test]
@@ -116,15 +107,7 @@ fn sim_output_is_byte_identical_for_the_same_seed() {
     let (dir, scenario) = small_scenario("determinism");
     let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
     for (out, seed) in [(&a, "7"), (&b, "7"), (&c, "8")] {
-        let run = lblab(&[
-            "sim",
-            scenario.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--seed",
-            seed,
-        ]);
-        assert!(run.status.success(), "{}", text(&run.stderr));
+        succeeds(&["sim", arg(&scenario), "--out", arg(out), "--seed", seed]);
     }
     let (fa, fb, fc) = (files(&a), files(&b), files(&c));
     let names: Vec<&str> = fa.iter().map(|(n, _)| n.as_str()).collect();
@@ -154,68 +137,56 @@ fn sim_output_is_byte_identical_for_the_same_seed() {
 #[test]
 fn sim_prints_the_table_and_speed() {
     let (dir, scenario) = small_scenario("table");
-    let run = lblab(&[
-        "sim",
-        scenario.to_str().unwrap(),
-        "--out",
-        dir.join("out").to_str().unwrap(),
-    ]);
+    let run = succeeds(&["sim", arg(&scenario), "--out", arg(&dir.join("out"))]);
     let out = text(&run.stdout);
-    assert!(run.status.success(), "{}", text(&run.stderr));
-    for word in [
-        "policy",
-        "p99 ms",
-        "round_robin",
-        "peak_ewma",
-        "oracle",
-        "requests per core-second",
-    ] {
-        assert!(out.contains(word), "{word} missing from:\n{out}");
-    }
+    assert_says(
+        &out,
+        &[
+            "policy",
+            "p99 ms",
+            "round_robin",
+            "peak_ewma",
+            "oracle",
+            "requests per core-second",
+        ],
+    );
     let summary = std::fs::read_to_string(dir.join("out/summary.csv")).unwrap();
     assert!(summary.starts_with("policy,requests,ok,errors,deadline_exceeded,dropped,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share"));
 }
 
 #[test]
 fn sim_rejects_a_bad_scenario_naming_file_and_field() {
-    let dir = scratch("bad");
-    let scenario = dir.join("bad.toml");
-    std::fs::write(&scenario, SMALL.replace("count = 4", "count = 0")).unwrap();
-    let run = lblab(&["sim", scenario.to_str().unwrap()]);
-    assert_eq!(run.status.code(), Some(2));
-    let err = text(&run.stderr);
-    assert!(
-        err.contains("bad.toml") && err.contains("fleet[0].count"),
-        "{err}"
+    let (_dir, scenario) = scenario_file(
+        "bad",
+        "bad.toml",
+        &small().replace("count = 4", "count = 0"),
     );
+    let err = fails(&["sim", arg(&scenario)]);
+    assert_says(&err, &["bad.toml", "fleet[0].count"]);
 
     std::fs::write(
         &scenario,
-        SMALL.replace("rate = 400", "rate = 400\nbogus = 1"),
+        small().replace("rate = 400", "rate = 400\nbogus = 1"),
     )
     .unwrap();
-    let err = text(&lblab(&["sim", scenario.to_str().unwrap()]).stderr);
-    assert!(
-        err.contains("bad.toml") && err.contains("bogus") && err.contains("line"),
-        "{err}"
-    );
+    let err = text(&lblab(&["sim", arg(&scenario)]).stderr);
+    assert_says(&err, &["bad.toml", "bogus", "line"]);
 }
 
 #[test]
 fn sweep_writes_csv_and_heatmap() {
     let (dir, scenario) = small_scenario("sweep");
     let out = dir.join("out");
-    let run = lblab(&[
+    succeeds(&[
         "sweep",
-        scenario.to_str().unwrap(),
+        arg(&scenario),
         "--decay-times",
         "1s,10s",
         "--choice-counts",
         "2",
         "--out",
-        out.to_str().unwrap(),
+        arg(&out),
     ]);
-    assert!(run.status.success(), "{}", text(&run.stderr));
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(
         csv.lines().count(),
@@ -228,10 +199,10 @@ fn sweep_writes_csv_and_heatmap() {
 #[test]
 fn sweep_varies_scenario_fields_over_seeds_deterministically() {
     let (dir, scenario) = small_scenario("sweep-vary");
-    let run = |out: &std::path::Path| {
-        let run = lblab(&[
+    let run = |out: &Path| {
+        succeeds(&[
             "sweep",
-            scenario.to_str().unwrap(),
+            arg(&scenario),
             "--vary",
             "fleet.main.count=2,4",
             "--vary",
@@ -239,9 +210,8 @@ fn sweep_varies_scenario_fields_over_seeds_deterministically() {
             "--seeds",
             "3",
             "--out",
-            out.to_str().unwrap(),
+            arg(out),
         ]);
-        assert!(run.status.success(), "{}", text(&run.stderr));
         std::fs::read_to_string(out.join("sweep.csv")).unwrap()
     };
     let (a, b) = (dir.join("a"), dir.join("b"));
@@ -268,25 +238,15 @@ fn sweep_varies_scenario_fields_over_seeds_deterministically() {
 fn sweep_names_an_unknown_path_or_a_rejected_value_before_any_work() {
     let (dir, scenario) = small_scenario("sweep-vary-bad");
     let out = dir.join("out");
-    let s = scenario.to_str().unwrap();
-    let o = out.to_str().unwrap();
+    let (s, o) = (arg(&scenario), arg(&out));
     let err = fails(&["sweep", s, "--vary", "fleet.fast.count=1,2", "--out", o]);
-    assert!(
-        err.contains("fleet.fast.count") && err.contains("main, slow"),
-        "{err}"
-    );
+    assert_says(&err, &["fleet.fast.count", "main, slow"]);
     let err = fails(&["sweep", s, "--vary", "workload.rat=1", "--out", o]);
     assert!(err.contains("no field `rat` in `workload`"), "{err}");
     let err = fails(&["sweep", s, "--vary", "fleet.main.count=2,0", "--out", o]);
-    assert!(
-        err.contains("fleet.main.count=0") && err.contains("fleet[0].count"),
-        "{err}"
-    );
+    assert_says(&err, &["fleet.main.count=0", "fleet[0].count"]);
     let err = fails(&["sweep", s, "--vary", "faults.0.factor=0.5", "--out", o]);
-    assert!(
-        err.contains("faults.0.factor=0.5") && err.contains("faults[0].factor"),
-        "{err}"
-    );
+    assert_says(&err, &["faults.0.factor=0.5", "faults[0].factor"]);
     let err = fails(&[
         "sweep",
         s,
@@ -308,15 +268,7 @@ fn sweep_names_an_unknown_path_or_a_rejected_value_before_any_work() {
 fn sim_with_seeds_writes_intervals_and_every_run() {
     let (dir, scenario) = small_scenario("sim-seeds");
     let out = dir.join("out");
-    let run = lblab(&[
-        "sim",
-        scenario.to_str().unwrap(),
-        "--seeds",
-        "6",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(run.status.success(), "{}", text(&run.stderr));
+    let run = succeeds(&["sim", arg(&scenario), "--seeds", "6", "--out", arg(&out)]);
     let intervals = std::fs::read_to_string(out.join("intervals.csv")).unwrap();
     assert!(intervals.starts_with("policy,metric,median,lo,hi,seeds,coverage"));
     let line = intervals
@@ -341,20 +293,6 @@ fn sim_with_seeds_writes_intervals_and_every_run() {
 
 // ---- bad input: every flag and file is checked before any work starts -------------------------
 
-/// Runs lblab expecting exit code 2 and returns stderr.
-#[track_caller]
-fn fails(args: &[&str]) -> String {
-    let out = lblab(args);
-    let err = text(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?} should fail with 2:\n{err}"
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 #[test]
 fn sim_names_a_missing_scenario_file() {
     let err = fails(&["sim", "no/such/scenario.toml"]);
@@ -363,20 +301,15 @@ fn sim_names_a_missing_scenario_file() {
 
 #[test]
 fn sim_error_names_file_field_and_line() {
-    let dir = scratch("bad-line");
-    let scenario = dir.join("bad.toml");
-    let bad = SMALL.replace("factor = 10", "factor = nan");
-    std::fs::write(&scenario, &bad).unwrap();
-    let err = fails(&["sim", scenario.to_str().unwrap()]);
+    let bad = small().replace("factor = 10", "factor = nan");
+    let (_dir, scenario) = scenario_file("bad-line", "bad.toml", &bad);
+    let err = fails(&["sim", arg(&scenario)]);
     let line = bad[..bad.find("factor = nan").unwrap()]
         .matches('\n')
         .count()
         + 1;
     assert!(err.contains(&format!("bad.toml:{line}:")), "{err}");
-    assert!(
-        err.contains("`faults[0].factor`") && err.contains(">= 1"),
-        "{err}"
-    );
+    assert_says(&err, &["`faults[0].factor`", ">= 1"]);
 }
 
 #[test]
@@ -384,16 +317,8 @@ fn sim_rejects_an_out_path_that_is_a_file_before_simulating() {
     let (dir, scenario) = small_scenario("out-is-file");
     let file = dir.join("taken");
     std::fs::write(&file, "x").unwrap();
-    let err = fails(&[
-        "sim",
-        scenario.to_str().unwrap(),
-        "--out",
-        file.to_str().unwrap(),
-    ]);
-    assert!(
-        err.contains("--out") && err.contains("not a folder"),
-        "{err}"
-    );
+    let err = fails(&["sim", arg(&scenario), "--out", arg(&file)]);
+    assert_says(&err, &["--out", "not a folder"]);
 }
 
 #[test]
@@ -402,16 +327,13 @@ fn sim_rejects_an_unknown_policy_label() {
     let out = dir.join("out");
     let err = fails(&[
         "sim",
-        scenario.to_str().unwrap(),
+        arg(&scenario),
         "--policy",
         "peak",
         "--out",
-        out.to_str().unwrap(),
+        arg(&out),
     ]);
-    assert!(
-        err.contains("--policy \"peak\"") && err.contains("peak_ewma"),
-        "{err}"
-    );
+    assert_says(&err, &["--policy \"peak\"", "peak_ewma"]);
 }
 
 #[test]
@@ -429,7 +351,7 @@ fn sim_rejects_a_seed_that_is_not_a_number() {
 #[test]
 fn sweep_rejects_bad_duration_flags() {
     let (dir, scenario) = small_scenario("sweep-bad-flags");
-    let s = scenario.to_str().unwrap();
+    let (s, out) = (arg(&scenario), dir.join("out"));
     for (flag, value, expect) in [
         ("--decay-times", "0s", "greater than 0"),
         ("--decay-times", "5x", "not a duration"),
@@ -440,42 +362,26 @@ fn sweep_rejects_bad_duration_flags() {
         ("--choice-counts", "1", "2..=10"),
         ("--choice-counts", "11", "2..=10"),
     ] {
-        let err = fails(&[
-            "sweep",
-            s,
-            &format!("{flag}={value}"),
-            "--out",
-            dir.join("out").to_str().unwrap(),
-        ]);
+        let err = fails(&["sweep", s, &format!("{flag}={value}"), "--out", arg(&out)]);
         assert!(
             err.contains(flag) && err.contains(expect),
             "{flag} {value}: {err}"
         );
     }
-    let err = fails(&[
-        "sweep",
-        s,
-        "--decay-times",
-        "1s,1000ms",
-        "--out",
-        dir.join("out").to_str().unwrap(),
-    ]);
-    assert!(
-        err.contains("--decay-times") && err.contains("twice"),
-        "{err}"
-    );
+    let err = fails(&["sweep", s, "--decay-times", "1s,1000ms", "--out", arg(&out)]);
+    assert_says(&err, &["--decay-times", "twice"]);
 }
 
 #[test]
 fn check_refuses_an_endless_config_file() {
     let err = fails(&["check", "/dev/zero"]);
-    assert!(err.contains("/dev/zero") && err.contains("1 MiB"), "{err}");
+    assert_says(&err, &["/dev/zero", "1 MiB"]);
 }
 
 #[test]
 fn sim_refuses_an_endless_scenario_file() {
     let err = fails(&["sim", "/dev/zero"]);
-    assert!(err.contains("/dev/zero") && err.contains("MiB"), "{err}");
+    assert_says(&err, &["/dev/zero", "MiB"]);
 }
 
 #[test]
@@ -487,7 +393,8 @@ fn check_names_a_missing_config_file() {
 // ---- interruption: SIGINT / SIGTERM stop within seconds and keep partial results --------------
 
 /// A scenario that would take minutes to simulate.
-const LONG: &str = r#"
+fn long() -> String {
+    r#"
 name = "long"
 [workload]
 clients = 2
@@ -497,27 +404,18 @@ duration = "1h"
 name = "main"
 count = 8
 service_time = { dist = "lognormal", median = "2ms", p99 = "8ms" }
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-[[policies]]
-name = "peak_ewma"
-config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-"#;
+"#
+    .to_string()
+        + &policies(&["round_robin", "peak_ewma"])
+}
 
-/// `lblab <command> <LONG scenario> --out <out> <extra>`, interrupted by `sig` after a second;
+/// `lblab <command> <long scenario> --out <out> <extra>`, interrupted by `sig` after a second;
 /// returns the results folder.
-fn long_run_stopped_by(sig: &str, command: &str, extra: &[&str]) -> std::path::PathBuf {
-    let dir = scratch(&format!("{}-{command}", sig.trim_start_matches('-')));
-    let scenario = dir.join("long.toml");
-    std::fs::write(&scenario, LONG).unwrap();
+fn long_run_stopped_by(sig: &str, command: &str, extra: &[&str]) -> PathBuf {
+    let folder = format!("{}-{command}", sig.trim_start_matches('-'));
+    let (dir, scenario) = scenario_file(&folder, "long.toml", &long());
     let out = dir.join("out");
-    let mut args = vec![
-        command,
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec![command, arg(&scenario), "--out", arg(&out)];
     args.extend(extra);
     stops_and_keeps_partial_results(&args, sig, Duration::from_secs(1), &out);
     out
@@ -549,45 +447,24 @@ fn sweep_stops_on_sigterm_and_keeps_partial_results() {
     long_run_stopped_by("-TERM", "sweep", &["--decay-times", "1s", "--no-ablations"]);
 }
 
-/// [`LONG`] at a rate the debug build of the real harness serves easily: an hour per policy.
+/// [`long`] at a rate the debug build of the real harness serves easily: an hour per policy.
 fn real_long() -> String {
-    let toml = LONG
+    let toml = long()
         .replace("name = \"long\"", "name = \"real-long\"")
         .replace(
             "clients = 2\nrate = 20000",
             "clients = 1\nrate = 300\nwarmup = \"1s\"",
         )
         .replace("count = 8", "count = 3");
-    assert!(
-        toml.contains("rate = 300") && toml.contains("count = 3"),
-        "{toml}"
-    );
+    assert_says(&toml, &["rate = 300", "count = 3"]);
     toml
 }
 
-/// Flags that keep the real harness polite on a shared test machine: no floor run, one attempt,
-/// normal scheduling, no pinning.
-const POLITE: [&str; 6] = [
-    "--floor",
-    "0s",
-    "--attempts",
-    "1",
-    "--no-realtime",
-    "--no-pin",
-];
-
 #[test]
 fn real_stops_on_sigint_and_keeps_partial_results() {
-    let dir = scratch("sigint-real");
-    std::fs::write(dir.join("long.toml"), real_long()).unwrap();
+    let (dir, scenario) = scenario_file("sigint-real", "long.toml", &real_long());
     let out = dir.join("out");
-    let scenario = dir.join("long.toml");
-    let mut args = vec![
-        "real",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec!["real", arg(&scenario), "--out", arg(&out)];
     args.extend(POLITE);
     let run = stops_and_keeps_partial_results(&args, "-INT", Duration::from_secs(4), &out);
     let written = common::written_after(&out.join("summary.json"), &run);
@@ -608,20 +485,13 @@ fn real_stops_on_sigint_and_keeps_partial_results() {
 
 #[test]
 fn compare_stops_on_sigterm_and_keeps_partial_results() {
-    let dir = scratch("sigterm-compare");
-    std::fs::write(
-        dir.join("long.toml"),
-        real_long().replace("duration = \"1h\"", "duration = \"2m\""),
-    )
-    .unwrap();
+    let (dir, scenario) = scenario_file(
+        "sigterm-compare",
+        "long.toml",
+        &real_long().replace("duration = \"1h\"", "duration = \"2m\""),
+    );
     let out = dir.join("out");
-    let scenario = dir.join("long.toml");
-    let mut args = vec![
-        "compare",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec!["compare", arg(&scenario), "--out", arg(&out)];
     args.extend(POLITE);
     let run =
         stops_and_keeps_partial_results(&args, "-TERM", Duration::from_secs(6), &out.join("real"));
@@ -653,8 +523,7 @@ fn check_maps_an_envoy_cluster_onto_peak_ewma_and_lists_what_it_drops() {
     let cluster = serde_json::json!({"name": "backend", "load_balancing_policy": {"policies": [
         {"typed_extension_config": {"name": "envoy.load_balancing_policies.peak_ewma",
             "typed_config": {"@type": ENVOY_PEAK_EWMA, "decay_time": "5s", "penalty_value": 1e5}}}]}});
-    let out = lblab(&["check", &cluster.to_string()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = succeeds(&["check", &cluster.to_string()]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("prints JSON");
     let pe = &v["loadBalancingConfig"][0]["peak_ewma_experimental"];
     assert_eq!(pe["choiceCount"], 2);
@@ -664,22 +533,21 @@ fn check_maps_an_envoy_cluster_onto_peak_ewma_and_lists_what_it_drops() {
         "Envoy's default, not the proposal's"
     );
     let err = text(&out.stderr);
-    for what in [
-        "dropped: aggregation_interval = \"0.1s\"",
-        "dropped: max_samples_per_host = 1000",
-        "dropped: penalty_value = 100000.0",
-        "no peak",
-        "no idle decay",
-        "whole milliseconds",
-    ] {
-        assert!(err.contains(what), "{what}: {err}");
-    }
+    assert_says(
+        &err,
+        &[
+            "dropped: aggregation_interval = \"0.1s\"",
+            "dropped: max_samples_per_host = 1000",
+            "dropped: penalty_value = 100000.0",
+            "no peak",
+            "no idle decay",
+            "whole milliseconds",
+        ],
+    );
     // The load_balancing_policy object alone, from a file.
-    let dir = scratch("check-xds");
-    let file = dir.join("lb.json");
-    std::fs::write(&file, cluster["load_balancing_policy"].to_string()).unwrap();
-    let out = lblab(&["check", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lb = cluster["load_balancing_policy"].to_string();
+    let (_dir, file) = scenario_file("check-xds", "lb.json", &lb);
+    let out = succeeds(&["check", arg(&file)]);
     let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(again, v);
 }
@@ -692,17 +560,14 @@ fn check_maps_an_a52_typed_struct_through_the_normal_parser() {
             "type_url": "type.googleapis.com/peak_ewma_experimental", "value": value}}}]})
         .to_string()
     };
-    let out = lblab(&["check", &ts(serde_json::json!({"choiceCount": 3}))]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = succeeds(&["check", &ts(serde_json::json!({"choiceCount": 3}))]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v["loadBalancingConfig"][0]["peak_ewma_experimental"]["choiceCount"],
         3
     );
 
-    let out = lblab(&["check", &ts(serde_json::json!({"choiceCount": 1}))]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = text(&out.stderr);
+    let err = fails_with(1, &["check", &ts(serde_json::json!({"choiceCount": 1}))]);
     assert!(err.contains("invalid xDS load-balancing config"), "{err}");
     assert!(
         err.contains("policies[0].typed_extension_config.typed_config.value.choiceCount"),
@@ -735,9 +600,7 @@ fn check_rejects_bad_xds_naming_the_path() {
             "is required",
         ),
     ] {
-        let out = lblab(&["check", &doc(typed)]);
-        assert_eq!(out.status.code(), Some(1));
-        let err = text(&out.stderr);
+        let err = fails_with(1, &["check", &doc(typed)]);
         assert!(err.contains(&format!("`{path}`")), "{path}: {err}");
         assert!(err.contains(what), "{what}: {err}");
     }
@@ -798,11 +661,8 @@ fn an_os_error_is_printed_once_and_bad_utf8_has_a_position() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("bad.toml");
     std::fs::write(&file, b"name = \"x\"\n# caf\xe9\n").unwrap();
-    let msg = fails(&["sim", file.to_str().unwrap()]);
-    assert!(
-        msg.contains("bad.toml:2:6: ") && msg.contains("UTF-8"),
-        "{msg}"
-    );
+    let msg = fails(&["sim", arg(&file)]);
+    assert_says(&msg, &["bad.toml:2:6: ", "UTF-8"]);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -834,13 +694,9 @@ fn a_run_with_nothing_runnable_in_its_mode_is_an_error() {
 
 #[test]
 fn completions_are_printed_for_a_shell() {
-    let out = lblab(&["completions", "bash"]);
-    assert!(out.status.success());
+    let out = succeeds(&["completions", "bash"]);
     let script = text(&out.stdout);
-    assert!(
-        script.contains("lblab") && script.contains("sweep"),
-        "{script}"
-    );
+    assert_says(&script, &["lblab", "sweep"]);
 }
 
 #[test]
@@ -861,13 +717,7 @@ fn only_lblabs_own_temporary_files_and_stale_hlogs_are_removed() {
     std::fs::write(out.join(".notes.tmp"), "the user's").unwrap();
     std::fs::write(out.join(".summary.json.tmp"), "half").unwrap();
     std::fs::write(out.join("gone_policy.hlog"), "old").unwrap();
-    let o = lblab(&[
-        "sim",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    succeeds(&["sim", arg(&scenario), "--out", arg(&out)]);
     assert!(
         out.join(".notes.tmp").exists(),
         "a user's .tmp file must stay"
@@ -907,7 +757,7 @@ fn a_run_that_fails_leaves_no_empty_results_folder() {
         "--floor",
         "0s",
         "--out",
-        out.to_str().unwrap(),
+        arg(&out),
     ]);
     assert!(msg.contains("none of the selected policies"), "{msg}");
     assert!(!out.exists(), "{} was left behind", out.display());
@@ -916,25 +766,12 @@ fn a_run_that_fails_leaves_no_empty_results_folder() {
 
 #[test]
 fn a_run_over_the_memory_budget_is_refused_before_any_work() {
-    let dir = scratch("memory");
-    let file = dir.join("year.toml");
     // One backend at a trickle for a year: small to write, a time-series row per second to keep.
-    std::fs::write(
-        &file,
-        SMALL.replace("duration = \"3s\"", "duration = \"8760h\""),
-    )
-    .unwrap();
+    let year = small().replace("duration = \"3s\"", "duration = \"8760h\"");
+    let (dir, file) = scenario_file("memory", "year.toml", &year);
     let started = std::time::Instant::now();
-    let msg = fails(&[
-        "sim",
-        file.to_str().unwrap(),
-        "--out",
-        dir.join("out").to_str().unwrap(),
-    ]);
-    assert!(
-        msg.contains("--memory-budget") && msg.contains("GiB"),
-        "{msg}"
-    );
+    let msg = fails(&["sim", arg(&file), "--out", arg(&dir.join("out"))]);
+    assert_says(&msg, &["--memory-budget", "GiB"]);
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -954,17 +791,12 @@ fn a_sweep_point_over_the_memory_budget_is_refused_before_any_work() {
 
 #[test]
 fn a_fleet_beyond_the_open_file_limit_is_refused_before_it_starts() {
-    let dir = scratch("nofile");
-    let file = dir.join("wide.toml");
     // 100,000 backends × 50 clients: millions of sockets, beyond what Linux allows a process.
-    std::fs::write(
-        &file,
-        SMALL
-            .replacen("count = 4", "count = 99999", 1)
-            .replace("clients = 2", "clients = 50"),
-    )
-    .unwrap();
-    let msg = fails(&["backend", file.to_str().unwrap(), "--for", "1s"]);
+    let wide = small()
+        .replacen("count = 4", "count = 99999", 1)
+        .replace("clients = 2", "clients = 50");
+    let (dir, file) = scenario_file("nofile", "wide.toml", &wide);
+    let msg = fails(&["backend", arg(&file), "--for", "1s"]);
     assert!(msg.contains("open files"), "{msg}");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -983,7 +815,7 @@ fn report_refuses_a_fifo_or_device_as_a_result_file_instead_of_blocking() {
         .unwrap();
     assert!(made.success());
     let started = std::time::Instant::now();
-    let msg = fails(&["report", "--root", dir.to_str().unwrap()]);
+    let msg = fails(&["report", "--root", arg(&dir)]);
     assert!(msg.contains("not a regular file"), "{msg}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     std::fs::remove_dir_all(&dir).ok();
@@ -991,9 +823,8 @@ fn report_refuses_a_fifo_or_device_as_a_result_file_instead_of_blocking() {
 
 #[test]
 fn the_scratch_folder_is_named_after_the_scenario_file_not_its_name() {
-    let dir = scratch("scratch-by-file");
     // A copy of a scenario that keeps its `name` must not share the original's scratch folder.
-    std::fs::write(dir.join("copy-of-small.toml"), SMALL).unwrap();
+    let (dir, _) = scenario_file("scratch-by-file", "copy-of-small.toml", &small());
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_lblab"))
         .args(["sim", "copy-of-small.toml"])
         .current_dir(&dir)

@@ -6,20 +6,21 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _};
+use std::io::{BufRead as _, BufReader};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::{
-    alive, assert_accounted, assert_no_temporary_files, lblab, scratch, signal, spawn, summary,
-    text, wait_for,
+    alive, arg, assert_accounted, assert_no_temporary_files, fails, policies, read_all, scratch,
+    signal, spawn, succeeds, summary, wait_for, POLITE,
 };
 use serde_json::Value;
 
 /// Three backends, one client, a few seconds: what the debug build serves comfortably.
-const SCENARIO: &str = r#"
+fn faults() -> String {
+    r#"
 name = "faults"
 seed = 5
 [workload]
@@ -33,10 +34,10 @@ name = "main"
 count = 3
 workers = 4
 service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-"#;
+"#
+    .to_string()
+        + &policies(&["round_robin"])
+}
 
 /// Normal scheduling: these tests share the machine with the rest of the suite.
 const NO_RT: &str = "--no-realtime";
@@ -103,7 +104,7 @@ fn loadgen_args<'a>(
         "--targets",
         targets,
         "--out",
-        out.to_str().unwrap(),
+        arg(out),
         NO_RT,
     ];
     args.extend(extra);
@@ -113,29 +114,18 @@ fn loadgen_args<'a>(
 /// Runs `lblab loadgen`, which must succeed, and returns its summary, checked for accounting.
 #[track_caller]
 fn loadgen_ok(scenario: &str, targets: &str, out: &Path, extra: &[&str]) -> Value {
-    let o = lblab(&loadgen_args(scenario, targets, out, extra));
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    succeeds(&loadgen_args(scenario, targets, out, extra));
     let s = summary(out);
     assert_accounted(&s);
     assert_no_temporary_files(out);
     s
 }
 
-/// The arguments of a polite `lblab real` run (no floor, one attempt, no pinning, normal
-/// scheduling) into `out`, then `extra`.
+/// The arguments of a [`POLITE`] `lblab real` run into `out`, then `extra`.
 fn real_args<'a>(scenario: &'a str, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "real",
-        scenario,
-        "--floor",
-        "0s",
-        "--attempts",
-        "1",
-        "--no-pin",
-        NO_RT,
-        "--out",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec!["real", scenario];
+    args.extend(POLITE);
+    args.extend(["--out", arg(out)]);
     args.extend(extra);
     args
 }
@@ -175,7 +165,7 @@ fn assert_marked(summary: &Value, policy: &str) {
 #[test]
 fn a_backend_process_killed_mid_run_is_an_incident_and_every_request_is_accounted_for() {
     let dir = scratch("fault-sigkill");
-    let scenario = write_scenario(&dir, SCENARIO);
+    let scenario = write_scenario(&dir, &faults());
     let two = BackendProcess::start(&scenario, &["main/0", "main/1"]);
     let mut doomed = BackendProcess::start(&scenario, &["main/2"]);
     let targets = [two.targets.clone(), doomed.targets.clone()]
@@ -188,13 +178,7 @@ fn a_backend_process_killed_mid_run_is_an_incident_and_every_request_is_accounte
     signal(doomed.child.id(), "-KILL");
     let _ = doomed.child.wait();
     let status = wait_for(&mut loadgen, Duration::from_secs(60), "lblab loadgen");
-    let mut stdout = String::new();
-    loadgen
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
+    let stdout = read_all(loadgen.stdout.take());
     assert!(status.success(), "lblab loadgen: {status}\n{stdout}");
     two.stop();
 
@@ -236,7 +220,7 @@ fn taken_port() -> (TcpListener, SocketAddr) {
 #[test]
 fn a_port_in_use_is_a_clear_error_before_any_work() {
     let dir = scratch("fault-port");
-    let scenario = write_scenario(&dir, SCENARIO);
+    let scenario = write_scenario(&dir, &faults());
     let (_held, addr) = taken_port();
     let addr = addr.to_string();
     let out = dir.join("out");
@@ -251,13 +235,11 @@ fn a_port_in_use_is_a_clear_error_before_any_work() {
             "0s",
             NO_RT,
             "--out",
-            out.to_str().unwrap(),
+            arg(&out),
         ],
     ] {
         let started = Instant::now();
-        let o = lblab(&args);
-        let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let err = fails(&args);
         assert!(
             err.contains(&addr) && err.contains("another process is using that address"),
             "{args:?}: {err}"
@@ -285,13 +267,11 @@ fn dead_address() -> String {
 #[test]
 fn a_load_generator_that_reaches_no_target_says_so_and_writes_nothing() {
     let dir = scratch("fault-unreachable");
-    let scenario = write_scenario(&dir, SCENARIO);
+    let scenario = write_scenario(&dir, &faults());
     let dead: Vec<String> = (0..3).map(|_| dead_address()).collect();
     let out = dir.join("out");
     let dead_targets = dead.join(",");
-    let o = lblab(&loadgen_args(&scenario, &dead_targets, &out, &[]));
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let err = fails(&loadgen_args(&scenario, &dead_targets, &out, &[]));
     assert!(err.contains("no target accepted a connection"), "{err}");
     for d in &dead {
         assert!(err.contains(d.as_str()), "names {d}: {err}");
@@ -303,7 +283,7 @@ fn a_load_generator_that_reaches_no_target_says_so_and_writes_nothing() {
 #[test]
 fn an_unreachable_target_among_working_ones_is_marked() {
     let dir = scratch("fault-one-unreachable");
-    let scenario = write_scenario(&dir, SCENARIO);
+    let scenario = write_scenario(&dir, &faults());
     let fleet = BackendProcess::start(&scenario, &["main/0", "main/1"]);
     let targets = format!("{},{}", fleet.targets.join(","), dead_address());
     let out = dir.join("out");
@@ -358,7 +338,7 @@ fn resetting_proxy(upstream: SocketAddr, after: Duration) -> SocketAddr {
 #[test]
 fn a_backend_that_resets_connections_is_marked_and_every_request_is_accounted_for() {
     let dir = scratch("fault-reset");
-    let scenario = write_scenario(&dir, SCENARIO);
+    let scenario = write_scenario(&dir, &faults());
     let fleet = BackendProcess::start(&scenario, &[]);
     let upstream: SocketAddr = fleet.targets[2].parse().unwrap();
     let proxy = resetting_proxy(upstream, Duration::from_millis(400));
@@ -387,7 +367,7 @@ fn overload_is_marked_and_the_run_still_ends() {
     // Far more than one debug-build load generator can send (or the fleet serve) on two cores.
     let scenario = write_scenario(
         &dir,
-        &SCENARIO
+        &faults()
             .replace("rate = 300", "rate = 200000")
             .replace("duration = \"4s\"", "duration = \"2s\"")
             .replace("deadline = \"1s\"", "deadline = \"200ms\""),
@@ -397,13 +377,7 @@ fn overload_is_marked_and_the_run_still_ends() {
     let mut child = spawn(&real_args(&scenario, &out, &[]));
     let status = wait_for(&mut child, Duration::from_secs(120), "lblab real");
     let took = started.elapsed();
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
+    let stdout = read_all(child.stdout.take());
     assert!(status.success(), "{status}\n{stdout}");
     assert!(!alive(child.id()));
     let s = summary(&out);
@@ -426,15 +400,8 @@ fn overload_is_marked_and_the_run_still_ends() {
 
 /// Three policies of a few seconds each, for runs that are stopped part-way.
 fn three_policies() -> String {
-    SCENARIO.replace("duration = \"4s\"", "duration = \"3s\"")
-        + r#"
-[[policies]]
-name = "peak_ewma"
-config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-[[policies]]
-name = "least_request"
-config = '{"loadBalancingConfig":[{"least_request_experimental":{}}]}'
-"#
+    faults().replace("duration = \"4s\"", "duration = \"3s\"")
+        + &policies(&["peak_ewma", "least_request"])
 }
 
 #[test]
@@ -478,12 +445,11 @@ fn a_real_run_killed_outright_keeps_the_policies_it_finished() {
 
     // A killed run may leave a temporary file mid-write; the next run into the folder removes it.
     std::fs::write(out.join(".summary.json.tmp"), "half").unwrap();
-    let o = lblab(&real_args(
+    succeeds(&real_args(
         &scenario,
         &out,
         &["--policy", "round_robin", "--duration", "1s"],
     ));
-    assert!(o.status.success(), "{}", text(&o.stderr));
     assert_no_temporary_files(&out);
     assert_eq!(summary(&out)["partial"], false);
 }
@@ -493,7 +459,7 @@ fn loadgen_stops_on_sigint_and_keeps_partial_results() {
     let dir = scratch("fault-sigint-loadgen");
     let scenario = write_scenario(
         &dir,
-        &SCENARIO.replace("duration = \"4s\"", "duration = \"1h\""),
+        &faults().replace("duration = \"4s\"", "duration = \"1h\""),
     );
     let fleet = BackendProcess::start(&scenario, &[]);
     let out = dir.join("out");
@@ -516,7 +482,7 @@ fn loadgen_stops_on_sigint_and_keeps_partial_results() {
 #[test]
 fn bad_harness_flags_are_named_before_any_work() {
     let dir = scratch("fault-flags");
-    let scenario = write_scenario(&dir, SCENARIO);
+    let scenario = write_scenario(&dir, &faults());
     let cases: [(&[&str], &str); 4] = [
         (
             &["backend", &scenario, "--only", "nosuch"],
@@ -536,15 +502,14 @@ fn bad_harness_flags_are_named_before_any_work() {
         ),
     ];
     for (args, want) in cases {
-        let o = lblab(args);
-        let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        let err = fails(args);
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
 
 /// A black hole with a deadline of an hour: the calls it swallows never end by themselves.
-const BLACK_HOLE: &str = r#"
+fn black_hole() -> String {
+    r#"
 name = "black-hole"
 seed = 5
 [workload]
@@ -561,20 +526,19 @@ service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
 [[faults]]
 kind = "black_hole"
 targets = ["main/1"]
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-"#;
+"#
+    .to_string()
+        + &policies(&["round_robin"])
+}
 
 #[test]
 fn a_black_hole_with_a_long_deadline_ends_with_the_run_and_its_calls_are_dropped() {
     let dir = scratch("black-hole");
-    let scenario = write_scenario(&dir, BLACK_HOLE);
+    let scenario = write_scenario(&dir, &black_hole());
     let out = dir.join("out");
     let started = Instant::now();
-    let o = lblab(&real_args(&scenario, &out, &[]));
+    succeeds(&real_args(&scenario, &out, &[]));
     let took = started.elapsed();
-    assert!(o.status.success(), "{}", text(&o.stderr));
     // 2.5 s of run, at most MAX_DRAIN (10 s) + 1 s of drain, and start-up.
     assert!(took < Duration::from_secs(25), "took {took:?}");
     let s = summary(&out);
@@ -586,23 +550,11 @@ fn a_black_hole_with_a_long_deadline_ends_with_the_run_and_its_calls_are_dropped
 #[test]
 fn ctrl_c_ends_a_run_stuck_in_its_drain_within_a_second() {
     let dir = scratch("black-hole-int");
-    let scenario = write_scenario(&dir, BLACK_HOLE);
+    let scenario = write_scenario(&dir, &black_hole());
     let out = dir.join("out");
-    let out_s = out.to_str().unwrap().to_string();
     // Run end at 2.5 s (plus start-up); the signal comes inside the drain.
     let r = common::interrupted(
-        &[
-            "real",
-            &scenario,
-            "--floor",
-            "0s",
-            "--attempts",
-            "1",
-            "--no-pin",
-            NO_RT,
-            "--out",
-            &out_s,
-        ],
+        &real_args(&scenario, &out, &[]),
         "-INT",
         Duration::from_secs(6),
     );

@@ -9,6 +9,7 @@ use lblab_wire::pb::echo::echo_client::EchoClient;
 use lblab_wire::pb::echo::CallRequest;
 use tonic::transport::Channel;
 
+/// Two backends of one worker and one queue slot each, 3 ms a call, then `extra`.
 fn scenario(extra: &str) -> Scenario {
     let text = format!(
         r#"
@@ -31,31 +32,41 @@ fn scenario(extra: &str) -> Scenario {
     Scenario::parse(&text).expect("valid scenario")
 }
 
-async fn client(addr: std::net::SocketAddr) -> EchoClient<Channel> {
-    let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+/// A fleet of [`scenario`]`(extra)`'s backends with default options.
+async fn start(extra: &str) -> Fleet {
+    Fleet::start(&scenario(extra).backends, &FleetOptions::default())
+        .await
+        .expect("fleet")
+}
+
+/// A connected channel to `addr`.
+async fn channel(addr: std::net::SocketAddr) -> Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
         .expect("uri")
         .connect()
         .await
-        .expect("connect");
-    EchoClient::new(ch)
+        .expect("connect")
+}
+
+async fn client(addr: std::net::SocketAddr) -> EchoClient<Channel> {
+    EchoClient::new(channel(addr).await)
+}
+
+/// A call with `id` and no payload.
+fn call(id: u64) -> CallRequest {
+    CallRequest {
+        id,
+        payload: Default::default(),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unary_takes_the_service_time_and_carries_an_orca_trailer() {
-    let s = scenario("");
-    let fleet = Fleet::start(&s.backends, &FleetOptions::default())
-        .await
-        .expect("fleet");
+    let fleet = start("").await;
     let mut c = client(fleet.addrs()[0]).await;
     for i in 0..20 {
         let t = Instant::now();
-        let resp = c
-            .unary(CallRequest {
-                id: i,
-                payload: Default::default(),
-            })
-            .await
-            .expect("ok");
+        let resp = c.unary(call(i)).await.expect("ok");
         let took = t.elapsed();
         assert!(took >= Duration::from_millis(3), "{took:?}");
         assert!(took < Duration::from_millis(50), "{took:?}");
@@ -75,21 +86,12 @@ async fn unary_takes_the_service_time_and_carries_an_orca_trailer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_queue_answers_resource_exhausted() {
-    let s = scenario("");
-    let fleet = Fleet::start(&s.backends, &FleetOptions::default())
-        .await
-        .expect("fleet");
+    let fleet = start("").await;
     let c = client(fleet.addrs()[1]).await;
     // One worker and one queue slot: of three concurrent calls, one is rejected.
     let calls = (0..3).map(|i| {
         let mut c = c.clone();
-        tokio::spawn(async move {
-            c.unary(CallRequest {
-                id: i,
-                payload: Default::default(),
-            })
-            .await
-        })
+        tokio::spawn(async move { c.unary(call(i)).await })
     });
     let mut codes = Vec::new();
     for h in calls.collect::<Vec<_>>() {
@@ -112,7 +114,7 @@ async fn a_full_queue_answers_resource_exhausted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fail_fast_black_hole_and_crash_behave_for_real() {
-    let s = scenario(
+    let fleet = start(
         r#"
         [[faults]]
         kind = "fail_fast"
@@ -128,10 +130,8 @@ async fn fail_fast_black_hole_and_crash_behave_for_real() {
         at = "1s"
         restart_after = "1s"
         "#,
-    );
-    let fleet = Fleet::start(&s.backends, &FleetOptions::default())
-        .await
-        .expect("fleet");
+    )
+    .await;
     let origin = fleet.origin();
     let mut c0 = client(fleet.addrs()[0]).await;
     let err = c0
@@ -175,16 +175,8 @@ async fn fail_fast_black_hole_and_crash_behave_for_real() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_service_reports_serving() {
-    let s = scenario("");
-    let fleet = Fleet::start(&s.backends, &FleetOptions::default())
-        .await
-        .expect("fleet");
-    let ch = tonic::transport::Endpoint::from_shared(format!("http://{}", fleet.addrs()[0]))
-        .expect("uri")
-        .connect()
-        .await
-        .expect("connect");
-    let mut h = tonic_health::pb::health_client::HealthClient::new(ch);
+    let fleet = start("").await;
+    let mut h = tonic_health::pb::health_client::HealthClient::new(channel(fleet.addrs()[0]).await);
     let resp = h
         .check(tonic_health::pb::HealthCheckRequest {
             service: "lblab.v1.Echo".into(),

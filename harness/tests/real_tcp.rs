@@ -1,10 +1,57 @@
 //! Real-TCP smoke test: a few seconds of a one-slow scenario against in-process tonic servers on
 //! loopback, at a modest rate.
 
-use lblab_harness::{run_one, HarnessOptions};
+use lblab_harness::{run_one, HarnessOptions, PolicyReport};
 use lblab_model::Scenario;
 
-const SCENARIO: &str = r#"
+/// A `[[fleet]]` group of `count` backends with four workers each and a 2 ms median service time.
+fn fleet(name: &str, count: u32) -> String {
+    format!(
+        r#"
+[[fleet]]
+name = "{name}"
+count = {count}
+workers = 4
+service_time = {{ dist = "lognormal", median = "2ms", p99 = "6ms" }}
+"#
+    )
+}
+
+/// A `[[policies]]` entry `name` with the default config of the policy `key`.
+fn policy(name: &str, key: &str) -> String {
+    format!(
+        r#"
+[[policies]]
+name = "{name}"
+config = '{{"loadBalancingConfig":[{{"{key}":{{}}}}]}}'
+"#
+    )
+}
+
+/// Runs every policy of the scenario `toml` with no floor run; returns the index of the backend
+/// named `backend` and each policy's report, in the scenario's order.
+fn run_each(toml: &str, backend: &str) -> (usize, Vec<PolicyReport>) {
+    let scenario = Scenario::parse(toml).expect("valid scenario");
+    let options = HarnessOptions {
+        floor: None,
+        ..HarnessOptions::default()
+    };
+    let index = scenario
+        .backends
+        .iter()
+        .position(|b| b.name == backend)
+        .unwrap_or_else(|| panic!("no backend {backend}"));
+    let reports = scenario
+        .policies
+        .iter()
+        .map(|policy| run_one(&scenario, policy, &options).expect("run"))
+        .collect();
+    (index, reports)
+}
+
+/// Four backends and a slow one, round robin and peak EWMA, 3 s at 300 calls a second.
+fn one_slow() -> String {
+    r#"
 name = "smoke-one-slow"
 seed = 7
 
@@ -14,75 +61,43 @@ rate = 300
 arrival = "poisson"
 duration = "3s"
 deadline = "1s"
-
-[[fleet]]
-name = "main"
-count = 4
-workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
-
-[[fleet]]
-name = "slow"
-count = 1
-workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
-
+"#
+    .to_string()
+        + &fleet("main", 4)
+        + &fleet("slow", 1)
+        + r#"
 [[faults]]
 kind = "slowdown"
 targets = ["slow"]
 factor = 10
-
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-
-[[policies]]
-name = "peak_ewma"
-config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-"#;
+"# + &policy("round_robin", "round_robin")
+        + &policy("peak_ewma", "peak_ewma_experimental")
+}
 
 #[test]
 fn every_request_is_accounted_for_and_peak_ewma_avoids_the_slow_backend() {
-    let scenario = Scenario::parse(SCENARIO).expect("valid scenario");
-    let options = HarnessOptions {
-        floor: None,
-        ..HarnessOptions::default()
-    };
-    let slow = scenario
-        .backends
-        .iter()
-        .position(|b| b.name == "slow/0")
-        .expect("slow backend");
+    let (slow, reports) = run_each(&one_slow(), "slow/0");
     let mut shares = Vec::new();
-    for policy in &scenario.policies {
-        let report = run_one(&scenario, policy, &options).expect("run");
-        let run = &report.run;
+    for report in &reports {
+        let (run, name) = (&report.run, &report.name);
         let s = &run.result.summary;
         // No warm-up: every call dispatched is one row of the summary, and each ended one way.
-        assert_eq!(s.requests, run.calls, "{}: {s:?}", policy.name);
-        assert_eq!(
-            s.requests,
-            s.ok + s.errors + s.dropped,
-            "{}: {s:?}",
-            policy.name
-        );
+        assert_eq!(s.requests, run.calls, "{name}: {s:?}");
+        assert_eq!(s.requests, s.ok + s.errors + s.dropped, "{name}: {s:?}");
         assert!(s.deadline_exceeded <= s.errors);
         assert!(
             s.requests > 500,
-            "{}: only {} requests in 3s at 300/s",
-            policy.name,
+            "{name}: only {} requests in 3s at 300/s",
             s.requests
         );
         assert!(
             s.ok * 100 >= s.requests * 95,
-            "{}: too many failures: {s:?}",
-            policy.name
+            "{name}: too many failures: {s:?}"
         );
         let sent: u64 = run.sends_per_backend.iter().sum();
         assert!(
             sent + s.dropped >= s.ok,
-            "{}: {sent} sends for {} ok",
-            policy.name,
+            "{name}: {sent} sends for {} ok",
             s.ok
         );
         shares.push(run.sends_per_backend[slow] as f64 / sent as f64);
@@ -105,7 +120,8 @@ fn every_request_is_accounted_for_and_peak_ewma_avoids_the_slow_backend() {
 }
 
 /// One of four backends crashes at 1 s and stays down (connections refused).
-const CRASH: &str = r#"
+fn crash() -> String {
+    r#"
 name = "smoke-crash"
 seed = 7
 
@@ -116,32 +132,18 @@ arrival = "poisson"
 warmup = "1.2s"
 duration = "2.5s"
 deadline = "1s"
-
-[[fleet]]
-name = "main"
-count = 3
-workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
-
-[[fleet]]
-name = "crashy"
-count = 1
-workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
-
+"#
+    .to_string()
+        + &fleet("main", 3)
+        + &fleet("crashy", 1)
+        + r#"
 [[faults]]
 kind = "crash"
 targets = ["crashy"]
 at = "1s"
-
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-
-[[policies]]
-name = "tower_p2c_peak_ewma"
-config = '{"loadBalancingConfig":[{"tower_p2c_peak_ewma":{}}]}'
-"#;
+"# + &policy("round_robin", "round_robin")
+        + &policy("tower_p2c_peak_ewma", "tower_p2c_peak_ewma")
+}
 
 /// tower's balancer has no connectivity state: a lazy tonic channel to a crashed backend stays
 /// "ready" (tonic's reconnect stores the refused connection and fails the next call at once), so
@@ -149,29 +151,19 @@ config = '{"loadBalancingConfig":[{"tower_p2c_peak_ewma":{}}]}'
 /// makes it the cheapest endpoint. lblab's policies see the endpoint leave READY and stop.
 #[test]
 fn tower_keeps_sending_to_a_crashed_backend_and_its_fast_failures_are_failures_there() {
-    let scenario = Scenario::parse(CRASH).expect("valid scenario");
-    let options = HarnessOptions {
-        floor: None,
-        ..HarnessOptions::default()
-    };
-    let crashed = scenario
-        .backends
-        .iter()
-        .position(|b| b.name == "crashy/0")
-        .expect("crashy backend");
+    let (crashed, reports) = run_each(&crash(), "crashy/0");
     let mut runs = Vec::new();
-    for policy in &scenario.policies {
-        let report = run_one(&scenario, policy, &options).expect("run");
+    for report in &reports {
         let r = &report.run.result;
         let sent: u64 = r.backend_sends.iter().sum();
         let share = r.backend_sends[crashed] as f64 / sent.max(1) as f64;
         let failed: u64 = r.backend_failures.iter().sum();
         eprintln!(
             "{}: {:?}, share to the crashed backend after the crash {share:.3}, failures per backend {:?}",
-            policy.name, r.summary, r.backend_failures
+            report.name, r.summary, r.backend_failures
         );
         // Every failure is counted against the backend it happened at.
-        assert_eq!(failed, r.summary.errors, "{}", policy.name);
+        assert_eq!(failed, r.summary.errors, "{}", report.name);
         runs.push((share, r.clone()));
     }
     let (rr_share, rr) = &runs[0];

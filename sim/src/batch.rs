@@ -61,28 +61,7 @@ pub fn default_threads() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn scenario() -> Scenario {
-        Scenario::parse(
-            r#"
-            name = "t"
-            [workload]
-            rate = 200
-            duration = "1s"
-            [[fleet]]
-            name = "main"
-            count = 3
-            service_time = { dist = "exponential", mean = "2ms" }
-            [[policies]]
-            name = "rr"
-            config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-            [[policies]]
-            name = "pe"
-            config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-            "#,
-        )
-        .unwrap()
-    }
+    use crate::space::tests::scenario;
 
     #[test]
     fn results_come_back_in_job_order_whatever_the_threads() {
@@ -104,8 +83,14 @@ mod tests {
             assert_eq!(a.0, k);
             assert_eq!(a, b, "job {k}");
         }
-        assert_eq!(one[0].as_ref().unwrap().as_ref().unwrap().1.policy, "rr");
-        assert_eq!(one[1].as_ref().unwrap().as_ref().unwrap().1.policy, "pe");
+        assert_eq!(
+            one[0].as_ref().unwrap().as_ref().unwrap().1.policy,
+            "round_robin"
+        );
+        assert_eq!(
+            one[1].as_ref().unwrap().as_ref().unwrap().1.policy,
+            "peak_ewma"
+        );
     }
 
     #[test]

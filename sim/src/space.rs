@@ -333,10 +333,12 @@ pub fn healthy_backends(scenario: &Scenario) -> Vec<bool> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn scenario() -> Scenario {
+    /// Four backends and a slow one, round robin and peak EWMA, 2 s at 500 calls a second; the
+    /// batch tests run it too.
+    pub(crate) fn scenario() -> Scenario {
         Scenario::parse(
             r#"
             name = "t"

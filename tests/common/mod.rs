@@ -1,5 +1,5 @@
-//! Helpers the end-to-end tests of the `lblab` binary share: running it, scratch folders, results
-//! files, interrupting it, and checking that nothing is left behind.
+//! Helpers the end-to-end tests of the `lblab` binary share: running it, scratch folders and
+//! scenario files, results files, interrupting it, and checking that nothing is left behind.
 
 #![allow(dead_code)] // each test file uses its own subset
 
@@ -14,6 +14,42 @@ pub fn lblab(args: &[&str]) -> Output {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("runs lblab")
+}
+
+/// Runs `lblab args`, which must succeed, and returns what it printed.
+#[track_caller]
+pub fn succeeds(args: &[&str]) -> Output {
+    let out = lblab(args);
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    out
+}
+
+/// Runs `lblab args` expecting exit code `code` (never a panic) and returns stderr.
+#[track_caller]
+pub fn fails_with(code: i32, args: &[&str]) -> String {
+    let out = lblab(args);
+    let err = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?} should fail with {code}:\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// Runs `lblab args` expecting exit code 2 (bad input) and returns stderr.
+#[track_caller]
+pub fn fails(args: &[&str]) -> String {
+    fails_with(2, args)
+}
+
+/// `message` holds every one of `words`.
+#[track_caller]
+pub fn assert_says(message: &str, words: &[&str]) {
+    for word in words {
+        assert!(message.contains(word), "{word:?} missing from:\n{message}");
+    }
 }
 
 /// Starts `lblab args` with stdout and stderr piped.
@@ -32,6 +68,20 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Everything left to read from a child's pipe (`child.stdout.take()`), which must be UTF-8.
+pub fn read_all(pipe: Option<impl std::io::Read>) -> String {
+    let mut all = String::new();
+    pipe.expect("a piped stream")
+        .read_to_string(&mut all)
+        .expect("reads the pipe");
+    all
+}
+
+/// `path` as an argument.
+pub fn arg(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
 /// A fresh empty folder under the target directory.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
@@ -39,6 +89,43 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("creates scratch folder");
     dir
 }
+
+/// A fresh scratch folder `folder` holding `toml` as `file`: (folder, scenario path).
+pub fn scenario_file(folder: &str, file: &str, toml: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch(folder);
+    let scenario = dir.join(file);
+    std::fs::write(&scenario, toml).expect("writes the scenario");
+    (dir, scenario)
+}
+
+/// `[[policies]]` tables for the policies `labels`, each with its default config: `round_robin`,
+/// `peak_ewma`, `least_request` or `oracle`.
+pub fn policies(labels: &[&str]) -> String {
+    labels
+        .iter()
+        .map(|&label| {
+            let key = match label {
+                "round_robin" | "oracle" => label.to_string(),
+                "peak_ewma" | "least_request" => format!("{label}_experimental"),
+                _ => panic!("no default config for policy {label:?}"),
+            };
+            format!(
+                "[[policies]]\nname = \"{label}\"\nconfig = '{{\"loadBalancingConfig\":[{{\"{key}\":{{}}}}]}}'\n"
+            )
+        })
+        .collect()
+}
+
+/// Flags that keep the real harness polite on a shared test machine: no floor run, one attempt,
+/// normal scheduling, no pinning.
+pub const POLITE: [&str; 6] = [
+    "--floor",
+    "0s",
+    "--attempts",
+    "1",
+    "--no-realtime",
+    "--no-pin",
+];
 
 /// Every file in `dir` (not recursive) with its bytes, sorted by name.
 pub fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -152,19 +239,11 @@ pub fn interrupted(args: &[&str], sig: &str, after: Duration) -> Interrupted {
         &format!("lblab {args:?} after {sig}"),
     );
     let took = sent.elapsed();
-    let mut stderr = String::new();
-    use std::io::Read as _;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
     Interrupted {
         code: status.code(),
         took,
         sent_at,
-        stderr,
+        stderr: read_all(child.stderr.take()),
         orphans: children.into_iter().filter(|&p| alive(p)).collect(),
     }
 }
