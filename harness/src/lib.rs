@@ -427,18 +427,9 @@ pub fn run_real(
     progress: &mut dyn FnMut(&str),
     checkpoint: &mut dyn FnMut(&RealRun),
 ) -> Result<RealRun, LoadgenError> {
-    for name in &options.only {
-        if !scenario.policies.iter().any(|p| &p.name == name) {
-            return Err(LoadgenError::Config(format!(
-                "--policy {name:?}: no such policy in the scenario; it has {:?}",
-                scenario
-                    .policies
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .collect::<Vec<_>>()
-            )));
-        }
-    }
+    scenario
+        .check_labels(&options.only)
+        .map_err(LoadgenError::Config)?;
     let stopped = || options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let planned = scenario
         .policies

@@ -633,6 +633,24 @@ impl Scenario {
         })
     }
 
+    /// Checks that every label of `only` (`--policy`) names a policy of the scenario; the error
+    /// names the label and lists the policies there are.
+    pub fn check_labels(&self, only: &[String]) -> Result<(), String> {
+        match only
+            .iter()
+            .find(|name| !self.policies.iter().any(|p| &p.name == *name))
+        {
+            None => Ok(()),
+            Some(name) => Err(format!(
+                "--policy {name:?}: no such policy in the scenario; it has {:?}",
+                self.policies
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+            )),
+        }
+    }
+
     /// The scenario under another seed, validated again.
     pub fn with_seed(self, seed: u64) -> Result<Scenario, ModelError> {
         let mut file = self.file;

@@ -116,18 +116,7 @@ pub fn warmup_warnings(scenario: &Scenario, warmup: Dur) -> Vec<String> {
 
 /// Checks that every `--policy` label names a policy of the scenario.
 pub fn check_policies(scenario: &Scenario, only: &[String]) -> anyhow::Result<()> {
-    for name in only {
-        anyhow::ensure!(
-            scenario.policies.iter().any(|p| &p.name == name),
-            "--policy {name:?}: no such policy in the scenario; it has {:?}",
-            scenario
-                .policies
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect::<Vec<_>>()
-        );
-    }
-    Ok(())
+    scenario.check_labels(only).map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]

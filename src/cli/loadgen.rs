@@ -61,12 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             scenario.backends.len()
         );
     }
-    for name in &args.run.policies {
-        anyhow::ensure!(
-            scenario.policies.iter().any(|p| &p.name == name),
-            "--policy {name:?}: no such policy in the scenario"
-        );
-    }
+    super::args::check_policies(&scenario, &args.run.policies)?;
     let dir = output::results_dir(&args.scenario, "loadgen", args.run.out.as_deref());
     let _out_dir = output::prepare_dir(&dir)?;
     let stop = output::stop_flag();
