@@ -101,6 +101,7 @@ impl ClientArrivals {
     }
 
     /// Whether requests start when earlier ones end (closed loop) rather than on a clock.
+    #[inline]
     pub fn is_closed(&self) -> bool {
         matches!(self.gap, Gap::Closed)
     }
@@ -117,6 +118,7 @@ impl ClientArrivals {
         }
     }
 
+    #[inline]
     fn next_gap(&mut self) -> Nanos {
         match self.gap {
             Gap::Poisson(exp) => exp.sample(&mut self.rng) as Nanos,
@@ -127,6 +129,7 @@ impl ClientArrivals {
 
     /// A request arrives at `now`: its kind, and (open loop) when the next one does. `None` at or
     /// after the end of the run, when nothing arrives (and nothing is drawn).
+    #[inline]
     pub fn arrive(&mut self, now: Nanos) -> Option<Arrived> {
         if now >= self.end {
             return None;
@@ -147,6 +150,7 @@ impl ClientArrivals {
     /// Closed loop: when the slot whose request was intended at `intended`, sent at `sent` and
     /// ended at `now` (`ok` or not) starts its next one; `None` after the end. A request that
     /// failed at once is retried after [`CLOSED_LOOP_RETRY`], not in the same instant.
+    #[inline]
     pub fn after_completion(
         &self,
         now: Nanos,
