@@ -10,7 +10,8 @@ use lblab_model::Scenario;
 /// Which results, from which seed and policies: `sim`, `real`, `compare` and `loadgen`.
 #[derive(Debug, clap::Args)]
 pub struct Run {
-    /// Results folder [default: lblab-out/<scenario file's stem>/<command>, which git ignores].
+    /// Results folder [default: lblab-out/<scenario file's stem>/<command>, which git ignores;
+    /// for compare, lblab-out/<scenario file's stem> itself, holding sim/, real/ and compare.csv].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Override the scenario's seed.
