@@ -1,7 +1,6 @@
 //! The files of a results folder: writing them (atomically) and reading them back.
 
 use super::layout::{FAILURES_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMESERIES_CSV};
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -53,48 +52,66 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
     let json = serde_json::to_string_pretty(run).map_err(|e| ser(SUMMARY_JSON, e.to_string()))?;
     write_atomic(&dir.join(SUMMARY_JSON), (json + "\n").as_bytes())?;
 
-    let mut ts = String::from("policy,second,completed,p50_ms,p99_ms");
-    for b in &run.backends {
-        let _ = write!(ts, ",share_{b}");
-    }
-    ts.push('\n');
-    for r in results {
-        for row in &r.timeseries {
-            let fmt = |v: f64| {
-                if v.is_nan() {
-                    String::new()
-                } else {
-                    format!("{v:.3}")
-                }
-            };
-            let _ = write!(
-                ts,
-                "{},{},{},{},{}",
-                row.policy,
-                row.second,
-                row.completed,
-                fmt(row.p50_ms),
-                fmt(row.p99_ms)
-            );
-            for s in &row.shares {
-                let _ = write!(ts, ",{s:.4}");
-            }
-            ts.push('\n');
+    // Both files have a column per backend or a backend's name in a field, so they are written
+    // record by record (the csv crate quotes a label or name with a comma in it).
+    let mut ts = csv::Writer::from_writer(Vec::new());
+    let record = |w: &mut csv::Writer<Vec<u8>>, fields: Vec<String>, file: &str| {
+        w.write_record(&fields)
+            .map_err(|e| ser(file, e.to_string()))
+    };
+    let mut header: Vec<String> = ["policy", "second", "completed", "p50_ms", "p99_ms"]
+        .map(String::from)
+        .to_vec();
+    header.extend(run.backends.iter().map(|b| format!("share_{b}")));
+    record(&mut ts, header, TIMESERIES_CSV)?;
+    let ms = |v: f64| {
+        if v.is_nan() {
+            String::new()
+        } else {
+            format!("{v:.3}")
         }
+    };
+    for row in results.iter().flat_map(|r| &r.timeseries) {
+        let mut fields = vec![
+            row.policy.clone(),
+            row.second.to_string(),
+            row.completed.to_string(),
+            ms(row.p50_ms),
+            ms(row.p99_ms),
+        ];
+        fields.extend(row.shares.iter().map(|s| format!("{s:.4}")));
+        record(&mut ts, fields, TIMESERIES_CSV)?;
     }
-    write_atomic(&dir.join(TIMESERIES_CSV), ts.as_bytes())?;
-    let mut fails = String::from("policy,second,backend,errors,deadline_exceeded,error_mean_ms\n");
-    for r in results {
-        for f in &r.failures {
-            let name = run.backends.get(f.backend).map_or("?", String::as_str);
-            let _ = writeln!(
-                fails,
-                "{},{},{name},{},{},{:.3}",
-                f.policy, f.second, f.errors, f.deadline_exceeded, f.error_mean_ms
-            );
-        }
+    let ts = ts
+        .into_inner()
+        .map_err(|e| ser(TIMESERIES_CSV, e.to_string()))?;
+    write_atomic(&dir.join(TIMESERIES_CSV), &ts)?;
+    let mut fails = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "policy",
+        "second",
+        "backend",
+        "errors",
+        "deadline_exceeded",
+        "error_mean_ms",
+    ];
+    record(&mut fails, header.map(String::from).to_vec(), FAILURES_CSV)?;
+    for f in results.iter().flat_map(|r| &r.failures) {
+        let name = run.backends.get(f.backend).map_or("?", String::as_str);
+        let fields = vec![
+            f.policy.clone(),
+            f.second.to_string(),
+            name.to_string(),
+            f.errors.to_string(),
+            f.deadline_exceeded.to_string(),
+            format!("{:.3}", f.error_mean_ms),
+        ];
+        record(&mut fails, fields, FAILURES_CSV)?;
     }
-    write_atomic(&dir.join(FAILURES_CSV), fails.as_bytes())?;
+    let fails = fails
+        .into_inner()
+        .map_err(|e| ser(FAILURES_CSV, e.to_string()))?;
+    write_atomic(&dir.join(FAILURES_CSV), &fails)?;
     for r in results {
         write_atomic(
             &dir.join(format!("{}.hlog", file_stem(&r.summary.policy))),
@@ -180,6 +197,62 @@ pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_and_backend_names_with_commas_keep_their_columns() {
+        use crate::results::{Mode, Recorder, RequestResult, RunSummary};
+        let scenario = crate::Scenario::parse(
+            r#"
+name = "commas"
+[workload]
+rate = 100
+duration = "3s"
+[[fleet]]
+name = "b"
+count = 2
+service_time = { dist = "constant", value = "1ms" }
+[[policies]]
+name = "pe"
+config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
+"#,
+        )
+        .expect("valid scenario");
+        // Scenario labels may not hold commas, but a sweep's point labels do.
+        let label = "peak_ewma[decay=1s,choices=2]";
+        let mut r = Recorder::new(label, 2, 0);
+        for i in 0..300u64 {
+            let t = i * 10_000_000;
+            r.on_send(t, (i % 2) as usize, false);
+            r.on_result(t, t + 1_000_000, RequestResult::Ok);
+            if i % 50 == 0 {
+                r.on_backend_result(1, t, t + 1_000_000, RequestResult::Error);
+            }
+        }
+        let results = vec![r.finish()];
+        let mut summary = RunSummary::of(&scenario, Mode::Sim, &results, false, Vec::new());
+        summary.backends = vec!["b,0".into(), "b,1".into()];
+        let dir = std::env::temp_dir().join(format!("lblab-commas-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        write_run(&dir, &summary, &results).expect("written");
+        let rows = read_timeseries(&dir.join(TIMESERIES_CSV)).expect("read back");
+        assert!(!rows.is_empty());
+        assert!(
+            rows.iter()
+                .all(|r| r.policy == label && r.shares.len() == 2),
+            "{rows:?}"
+        );
+        let fails = std::fs::read_to_string(dir.join(FAILURES_CSV)).unwrap();
+        let mut reader = csv::Reader::from_reader(fails.as_bytes());
+        let records: Vec<_> = reader.records().map(|r| r.expect("a record")).collect();
+        assert!(!records.is_empty(), "{fails}");
+        assert!(
+            records
+                .iter()
+                .all(|r| r.len() == 6 && &r[0] == label && &r[2] == "b,1"),
+            "{fails}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_failed_atomic_write_leaves_no_temporary_file() {
