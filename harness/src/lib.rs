@@ -73,6 +73,13 @@ pub struct HarnessOptions<'a> {
     pub disturbed_above: Duration,
 }
 
+impl HarnessOptions<'_> {
+    /// Whether the run was asked to stop.
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+}
+
 impl Default for HarnessOptions<'_> {
     fn default() -> Self {
         HarnessOptions {
@@ -430,7 +437,6 @@ pub fn run_real(
     scenario
         .check_labels(&options.only)
         .map_err(LoadgenError::Config)?;
-    let stopped = || options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let planned = scenario
         .policies
         .iter()
@@ -472,7 +478,7 @@ pub fn run_real(
             ));
             continue;
         }
-        if stopped() {
+        if options.stopped() {
             break;
         }
         progress(&format!(
@@ -503,7 +509,8 @@ pub fn run_real(
             checkpoint(&out);
         }
     }
-    out.partial = stopped() || out.failed.is_some() || out.policies.iter().any(|p| p.run.partial);
+    out.partial =
+        options.stopped() || out.failed.is_some() || out.policies.iter().any(|p| p.run.partial);
     Ok(out)
 }
 
@@ -517,11 +524,10 @@ fn rerun_if_disturbed(
     progress: &mut dyn FnMut(&str),
     mut report: PolicyReport,
 ) -> PolicyReport {
-    let stopped = || options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
     let mut discarded = Vec::new();
     for _ in 1..options.attempts.max(1) {
         let late = Quantiles::of(&report.run.lateness).p99_us;
-        if late <= options.disturbed_above.as_secs_f64() * 1e6 || stopped() {
+        if late <= options.disturbed_above.as_secs_f64() * 1e6 || options.stopped() {
             break;
         }
         progress(&format!(

@@ -16,7 +16,7 @@ use hdrhistogram::Histogram;
 use lblab_model::arrival::{ClientArrivals, OpenLoop};
 use lblab_model::fault::Timeline;
 use lblab_model::results::{Incident, PolicyResult};
-use lblab_model::scenario::{derive_seed, streams, PolicyEntry, Scenario};
+use lblab_model::scenario::{derive_seed, streams, Arrival, PolicyEntry, Scenario};
 use lblab_policy::Nanos;
 use lblab_wire::timer::{self, DEFAULT_SPIN};
 use lblab_wire::Clock;
@@ -324,6 +324,13 @@ fn connect(
     Ok((clients, balancers))
 }
 
+/// What the driver follows: every client's schedule merged in time order (open loop), or each
+/// client's own, which its slots share (closed loop).
+enum Schedule {
+    Open(OpenLoop),
+    Closed(Vec<ClientArrivals>),
+}
+
 /// Runs the driver of the scenario's loop on a dispatcher thread; returns the arrivals it
 /// dispatched (`None` for a closed loop: the recorder counts its calls) and its CPU time.
 fn dispatch(
@@ -334,12 +341,12 @@ fn dispatch(
 ) -> Result<(Option<u64>, u64), LoadgenError> {
     let (w, seed) = (&scenario.workload, scenario.file.seed);
     let schedule_error = |e| LoadgenError::Config(format!("workload.rate: {e}"));
-    let arrivals = (0..w.clients)
-        .map(|c| ClientArrivals::new(w, seed, c))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(schedule_error)?;
-    let closed = arrivals.first().is_some_and(ClientArrivals::is_closed);
-    let open = OpenLoop::new(w, seed).map_err(schedule_error)?;
+    let schedule = if w.arrival == Arrival::Closed {
+        let arrivals = (0..w.clients).map(|c| ClientArrivals::new(w, seed, c));
+        Schedule::Closed(arrivals.collect::<Result<_, _>>().map_err(schedule_error)?)
+    } else {
+        Schedule::Open(OpenLoop::new(w, seed).map_err(schedule_error)?)
+    };
     std::thread::scope(|scope| {
         let dispatcher = std::thread::Builder::new()
             .name("lblab-dispatch".into())
@@ -349,11 +356,12 @@ fn dispatch(
                     let _ = timer::set_realtime(timer::RT_TIMER_PRIORITY);
                 }
                 let before = cpu::current_thread_ns();
-                let calls = if closed {
-                    driver::closed_loop(drive, &clients, arrivals);
-                    None
-                } else {
-                    Some(driver::open_loop(drive, &clients, open))
+                let calls = match schedule {
+                    Schedule::Open(open) => Some(driver::open_loop(drive, &clients, open)),
+                    Schedule::Closed(closed) => {
+                        driver::closed_loop(drive, &clients, closed);
+                        None
+                    }
                 };
                 (calls, cpu::current_thread_ns().saturating_sub(before))
             })
