@@ -153,6 +153,8 @@ impl Fleet {
             clock,
             _timer: timer,
         };
+        let reflection = Reflection::new()
+            .map_err(|e| BackendError::Config(format!("building the reflection service: {e}")))?;
         for (i, spec) in backends.iter().enumerate() {
             let mut addr = options.listen;
             if addr.port() != 0 {
@@ -196,6 +198,7 @@ impl Fleet {
             let router = Router {
                 echo: EchoServer::new(EchoService { node: node.clone() }),
                 health: HealthServer::new(HealthService::from_health_reporter(reporter)),
+                reflection: reflection.clone(),
             };
             let down_at_start = spec.timeline.down_at(0);
             let first = if down_at_start { None } else { Some(listener) };
@@ -353,11 +356,41 @@ async fn serve_connection(stream: TcpStream, svc: OrcaTrailers<Router>) {
 type BoxFuture =
     Pin<Box<dyn Future<Output = Result<http::Response<tonic::body::Body>, Infallible>> + Send>>;
 
-/// Routes a request to the Echo or the health service by its path.
+/// A gRPC service behind a box: the reflection services' types cannot be named.
+type BoxedService = tower::util::BoxCloneService<
+    http::Request<tonic::body::Body>,
+    http::Response<tonic::body::Body>,
+    Infallible,
+>;
+
+/// Server reflection (grpc.reflection.v1 and v1alpha) over lblab's protos and the health
+/// service's, so that grpcurl-style tools (and `lblab loadgen --call`) discover the services.
+#[derive(Clone)]
+struct Reflection {
+    v1: BoxedService,
+    v1alpha: BoxedService,
+}
+
+impl Reflection {
+    fn new() -> Result<Reflection, tonic_reflection::server::Error> {
+        let builder = || {
+            tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(lblab_wire::pb::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        };
+        Ok(Reflection {
+            v1: BoxedService::new(builder().build_v1()?),
+            v1alpha: BoxedService::new(builder().build_v1alpha()?),
+        })
+    }
+}
+
+/// Routes a request to the Echo, health or reflection service by its path.
 #[derive(Clone)]
 struct Router {
     echo: EchoServer<EchoService>,
     health: HealthServer<HealthService>,
+    reflection: Reflection,
 }
 
 impl<B> tower::Service<http::Request<B>> for Router
@@ -385,6 +418,10 @@ where
             Box::pin(tower::Service::call(&mut self.echo, req))
         } else if is(<HealthServer<HealthService> as NamedService>::NAME) {
             Box::pin(tower::Service::call(&mut self.health, req))
+        } else if is("grpc.reflection.v1.ServerReflection") {
+            Box::pin(tower::Service::call(&mut self.reflection.v1, req))
+        } else if is("grpc.reflection.v1alpha.ServerReflection") {
+            Box::pin(tower::Service::call(&mut self.reflection.v1alpha, req))
         } else {
             Box::pin(async { Ok(tonic::Status::unimplemented("no such service").into_http()) })
         }

@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use lblab_backend::{DelayAccuracy, Fleet, FleetOptions};
 use lblab_loadgen::run::{run_policy, LoadRun, Quantiles, RunOptions};
+use lblab_loadgen::target::Target;
 use lblab_loadgen::LoadgenError;
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{self, Selected};
@@ -365,7 +366,7 @@ pub fn run_one(
     let fleet = fleet_rt
         .block_on(Fleet::start(&scenario.backends, &fleet_options))
         .map_err(|e| LoadgenError::Config(format!("starting the fleet: {e}")))?;
-    let targets: Vec<SocketAddr> = fleet.addrs().to_vec();
+    let targets: Vec<Target> = fleet.addrs().iter().copied().map(Target::of_addr).collect();
     let run_options = RunOptions {
         stop: options.stop,
         worker_threads: options.client_threads,

@@ -44,13 +44,14 @@
 //! `lblabAblation.streams`). To learn which endpoint a call went to, put a [`Picked`] in its
 //! extensions.
 //!
-//! Endpoints are `http://host:port` URIs (plaintext HTTP/2). Not done: TLS, name re-resolution,
-//! out-of-band ORCA reports (the ORCA streaming service) and retries.
+//! Endpoints are `http://host:port` URIs (plaintext HTTP/2), or `https://host:port` with a TLS
+//! [`Transport`] in the options. Not done here: out-of-band ORCA reports (the ORCA streaming
+//! service) and retries.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -72,6 +73,8 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 use tower::Service;
 
+use crate::transport::Transport;
+
 /// A boxed error, as tower's middleware returns them.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -88,6 +91,11 @@ pub struct BalancerOptions {
     pub connect_timeout: Duration,
     /// How often the balancer checks whether the policy's timer is due.
     pub timer_tick: Duration,
+    /// How connections are made: plaintext, or TLS for `https://` endpoints.
+    pub transport: Transport,
+    /// The `:authority` of every request instead of the endpoint's `host:port` (gRPC's channel
+    /// authority; with TLS, also the name the server's certificate must have).
+    pub authority: Option<http::uri::Authority>,
 }
 
 impl Default for BalancerOptions {
@@ -98,6 +106,8 @@ impl Default for BalancerOptions {
             backoff: Backoff::default(),
             connect_timeout: Duration::from_secs(20),
             timer_tick: Duration::from_millis(10),
+            transport: Transport::plaintext(),
+            authority: None,
         }
     }
 }
@@ -149,6 +159,11 @@ struct Conn {
 }
 
 struct Slot {
+    uri: Uri,
+    /// Its connection task while the endpoint is in the list; `None` once it was removed.
+    task: Mutex<Option<AbortHandle>>,
+    /// True while the endpoint is in the policy's list: only then are its changes reported.
+    active: std::sync::atomic::AtomicBool,
     channel: Mutex<Option<Conn>>,
     generation: AtomicU64,
     broken: Notify,
@@ -233,7 +248,10 @@ impl Outages {
 struct Shared {
     clock: Clock,
     core: Mutex<Core>,
-    slots: Vec<Slot>,
+    /// Every endpoint ever in the list, by [`EndpointId`]: ids are never reused, so an endpoint
+    /// that leaves and comes back keeps its id.
+    slots: RwLock<Vec<Arc<Slot>>>,
+    options: BalancerOptions,
     /// Notified on every connectivity change, for calls waiting on a "queue" pick.
     changed: Notify,
 }
@@ -255,9 +273,18 @@ impl Shared {
         }
     }
 
+    fn slot(&self, idx: usize) -> Option<Arc<Slot>> {
+        self.slots
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(idx)
+            .cloned()
+    }
+
     fn set_state(&self, idx: usize, state: Connectivity) {
+        let Some(slot) = self.slot(idx) else { return };
         {
-            let mut s = lock(&self.slots[idx].state);
+            let mut s = lock(&slot.state);
             // Sticky TRANSIENT_FAILURE: reconnect attempts after a failure are not reported.
             if *s == state
                 || (*s == Connectivity::TransientFailure && state == Connectivity::Connecting)
@@ -269,6 +296,11 @@ impl Shared {
         let now = self.clock.now();
         {
             let mut core = self.core();
+            // Checked with the core locked: a removed endpoint's last change never reaches the
+            // policy after its removal.
+            if !slot.active.load(Ordering::Acquire) {
+                return;
+            }
             core.policy
                 .on_connectivity(now, EndpointId(idx as u32), state);
             Self::timers(&mut core, now);
@@ -277,11 +309,11 @@ impl Shared {
     }
 
     fn channel(&self, idx: usize) -> Option<Conn> {
-        lock(&self.slots[idx].channel).clone()
+        lock(&self.slot(idx)?.channel).clone()
     }
 
     fn mark_broken(&self, idx: usize, generation: u64, why: Option<String>) {
-        let slot = &self.slots[idx];
+        let Some(slot) = self.slot(idx) else { return };
         if slot.generation.load(Ordering::Acquire) == generation {
             lock(&slot.outages).begin(self.clock.now(), why, false);
             slot.broken.notify_one();
@@ -312,14 +344,92 @@ impl Shared {
 /// have but no longer reconnect.
 pub struct Balancer {
     shared: Arc<Shared>,
-    tasks: Vec<AbortHandle>,
+    timer: AbortHandle,
 }
 
 impl std::fmt::Debug for Balancer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Balancer")
-            .field("endpoints", &self.shared.slots.len())
+            .field("endpoints", &self.shared.all_slots().len())
             .finish()
+    }
+}
+
+impl Shared {
+    fn all_slots(&self) -> Vec<Arc<Slot>> {
+        self.slots.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// See [`Balancer::set_endpoints`].
+    fn set_endpoints(self: &Arc<Shared>, endpoints: Vec<Uri>) -> Vec<EndpointId> {
+        let mut active = Vec::with_capacity(endpoints.len());
+        let mut start = Vec::new();
+        {
+            let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+            for uri in endpoints {
+                let idx = match slots.iter().position(|s| s.uri == uri) {
+                    Some(i) => i,
+                    None => {
+                        slots.push(Arc::new(Slot {
+                            uri,
+                            task: Mutex::new(None),
+                            active: std::sync::atomic::AtomicBool::new(false),
+                            channel: Mutex::new(None),
+                            generation: AtomicU64::new(0),
+                            broken: Notify::new(),
+                            state: Mutex::new(Connectivity::Idle),
+                            outages: Mutex::new(Outages::default()),
+                        }));
+                        slots.len() - 1
+                    }
+                };
+                let id = EndpointId(idx as u32);
+                if !active.contains(&id) {
+                    active.push(id);
+                }
+            }
+            for (idx, slot) in slots.iter().enumerate() {
+                let listed = active.contains(&EndpointId(idx as u32));
+                let running = lock(&slot.task).is_some();
+                if listed && !running {
+                    start.push((idx, slot.clone()));
+                } else if !listed && running {
+                    slot.active.store(false, Ordering::Release);
+                    if let Some(t) = lock(&slot.task).take() {
+                        t.abort();
+                    }
+                    lock(&slot.channel).take();
+                    *lock(&slot.state) = Connectivity::Idle;
+                }
+            }
+        }
+        // The policy learns the list before any new endpoint reports a change.
+        let now = self.clock.now();
+        {
+            let mut core = self.core();
+            core.policy.set_endpoints(now, &active);
+            Self::timers(&mut core, now);
+        }
+        for (idx, slot) in start {
+            *lock(&slot.state) = Connectivity::Idle;
+            slot.active.store(true, Ordering::Release);
+            let rng = SmallRng::seed_from_u64(self.options.seed ^ (0x5EED_0000 + idx as u64));
+            let handle = tokio::spawn(manage(self.clone(), idx, rng));
+            *lock(&slot.task) = Some(handle.abort_handle());
+        }
+        self.changed.notify_waiters();
+        active
+    }
+}
+
+/// Updates a [`Balancer`]'s endpoint list from elsewhere; see [`Balancer::updater`].
+#[derive(Debug, Clone)]
+pub struct EndpointUpdater(std::sync::Weak<Shared>);
+
+impl EndpointUpdater {
+    /// [`Balancer::set_endpoints`], if the balancer still exists.
+    pub fn set_endpoints(&self, endpoints: Vec<Uri>) -> Option<Vec<EndpointId>> {
+        Some(self.0.upgrade()?.set_endpoints(endpoints))
     }
 }
 
@@ -327,42 +437,20 @@ impl Balancer {
     /// A balancer over `endpoints`, `http://host:port` URIs (endpoint `i` is
     /// [`EndpointId`]`(i)` to the policy). Must be called inside a tokio runtime: it spawns one
     /// connection task per endpoint and a timer task.
-    pub fn new(
-        mut policy: Box<dyn Policy>,
-        endpoints: Vec<Uri>,
-        options: BalancerOptions,
-    ) -> Balancer {
+    pub fn new(policy: Box<dyn Policy>, endpoints: Vec<Uri>, options: BalancerOptions) -> Balancer {
         let clock = Clock::new(options.origin.unwrap_or_else(Instant::now));
-        let now = clock.now();
-        let ids: Vec<EndpointId> = (0..endpoints.len() as u32).map(EndpointId).collect();
-        policy.set_endpoints(now, &ids);
-        let slots = endpoints
-            .iter()
-            .map(|_| Slot {
-                channel: Mutex::new(None),
-                generation: AtomicU64::new(0),
-                broken: Notify::new(),
-                state: Mutex::new(Connectivity::Idle),
-                outages: Mutex::new(Outages::default()),
-            })
-            .collect();
         let shared = Arc::new(Shared {
             clock,
             core: Mutex::new(Core {
                 policy,
                 rng: SmallRng::seed_from_u64(options.seed),
             }),
-            slots,
+            slots: RwLock::new(Vec::new()),
+            options,
             changed: Notify::new(),
         });
-        let mut tasks = Vec::new();
-        for (idx, endpoint) in endpoints.into_iter().enumerate() {
-            let rng = SmallRng::seed_from_u64(options.seed ^ (0x5EED_0000 + idx as u64));
-            let task = tokio::spawn(manage(shared.clone(), idx, endpoint, options.clone(), rng));
-            tasks.push(task.abort_handle());
-        }
         let weak = Arc::downgrade(&shared);
-        let tick = options.timer_tick;
+        let tick = shared.options.timer_tick;
         let timer = tokio::spawn(async move {
             let mut interval = tokio::time::interval(tick);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -373,8 +461,27 @@ impl Balancer {
                 Shared::timers(&mut shared.core(), now);
             }
         });
-        tasks.push(timer.abort_handle());
-        Balancer { shared, tasks }
+        let balancer = Balancer {
+            shared,
+            timer: timer.abort_handle(),
+        };
+        balancer.set_endpoints(endpoints);
+        balancer
+    }
+
+    /// Replaces the endpoint list, as a name resolver's update does in gRPC: endpoints already
+    /// in the list keep their connection and state; one that was in the list before keeps its
+    /// [`EndpointId`]; a new one gets the next id and is connected; one no longer listed is
+    /// disconnected and removed from the policy. Returns the ids of `endpoints`, in order
+    /// (duplicates are listed once). Must be called inside a tokio runtime.
+    pub fn set_endpoints(&self, endpoints: Vec<Uri>) -> Vec<EndpointId> {
+        self.shared.set_endpoints(endpoints)
+    }
+
+    /// A handle that updates the endpoint list ([`set_endpoints`](Self::set_endpoints)) from
+    /// another task, e.g. a name resolver's; it does nothing once the balancer is dropped.
+    pub fn updater(&self) -> EndpointUpdater {
+        EndpointUpdater(Arc::downgrade(&self.shared))
     }
 
     /// A balancer from a gRPC service config (`{"loadBalancingConfig":[...]}`): the first policy
@@ -404,16 +511,21 @@ impl Balancer {
         }
     }
 
-    /// Every endpoint's connectivity as the policy was told it.
+    /// Every endpoint's connectivity as the policy was told it, by [`EndpointId`] (an endpoint
+    /// removed from the list is IDLE).
     pub fn connectivity(&self) -> Vec<Connectivity> {
-        self.shared.slots.iter().map(|s| *lock(&s.state)).collect()
+        self.shared
+            .all_slots()
+            .iter()
+            .map(|s| *lock(&s.state))
+            .collect()
     }
 
     /// Every endpoint's outages so far, oldest first: connections lost, and stretches in which
     /// connection attempts failed.
     pub fn outages(&self) -> Vec<Vec<Outage>> {
         self.shared
-            .slots
+            .all_slots()
             .iter()
             .map(|s| lock(&s.outages).list.clone())
             .collect()
@@ -425,7 +537,13 @@ impl Balancer {
         let end = tokio::time::Instant::now() + timeout;
         loop {
             let changed = self.shared.changed.notified();
-            let states = self.connectivity();
+            let states: Vec<Connectivity> = self
+                .shared
+                .all_slots()
+                .iter()
+                .filter(|s| s.active.load(Ordering::Acquire))
+                .map(|s| *lock(&s.state))
+                .collect();
             let settled = states
                 .iter()
                 .all(|s| matches!(s, Connectivity::Ready | Connectivity::TransientFailure));
@@ -446,8 +564,11 @@ impl Balancer {
 
 impl Drop for Balancer {
     fn drop(&mut self) {
-        for t in &self.tasks {
-            t.abort();
+        self.timer.abort();
+        for slot in self.shared.all_slots() {
+            if let Some(t) = lock(&slot.task).take() {
+                t.abort();
+            }
         }
     }
 }
@@ -462,18 +583,32 @@ async fn connect(
     idx: usize,
     uri: &Uri,
     generation: u64,
+    options: &BalancerOptions,
 ) -> Result<Conn, ConnectError> {
-    let authority = uri
+    let endpoint = uri
         .authority()
         .ok_or("endpoint URI has no host:port")?
         .clone();
     let scheme = uri.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP);
-    if scheme != http::uri::Scheme::HTTP {
-        return Err("only plaintext http:// endpoints are supported".into());
+    let tls = options.transport.is_tls();
+    match (scheme.as_str(), tls) {
+        ("http", false) | ("https", true) => {}
+        ("http", true) => return Err("a TLS balancer needs https:// endpoints".into()),
+        ("https", false) => {
+            return Err(
+                "https:// endpoint without TLS settings (BalancerOptions::transport)".into(),
+            )
+        }
+        (other, _) => return Err(format!("unsupported endpoint scheme {other:?}").into()),
     }
-    let port = authority.port_u16().unwrap_or(80);
-    let stream = tokio::net::TcpStream::connect((authority.host(), port)).await?;
-    stream.set_nodelay(true)?;
+    let port = endpoint.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    let host = endpoint.host();
+    let addr = tokio::net::lookup_host((host, port))
+        .await?
+        .next()
+        .ok_or_else(|| format!("{host} resolves to no address"))?;
+    let stream = options.transport.connect(host, addr).await?;
+    let authority = options.authority.clone().unwrap_or(endpoint);
     let (send, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
         .timer(TokioTimer::new())
         .handshake(TokioIo::new(stream))
@@ -512,21 +647,16 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Keeps one endpoint connected and its connectivity reported.
-async fn manage(
-    shared: Arc<Shared>,
-    idx: usize,
-    uri: Uri,
-    options: BalancerOptions,
-    mut rng: SmallRng,
-) {
-    let slot = &shared.slots[idx];
+async fn manage(shared: Arc<Shared>, idx: usize, mut rng: SmallRng) {
+    let Some(slot) = shared.slot(idx) else { return };
+    let (uri, options) = (&slot.uri, &shared.options);
     let mut attempt = 0u32;
     loop {
         shared.set_state(idx, Connectivity::Connecting);
         let generation = slot.generation.fetch_add(1, Ordering::AcqRel) + 1;
         let attempt_result = tokio::time::timeout(
             options.connect_timeout,
-            connect(&shared, idx, &uri, generation),
+            connect(&shared, idx, uri, generation, options),
         )
         .await
         .unwrap_or_else(|_| Err("connection attempt timed out".into()));

@@ -32,8 +32,12 @@
 pub mod balance;
 pub mod cpu;
 pub mod incidents;
+pub mod method;
+pub mod reflection;
 pub mod run;
+pub mod target;
 pub mod tower_p2c;
+pub mod transport;
 
 /// Why a load run could not be made.
 #[derive(Debug, thiserror::Error)]

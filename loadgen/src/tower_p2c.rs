@@ -18,6 +18,7 @@ use tower::util::BoxCloneService;
 use tower::{Service, ServiceExt};
 
 use crate::balance::{BoxError, Picked};
+use crate::transport::Connector;
 
 /// The policy name in service configs.
 pub const NAME: &str = "tower_p2c_peak_ewma";
@@ -109,28 +110,35 @@ pub type TowerService = BoxCloneService<
     tonic::Status,
 >;
 
-/// Builds tower's P2C + PeakEwma balancer over lazily connected channels to `endpoints`. Must be
-/// called inside a tokio runtime.
-pub fn service(endpoints: Vec<Endpoint>, config: Config) -> TowerService {
-    let services: Vec<_> = endpoints
-        .into_iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let tagged = Tagged {
-                id: i as u32,
-                channel: e.tcp_nodelay(true).connect_lazy(),
-            };
-            PeakEwma::new(
-                tagged,
-                config.default_rtt,
-                config.decay.as_nanos() as f64,
-                CompleteOnResponse::default(),
-            )
-        })
-        .collect();
+/// Builds tower's P2C + PeakEwma balancer over lazily connected tonic channels, one per
+/// connector (each connects to one address over the run's transport); `authority` replaces each
+/// target's `host:port` as the requests' `:authority`. Must be called inside a tokio runtime.
+pub fn service(
+    connectors: Vec<Connector>,
+    authority: Option<&http::uri::Authority>,
+    config: Config,
+) -> Result<TowerService, String> {
+    let mut services = Vec::with_capacity(connectors.len());
+    for (i, c) in connectors.into_iter().enumerate() {
+        let authority = authority.map_or_else(|| c.addr.to_string(), ToString::to_string);
+        let endpoint = Endpoint::from_shared(format!("http://{authority}"))
+            .map_err(|e| format!("target {}: {e}", c.addr))?;
+        let tagged = Tagged {
+            id: i as u32,
+            channel: endpoint.connect_with_connector_lazy(c),
+        };
+        services.push(PeakEwma::new(
+            tagged,
+            config.default_rtt,
+            config.decay.as_nanos() as f64,
+            CompleteOnResponse::default(),
+        ));
+    }
     let balance = Balance::new(ServiceList::new::<http::Request<tonic::body::Body>>(
         services,
     ));
     let buffered = Buffer::new(balance, 4096);
-    BoxCloneService::new(buffered.map_err(tonic::Status::from_error))
+    Ok(BoxCloneService::new(
+        buffered.map_err(tonic::Status::from_error),
+    ))
 }

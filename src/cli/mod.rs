@@ -60,7 +60,7 @@ enum Command {
     /// Serve a scenario's fleet of gRPC backends on loopback (or --listen) until interrupted.
     Backend(backend::Args),
     /// Run a scenario's workload and policies against servers given with --targets.
-    Loadgen(loadgen::Args),
+    Loadgen(Box<loadgen::Args>),
     /// Run every policy of a scenario against a fresh fleet of real gRPC servers, print the table
     /// and write results, charts and the harness's own accuracy figures.
     Real(real::Args),
@@ -84,7 +84,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => report::run(args),
         Command::Backend(args) => backend::run(args),
-        Command::Loadgen(args) => loadgen::run(args),
+        Command::Loadgen(args) => loadgen::run(*args),
         Command::Real(args) => real::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Completions { shell } => {

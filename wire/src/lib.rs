@@ -35,6 +35,10 @@ pub use limits::ensure_open_files;
 
 /// Generated protobuf and gRPC code.
 pub mod pb {
+    /// The encoded `FileDescriptorSet` of lblab's protos (Echo, ORCA), for server reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/lblab_descriptor.bin"));
+
     /// `lblab.v1`: the Echo service the fleet serves and the load generator calls.
     #[allow(missing_docs, clippy::all)]
     pub mod echo {

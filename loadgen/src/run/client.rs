@@ -1,35 +1,44 @@
 //! The client side of a run: one gRPC client per scenario client (an lblab policy behind a
 //! [`Balancer`], or tower's balancer), the call itself and how its status is classified.
 
-use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lblab_model::results::RequestResult;
 use lblab_model::scenario::PolicyEntry;
 use lblab_policy::config::Selected;
 use lblab_policy::RpcKind;
-use lblab_wire::pb::echo::echo_client::EchoClient;
-use lblab_wire::pb::echo::CallRequest;
+use lblab_wire::pb::echo::{CallReply, CallRequest};
 use lblab_wire::Clock;
-use tonic::transport::Endpoint;
+use tonic::client::Grpc;
+use tonic::metadata::MetadataMap;
 
 use crate::balance::{Balancer, BalancerOptions, Picked, PolicyService};
+use crate::method::{Call, RawCodec};
+use crate::target::Target;
 use crate::tower_p2c::{self, TowerService};
+use crate::transport::{Connector, Transport};
 use crate::LoadgenError;
 
-/// The client side of one scenario client: an lblab policy or tower's balancer.
-pub(super) enum Client {
-    Lblab(EchoClient<PolicyService>),
-    Tower(EchoClient<TowerService>),
+/// lblab's Echo service, the default method (it carries the scenario's behaviour).
+const ECHO_UNARY: &str = "/lblab.v1.Echo/Unary";
+const ECHO_STREAM: &str = "/lblab.v1.Echo/ServerStream";
+
+/// The gRPC client of one scenario client: an lblab policy or tower's balancer.
+#[derive(Clone)]
+enum Channel {
+    Lblab(Grpc<PolicyService>),
+    Tower(Grpc<TowerService>),
 }
 
-impl Clone for Client {
-    fn clone(&self) -> Self {
-        match self {
-            Client::Lblab(c) => Client::Lblab(c.clone()),
-            Client::Tower(c) => Client::Tower(c.clone()),
-        }
-    }
+/// One scenario client: its channel, and what every call sends.
+#[derive(Clone)]
+pub(super) struct Client {
+    channel: Channel,
+    /// The method and request of `--call`; lblab's Echo when `None`.
+    call: Option<Arc<Call>>,
+    /// Metadata sent with every call.
+    metadata: Arc<MetadataMap>,
 }
 
 fn classify(status: &tonic::Status) -> RequestResult {
@@ -51,11 +60,11 @@ fn classify(status: &tonic::Status) -> RequestResult {
     }
 }
 
-macro_rules! with_client {
-    ($client:expr, |$c:ident| $body:expr) => {
-        match $client {
-            Client::Lblab($c) => $body,
-            Client::Tower($c) => $body,
+macro_rules! with_channel {
+    ($channel:expr, |$c:ident| $body:expr) => {
+        match $channel {
+            Channel::Lblab($c) => $body,
+            Channel::Tower($c) => $body,
         }
     };
 }
@@ -73,6 +82,16 @@ pub(super) fn call_once(
     Box::pin(call_inner(client, id, kind, deadline, stream_bound, picked))
 }
 
+fn prepare<T>(client: &Client, message: T, picked: Picked, kind: RpcKind) -> tonic::Request<T> {
+    let mut req = tonic::Request::new(message);
+    if !client.metadata.is_empty() {
+        *req.metadata_mut() = (*client.metadata).clone();
+    }
+    req.extensions_mut().insert(picked);
+    req.extensions_mut().insert(kind);
+    req
+}
+
 async fn call_inner(
     client: &mut Client,
     id: u64,
@@ -81,33 +100,80 @@ async fn call_inner(
     stream_bound: Duration,
     picked: Picked,
 ) -> RequestResult {
-    let mut req = tonic::Request::new(CallRequest {
-        id,
-        payload: Default::default(),
-    });
-    req.extensions_mut().insert(picked);
-    req.extensions_mut().insert(kind);
     match kind {
         RpcKind::Unary => {
-            req.set_timeout(deadline);
             // The balancer and the channel enforce the deadline; this outer bound only guards the run.
-            let call = with_client!(client, |c| tokio::time::timeout(
-                deadline + Duration::from_millis(200),
-                c.unary(req)
-            )
-            .await);
+            let outer = deadline + Duration::from_millis(200);
+            let call = match client.call.clone() {
+                Some(call) => {
+                    let mut req = prepare(client, call.request.clone(), picked, kind);
+                    req.set_timeout(deadline);
+                    let path = call.path.clone();
+                    with_channel!(&mut client.channel, |c| tokio::time::timeout(
+                        outer,
+                        async {
+                            c.ready()
+                                .await
+                                .map_err(|e| tonic::Status::from_error(e.into()))?;
+                            c.unary(req, path, RawCodec).await.map(|_| ())
+                        }
+                    )
+                    .await)
+                }
+                None => {
+                    let mut req = prepare(
+                        client,
+                        CallRequest {
+                            id,
+                            payload: Default::default(),
+                        },
+                        picked,
+                        kind,
+                    );
+                    req.set_timeout(deadline);
+                    let path = http::uri::PathAndQuery::from_static(ECHO_UNARY);
+                    let codec = tonic_prost::ProstCodec::<CallRequest, CallReply>::default();
+                    with_channel!(&mut client.channel, |c| tokio::time::timeout(
+                        outer,
+                        async {
+                            c.ready()
+                                .await
+                                .map_err(|e| tonic::Status::from_error(e.into()))?;
+                            c.unary(req, path, codec).await.map(|_| ())
+                        }
+                    )
+                    .await)
+                }
+            };
             match call {
-                Ok(Ok(_)) => RequestResult::Ok,
+                Ok(Ok(())) => RequestResult::Ok,
                 Ok(Err(status)) => classify(&status),
                 Err(_) => RequestResult::DeadlineExceeded,
             }
         }
         RpcKind::Streaming => {
-            let call = with_client!(client, |c| tokio::time::timeout(stream_bound, async {
-                let mut s = c.server_stream(req).await?.into_inner();
-                while s.message().await?.is_some() {}
-                Ok::<(), tonic::Status>(())
-            })
+            let req = prepare(
+                client,
+                CallRequest {
+                    id,
+                    payload: Default::default(),
+                },
+                picked,
+                kind,
+            );
+            let path = http::uri::PathAndQuery::from_static(ECHO_STREAM);
+            let codec = tonic_prost::ProstCodec::<CallRequest, CallReply>::default();
+            let call = with_channel!(&mut client.channel, |c| tokio::time::timeout(
+                stream_bound,
+                async {
+                    c.ready()
+                        .await
+                        .map_err(|e| tonic::Status::from_error(e.into()))?;
+                    let mut s = c.server_streaming(req, path, codec).await?.into_inner();
+                    while s.message().await?.is_some() {}
+                    Ok::<(), tonic::Status>(())
+                }
+            )
             .await);
             match call {
                 Ok(Ok(())) => RequestResult::Ok,
@@ -119,10 +185,11 @@ async fn call_inner(
 }
 
 /// Tries a TCP connection to every target at once; `None` where one was accepted, else why not.
-pub(super) async fn probe(targets: &[SocketAddr], timeout: Duration) -> Vec<Option<String>> {
+pub(super) async fn probe(targets: &[Target], timeout: Duration) -> Vec<Option<String>> {
     let tries: Vec<_> = targets
         .iter()
-        .map(|&t| {
+        .map(|t| {
+            let t = t.addr;
             tokio::spawn(async move {
                 match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(t)).await {
                     Ok(Ok(_)) => None,
@@ -139,22 +206,43 @@ pub(super) async fn probe(targets: &[SocketAddr], timeout: Duration) -> Vec<Opti
     out
 }
 
+/// What every client of a run shares: how it connects and what it sends.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Plaintext or TLS.
+    pub transport: Transport,
+    /// The `:authority` of every call instead of each target's `host:port`.
+    pub authority: Option<http::uri::Authority>,
+    /// The method and request (`--call`); lblab's Echo service when `None`.
+    pub call: Option<Arc<Call>>,
+    /// Metadata sent with every call (`-H key:value`).
+    pub metadata: MetadataMap,
+}
+
+/// The URI a balancer connects to for `target`.
+pub(super) fn endpoint_uri(
+    target: &Target,
+    transport: &Transport,
+) -> Result<http::Uri, LoadgenError> {
+    let scheme = if transport.is_tls() { "https" } else { "http" };
+    format!("{scheme}://{}", target.connect_to)
+        .parse::<http::Uri>()
+        .map_err(|e| LoadgenError::Config(format!("target {}: {e}", target.name)))
+}
+
 /// Builds one client of the scenario for `policy`.
 pub(super) fn make_client(
     policy: &PolicyEntry,
-    targets: &[SocketAddr],
+    targets: &[Target],
     origin: Instant,
     seed: u64,
+    options: &CallOptions,
 ) -> Result<(Client, Option<Balancer>), LoadgenError> {
     let endpoints = targets
         .iter()
-        .map(|a| {
-            format!("http://{a}")
-                .parse::<http::Uri>()
-                .map_err(|e| LoadgenError::Config(format!("target {a}: {e}")))
-        })
+        .map(|t| endpoint_uri(t, &options.transport))
         .collect::<Result<Vec<_>, _>>()?;
-    match &policy.selected {
+    let (channel, balancer) = match &policy.selected {
         Selected::Policy(cfg) => {
             let clock = Clock::new(origin);
             let p = cfg.build(clock.now());
@@ -164,25 +252,43 @@ pub(super) fn make_client(
                 BalancerOptions {
                     origin: Some(origin),
                     seed,
+                    transport: options.transport.clone(),
+                    authority: options.authority.clone(),
                     ..BalancerOptions::default()
                 },
             );
-            Ok((
-                Client::Lblab(EchoClient::new(balancer.service())),
+            (
+                Channel::Lblab(Grpc::new(balancer.service())),
                 Some(balancer),
-            ))
+            )
         }
         Selected::Extra { name, config } if name == tower_p2c::NAME => {
             let cfg = tower_p2c::Config::from_json(config).map_err(LoadgenError::Config)?;
-            let endpoints = endpoints.into_iter().map(Endpoint::from).collect();
-            Ok((
-                Client::Tower(EchoClient::new(tower_p2c::service(endpoints, cfg))),
-                None,
-            ))
+            let connectors = targets
+                .iter()
+                .map(|t| Connector {
+                    transport: options.transport.clone(),
+                    host: t.host.clone(),
+                    addr: t.addr,
+                })
+                .collect();
+            let service = tower_p2c::service(connectors, options.authority.as_ref(), cfg)
+                .map_err(LoadgenError::Config)?;
+            (Channel::Tower(Grpc::new(service)), None)
         }
-        Selected::Extra { name, .. } => Err(LoadgenError::Unsupported {
-            policy: policy.name.clone(),
-            name: name.clone(),
-        }),
-    }
+        Selected::Extra { name, .. } => {
+            return Err(LoadgenError::Unsupported {
+                policy: policy.name.clone(),
+                name: name.clone(),
+            })
+        }
+    };
+    Ok((
+        Client {
+            channel,
+            call: options.call.clone(),
+            metadata: Arc::new(options.metadata.clone()),
+        },
+        balancer,
+    ))
 }

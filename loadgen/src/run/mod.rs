@@ -7,7 +7,6 @@
 //! is recorded apart. Every intended request ends as exactly one of ok, error, deadline exceeded or
 //! dropped.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,15 +21,17 @@ use lblab_wire::timer::{self, DEFAULT_SPIN};
 use lblab_wire::Clock;
 use serde::{Deserialize, Serialize};
 
-use crate::balance::{Balancer, Outage};
+use crate::balance::{Balancer, EndpointUpdater, Outage};
 use crate::cpu::{self, CpuMeter};
 use crate::incidents;
+use crate::target::{Target, TargetSpec};
 use crate::LoadgenError;
 
 mod client;
 mod driver;
 mod recorder;
 
+pub use client::CallOptions;
 use client::Client;
 use driver::Drive;
 use recorder::{Recorded, RecorderThread, Sink};
@@ -61,6 +62,11 @@ pub struct RunOptions<'a> {
     pub realtime: bool,
     /// Pin the runtime's workers and the dispatcher to this CPU.
     pub cpu: Option<usize>,
+    /// How the clients connect and what they send (default: lblab's Echo service in plaintext).
+    pub calls: CallOptions,
+    /// Where the targets came from: a `dns:///` name is re-resolved during the run and the
+    /// balancers follow its addresses (`None`: the targets are fixed).
+    pub resolver: Option<TargetSpec>,
 }
 
 impl RunOptions<'_> {
@@ -75,6 +81,8 @@ impl RunOptions<'_> {
             connect_wait: Duration::from_secs(5),
             realtime: false,
             cpu: None,
+            calls: CallOptions::default(),
+            resolver: None,
         }
     }
 }
@@ -128,6 +136,8 @@ pub struct LoadRun {
     pub sends_per_backend: Vec<u64>,
     /// True if the run was stopped early.
     pub partial: bool,
+    /// Endpoints that left or joined the list when the targets were re-resolved, with when.
+    pub endpoint_changes: Vec<String>,
 }
 
 impl LoadRun {
@@ -146,7 +156,7 @@ impl LoadRun {
 pub fn run_policy(
     scenario: &Scenario,
     policy: &PolicyEntry,
-    targets: &[SocketAddr],
+    targets: &[Target],
     options: &RunOptions<'_>,
 ) -> Result<LoadRun, LoadgenError> {
     if !policy.runs_in_real() {
@@ -163,6 +173,21 @@ pub fn run_policy(
     let unreachable = runtime.block_on(client::probe(targets, options.connect_wait));
     check_reachable(targets, &unreachable, options.connect_wait)?;
     let (clients, balancers) = connect(&runtime, scenario, policy, targets, options)?;
+    let changes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let resolver = options.resolver.as_ref().and_then(|spec| {
+        let every = spec.refresh()?;
+        let updaters: Vec<EndpointUpdater> = balancers.iter().map(Balancer::updater).collect();
+        let task = resolve_periodically(
+            spec.clone(),
+            every,
+            targets.to_vec(),
+            updaters,
+            options.calls.transport.clone(),
+            clock,
+            changes.clone(),
+        );
+        Some(runtime.spawn(task))
+    });
 
     let sink = Sink::new();
     let timelines: Option<Vec<Timeline>> = (targets.len() == scenario.backends.len()).then(|| {
@@ -194,6 +219,9 @@ pub fn run_policy(
     drain(&in_flight, w.drain(), &stopped);
     let client_cpu_ns = meter.total_ns().saturating_sub(cpu_before);
     let run_end = clock.now().min(w.end());
+    if let Some(r) = resolver {
+        r.abort();
+    }
     let outages = outages_of(&balancers, &unreachable);
     drop(balancers);
     // Calls still in flight are dropped with the runtime and counted as dropped.
@@ -206,9 +234,10 @@ pub fn run_policy(
     let mut recorded = recorder
         .join()
         .map_err(|_| LoadgenError::Config("the recorder thread panicked".into()))?;
+    let addrs: Vec<_> = targets.iter().map(|t| t.addr).collect();
     let found = incidents_of(
         &policy.name,
-        targets,
+        &addrs,
         &outages,
         timelines.as_deref(),
         run_end,
@@ -216,6 +245,7 @@ pub fn run_policy(
         (w.deadline, options.max_in_flight),
     );
     recorded.result.add_incidents(found);
+    let endpoint_changes = std::mem::take(&mut *changes.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(LoadRun {
         calls: calls.unwrap_or_else(|| recorded.sends.iter().sum()),
         result: recorded.result,
@@ -224,7 +254,58 @@ pub fn run_policy(
         dispatcher_cpu_ns,
         sends_per_backend: recorded.sends,
         partial: stopped(),
+        endpoint_changes,
     })
+}
+
+/// Re-resolves `spec` every `every` and gives every balancer the new address list, as gRPC's DNS
+/// resolver updates its channel; records what joined and left. A failed resolution keeps the
+/// last list (gRPC keeps its addresses too).
+async fn resolve_periodically(
+    spec: TargetSpec,
+    every: Duration,
+    mut current: Vec<Target>,
+    updaters: Vec<EndpointUpdater>,
+    transport: crate::transport::Transport,
+    clock: Clock,
+    changes: Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let mut interval = tokio::time::interval(every);
+    interval.tick().await;
+    loop {
+        interval.tick().await;
+        let Ok(next) = spec.resolve().await else {
+            continue;
+        };
+        let same =
+            |a: &[Target], b: &[Target]| a.iter().map(|t| t.addr).eq(b.iter().map(|t| t.addr));
+        if same(&current, &next) {
+            continue;
+        }
+        let at = clock.now() as f64 / 1e9;
+        let mut log = changes.lock().unwrap_or_else(|e| e.into_inner());
+        for t in next
+            .iter()
+            .filter(|t| !current.iter().any(|c| c.addr == t.addr))
+        {
+            log.push(format!("{at:.1}s: {} joined", t.addr));
+        }
+        for t in current
+            .iter()
+            .filter(|c| !next.iter().any(|t| t.addr == c.addr))
+        {
+            log.push(format!("{at:.1}s: {} left", t.addr));
+        }
+        drop(log);
+        let uris: Vec<http::Uri> = next
+            .iter()
+            .filter_map(|t| client::endpoint_uri(t, &transport).ok())
+            .collect();
+        for u in &updaters {
+            u.set_endpoints(uris.clone());
+        }
+        current = next;
+    }
 }
 
 /// The load generator's runtime: its threads' CPU time counted by `meter`, real-time and pinned
@@ -258,7 +339,7 @@ fn build_runtime(
 
 /// An error if no target accepted a connection.
 fn check_reachable(
-    targets: &[SocketAddr],
+    targets: &[Target],
     unreachable: &[Option<String>],
     waited: Duration,
 ) -> Result<(), LoadgenError> {
@@ -268,7 +349,7 @@ fn check_reachable(
     let detail = targets
         .iter()
         .zip(unreachable)
-        .map(|(t, e)| format!("{t} ({})", e.as_deref().unwrap_or("?")))
+        .map(|(t, e)| format!("{} ({})", t.label(), e.as_deref().unwrap_or("?")))
         .collect::<Vec<_>>()
         .join(", ");
     Err(LoadgenError::Unreachable { waited, detail })
@@ -304,7 +385,7 @@ fn connect(
     runtime: &tokio::runtime::Runtime,
     scenario: &Scenario,
     policy: &PolicyEntry,
-    targets: &[SocketAddr],
+    targets: &[Target],
     options: &RunOptions<'_>,
 ) -> Result<(Vec<Client>, Vec<Balancer>), LoadgenError> {
     let _guard = runtime.enter();
@@ -312,7 +393,8 @@ fn connect(
     let mut balancers = Vec::new();
     for c in 0..scenario.workload.clients {
         let seed = derive_seed(scenario.file.seed, streams::POLICY, u64::from(c));
-        let (client, balancer) = client::make_client(policy, targets, options.origin, seed)?;
+        let (client, balancer) =
+            client::make_client(policy, targets, options.origin, seed, &options.calls)?;
         clients.push(client);
         balancers.extend(balancer);
     }
@@ -397,7 +479,7 @@ fn drain(in_flight: &AtomicUsize, drain: Nanos, stopped: &dyn Fn() -> bool) {
 /// dispatch.
 fn incidents_of(
     name: &str,
-    targets: &[SocketAddr],
+    targets: &[std::net::SocketAddr],
     outages: &[Vec<Vec<Outage>>],
     timelines: Option<&[Timeline]>,
     run_end: Nanos,

@@ -24,6 +24,8 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 pub const TIMESERIES_CSV: &str = "timeseries.csv";
 /// `failures.csv`: failed calls per policy, second and backend.
 pub const FAILURES_CSV: &str = "failures.csv";
+/// `targets.csv`: a load-generator run's calls per policy and target.
+pub const TARGETS_CSV: &str = "targets.csv";
 /// `harness.json`: the real harness's own measurements.
 pub const HARNESS_JSON: &str = "harness.json";
 /// `compare.csv`: a [`CompareRow`](super::CompareRow) per policy.

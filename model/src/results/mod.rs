@@ -6,6 +6,7 @@
 //! - `timeseries.csv`: per policy and second, [`TimeseriesRow`].
 //! - `<policy>.hlog`: per-second latency histograms in HdrHistogram's interval-log format.
 //! - `failures.csv`: per policy, second and backend, the calls that failed there, [`FailureRow`].
+//! - `targets.csv` (a load-generator run): per policy and target, calls and share, [`TargetRow`].
 //! - `compare.csv` (a compare folder): the simulator against the real harness, [`CompareRow`].
 //!
 //! Latency is counted from the *intended* send time. Percentiles are over unary requests that
@@ -25,6 +26,7 @@ mod hlog;
 pub mod layout;
 mod recorder;
 mod schema;
+mod targets;
 
 pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
 pub use files::{
@@ -35,3 +37,4 @@ pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{
     FailureRow, FaultWindow, Incident, IncidentKind, Mode, RunSummary, SummaryRow, TimeseriesRow,
 };
+pub use targets::TargetRow;

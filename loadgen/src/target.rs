@@ -1,0 +1,260 @@
+//! The targets of a run, as gRPC names them: a list of `host:port` (one endpoint each), or
+//! `dns:///name:port`, which resolves to every address of the name and is re-resolved
+//! periodically, as gRPC's DNS resolver does; addresses that come and go change the balancers'
+//! endpoint lists while the run goes on.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::LoadgenError;
+
+/// gRPC's default port for `dns:///name` without one.
+const DEFAULT_PORT: u16 = 443;
+
+/// One endpoint of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// As named: the `host:port` given, or the name of a `dns:///` target with this address.
+    pub name: String,
+    /// The host part of the name (what TLS verifies, unless `--authority` says otherwise).
+    pub host: String,
+    /// The address connected to.
+    pub addr: SocketAddr,
+    /// The URI the balancer connects to: the name for a `host:port` target (resolved when it
+    /// connects), the address for a resolved `dns:///` one.
+    pub connect_to: String,
+}
+
+impl Target {
+    /// A target that is just an address (lblab's own fleet).
+    pub fn of_addr(addr: SocketAddr) -> Target {
+        Target {
+            name: addr.to_string(),
+            host: addr.ip().to_string(),
+            addr,
+            connect_to: addr.to_string(),
+        }
+    }
+
+    /// `host:port` or the address, for tables: the address alone when the name is it.
+    pub fn label(&self) -> String {
+        if self.name == self.addr.to_string() {
+            self.name.clone()
+        } else {
+            format!("{} ({})", self.name, self.addr)
+        }
+    }
+}
+
+/// The targets as given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// `host:port,host:port,...`: one endpoint each.
+    List(Vec<String>),
+    /// `dns:///name:port`: every address of the name, re-resolved every `every`.
+    Dns {
+        /// The name.
+        name: String,
+        /// The port.
+        port: u16,
+        /// How often it is re-resolved.
+        every: Duration,
+    },
+}
+
+impl TargetSpec {
+    /// Parses `--targets`: `host:port` entries, or one `dns:///name[:port]`.
+    pub fn parse(list: &[String], every: Duration) -> Result<TargetSpec, LoadgenError> {
+        let bad = |m: String| LoadgenError::Config(format!("--targets: {m}"));
+        if list.is_empty() {
+            return Err(bad("no target given".into()));
+        }
+        if let Some(rest) = list.iter().find_map(|t| t.strip_prefix("dns:")) {
+            if list.len() != 1 {
+                return Err(bad(
+                    "a dns: target is given alone (it resolves to every address of its name)"
+                        .into(),
+                ));
+            }
+            let Some(name) = rest.strip_prefix("///") else {
+                return Err(bad(format!(
+                    "{:?}: a DNS server in the target (dns://server/name) is not supported; write dns:///name:port",
+                    list[0]
+                )));
+            };
+            let (host, port) = split_host_port(name).map_err(bad)?;
+            let port = port.unwrap_or(DEFAULT_PORT);
+            if host.is_empty() {
+                return Err(bad(format!("{:?} names no host", list[0])));
+            }
+            return Ok(TargetSpec::Dns {
+                name: host.to_string(),
+                port,
+                every,
+            });
+        }
+        for t in list {
+            if t.contains("://") {
+                return Err(bad(format!(
+                    "{t:?}: give host:port (or dns:///name:port); the scheme follows from --tls"
+                )));
+            }
+            match split_host_port(t).map_err(bad)? {
+                (h, Some(_)) if !h.is_empty() => {}
+                _ => return Err(bad(format!("{t:?} is not host:port"))),
+            }
+        }
+        Ok(TargetSpec::List(list.to_vec()))
+    }
+
+    /// The `:authority` gRPC would send for these targets when it is not set: a `dns:///`
+    /// target's `name:port`; `None` for a list (each endpoint's own `host:port`).
+    pub fn default_authority(&self) -> Option<String> {
+        match self {
+            TargetSpec::List(_) => None,
+            TargetSpec::Dns { name, port, .. } => Some(format!("{name}:{port}")),
+        }
+    }
+
+    /// Resolves every target now. A list entry that does not resolve is an error naming it; a
+    /// DNS name must resolve to at least one address.
+    pub async fn resolve(&self) -> Result<Vec<Target>, LoadgenError> {
+        match self {
+            TargetSpec::List(list) => {
+                let mut out = Vec::with_capacity(list.len());
+                for t in list {
+                    let (host, _) = split_host_port(t).map_err(LoadgenError::Config)?;
+                    let addr = tokio::net::lookup_host(t.as_str())
+                        .await
+                        .map_err(|e| LoadgenError::Config(format!("--targets {t}: {e}")))?
+                        .next()
+                        .ok_or_else(|| {
+                            LoadgenError::Config(format!("--targets {t}: resolves to no address"))
+                        })?;
+                    out.push(Target {
+                        name: t.clone(),
+                        host: host.to_string(),
+                        addr,
+                        connect_to: t.clone(),
+                    });
+                }
+                Ok(out)
+            }
+            TargetSpec::Dns { name, port, .. } => {
+                let mut addrs: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), *port))
+                    .await
+                    .map_err(|e| {
+                        LoadgenError::Config(format!("--targets dns:///{name}:{port}: {e}"))
+                    })?
+                    .collect();
+                addrs.sort();
+                addrs.dedup();
+                if addrs.is_empty() {
+                    return Err(LoadgenError::Config(format!(
+                        "--targets dns:///{name}:{port}: resolves to no address"
+                    )));
+                }
+                Ok(addrs
+                    .into_iter()
+                    .map(|addr| Target {
+                        name: format!("{name}:{port}"),
+                        host: name.clone(),
+                        addr,
+                        connect_to: addr.to_string(),
+                    })
+                    .collect())
+            }
+        }
+    }
+
+    /// How often the targets are re-resolved during a run (`None`: a fixed list).
+    pub fn refresh(&self) -> Option<Duration> {
+        match self {
+            TargetSpec::List(_) => None,
+            TargetSpec::Dns { every, .. } => Some(*every),
+        }
+    }
+}
+
+/// `host:port`, `[v6]:port`, or a bare host.
+fn split_host_port(s: &str) -> Result<(&str, Option<u16>), String> {
+    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("{s:?}: unclosed '['"))?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match s.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            _ => (s, None),
+        }
+    };
+    let port = port
+        .map(|p| {
+            p.parse::<u16>()
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| format!("{s:?}: {p:?} is not a port (1 to 65535)"))
+        })
+        .transpose()?;
+    Ok((host, port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(list: &[&str]) -> Result<TargetSpec, LoadgenError> {
+        let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        TargetSpec::parse(&list, Duration::from_secs(30))
+    }
+
+    #[test]
+    fn lists_and_dns_names() {
+        assert_eq!(
+            parse(&["127.0.0.1:5000", "localhost:5001"]).unwrap(),
+            TargetSpec::List(vec!["127.0.0.1:5000".into(), "localhost:5001".into()])
+        );
+        let dns = parse(&["dns:///localhost:7000"]).unwrap();
+        assert_eq!(dns.default_authority().as_deref(), Some("localhost:7000"));
+        assert_eq!(dns.refresh(), Some(Duration::from_secs(30)));
+        assert_eq!(
+            parse(&["dns:///svc.local"])
+                .unwrap()
+                .default_authority()
+                .as_deref(),
+            Some("svc.local:443")
+        );
+        assert!(parse(&["[::1]:80"]).is_ok());
+    }
+
+    #[test]
+    fn bad_targets_are_named() {
+        for (bad, says) in [
+            (vec!["localhost"], "not host:port"),
+            (vec!["localhost:0"], "not a port"),
+            (vec!["localhost:99999"], "not a port"),
+            (vec!["http://localhost:80"], "scheme"),
+            (vec!["dns://8.8.8.8/svc:80"], "DNS server"),
+            (vec!["dns:///a:1", "b:2"], "alone"),
+            (vec![], "no target"),
+        ] {
+            let e = parse(&bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn dns_resolves_every_address_of_the_name() {
+        let t = parse(&["dns:///localhost:7000"])
+            .unwrap()
+            .resolve()
+            .await
+            .unwrap();
+        assert!(!t.is_empty());
+        assert!(t
+            .iter()
+            .all(|t| t.addr.ip().is_loopback() && t.addr.port() == 7000));
+        assert!(t.iter().all(|t| t.host == "localhost"));
+    }
+}

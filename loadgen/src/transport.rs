@@ -1,0 +1,317 @@
+//! How a connection to one endpoint is opened: TCP with `TCP_NODELAY`, then TLS (rustls, ALPN
+//! `h2`) when the run uses it. Both balancers use it: lblab's [`Balancer`](crate::balance::Balancer)
+//! directly, tower's through [`Connector`].
+//!
+//! TLS follows what a gRPC client does: the server's certificate is verified against `--cacert`
+//! (or the Mozilla roots of `webpki-roots` when none is given) for the name of the target, or the
+//! `--authority` when one is set; `--cert`/`--key` add a client certificate (mutual TLS);
+//! `--insecure` skips the verification of the server's certificate (its signatures over the
+//! handshake are still checked). The server must select HTTP/2 by ALPN.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+use crate::LoadgenError;
+
+/// A boxed error, as connection attempts report them.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// TLS settings as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct TlsOptions {
+    /// PEM file with the certificates that may sign the server's (default: webpki-roots).
+    pub cacert: Option<PathBuf>,
+    /// PEM file with the client's certificate chain (mutual TLS); needs `key`.
+    pub cert: Option<PathBuf>,
+    /// PEM file with the client's private key; needs `cert`.
+    pub key: Option<PathBuf>,
+    /// Accept any server certificate.
+    pub insecure: bool,
+}
+
+/// How every connection of a run is made; cheap to clone.
+#[derive(Clone, Default)]
+pub struct Transport {
+    tls: Option<Arc<rustls::ClientConfig>>,
+    /// The name the server's certificate must have, instead of each target's host.
+    server_name: Option<String>,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("tls", &self.tls.is_some())
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
+impl Transport {
+    /// Plaintext HTTP/2 (h2c), as lblab's own fleet serves it.
+    pub fn plaintext() -> Transport {
+        Transport::default()
+    }
+
+    /// TLS with `options`; `server_name` overrides each target's host as the name verified
+    /// (gRPC uses the channel's authority). Reads and checks the PEM files now, so a bad file is
+    /// an error before any load is sent.
+    pub fn tls(
+        options: &TlsOptions,
+        server_name: Option<String>,
+    ) -> Result<Transport, LoadgenError> {
+        Ok(Transport {
+            tls: Some(Arc::new(client_config(options)?)),
+            server_name,
+        })
+    }
+
+    /// True when connections use TLS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Opens a connection to `addr`; `host` is the target's name, verified against the server's
+    /// certificate unless a server name was set.
+    pub async fn connect(&self, host: &str, addr: SocketAddr) -> Result<Stream, BoxError> {
+        let tcp = TcpStream::connect(addr).await?;
+        tcp.set_nodelay(true)?;
+        let Some(config) = &self.tls else {
+            return Ok(Stream::Plain(tcp));
+        };
+        let name = self.server_name.as_deref().unwrap_or(host);
+        let name = ServerName::try_from(name.trim_start_matches('[').trim_end_matches(']'))
+            .map_err(|e| format!("{name:?} is not a valid TLS server name: {e}"))?
+            .to_owned();
+        let tls = tokio_rustls::TlsConnector::from(config.clone())
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS handshake with {addr} failed: {e}"))?;
+        let alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+        if alpn.as_deref() != Some(b"h2") {
+            return Err(format!(
+                "TLS with {addr}: the server did not select HTTP/2 by ALPN ({}); gRPC needs h2",
+                alpn.map_or("no protocol".into(), |p| String::from_utf8_lossy(&p)
+                    .into_owned())
+            )
+            .into());
+        }
+        Ok(Stream::Tls(Box::new(tls)))
+    }
+}
+
+fn read_pem<T: PemObject>(path: &Path, flag: &str, what: &str) -> Result<Vec<T>, LoadgenError> {
+    let bad = |e: String| LoadgenError::Config(format!("{flag} {}: {e}", path.display()));
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let items = T::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<T>, _>>()
+        .map_err(|e| bad(format!("not a PEM file of {what}: {e}")))?;
+    if items.is_empty() {
+        return Err(bad(format!("holds no {what} (a PEM file is expected)")));
+    }
+    Ok(items)
+}
+
+/// The rustls client configuration of `options`.
+fn client_config(options: &TlsOptions) -> Result<rustls::ClientConfig, LoadgenError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| LoadgenError::Config(format!("TLS: {e}")))?;
+    let builder = if options.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        match &options.cacert {
+            Some(path) => {
+                for cert in read_pem::<CertificateDer<'static>>(path, "--cacert", "certificates")? {
+                    roots.add(cert).map_err(|e| {
+                        LoadgenError::Config(format!("--cacert {}: {e}", path.display()))
+                    })?;
+                }
+            }
+            None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        }
+        builder.with_root_certificates(roots)
+    };
+    let mut config = match (&options.cert, &options.key) {
+        (Some(cert), Some(key)) => {
+            let chain = read_pem::<CertificateDer<'static>>(cert, "--cert", "certificates")?;
+            let key = read_pem::<PrivateKeyDer<'static>>(key, "--key", "private keys")?
+                .into_iter()
+                .next()
+                .ok_or_else(|| LoadgenError::Config("--key: no private key".into()))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| LoadgenError::Config(format!("--cert/--key: {e}")))?
+        }
+        (None, None) => builder.with_no_client_auth(),
+        _ => {
+            return Err(LoadgenError::Config(
+                "--cert and --key go together (mutual TLS needs both)".into(),
+            ))
+        }
+    };
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(config)
+}
+
+/// `--insecure`: any certificate is accepted; the handshake signatures are still verified with
+/// the provider's algorithms.
+#[derive(Debug)]
+struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// A connection: plain TCP or TLS over it.
+#[derive(Debug)]
+pub enum Stream {
+    /// Plaintext.
+    Plain(TcpStream),
+    /// TLS.
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+}
+
+/// tower's balancer's connector: a tonic [`Endpoint`](tonic::transport::Endpoint) connects with
+/// it to one fixed address, over the run's [`Transport`].
+#[derive(Clone, Debug)]
+pub struct Connector {
+    /// The transport.
+    pub transport: Transport,
+    /// The target's host name (verified by TLS).
+    pub host: String,
+    /// The address.
+    pub addr: SocketAddr,
+}
+
+impl tower::Service<http::Uri> for Connector {
+    type Response = TokioIo<Stream>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _uri: http::Uri) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            let stream = this.transport.connect(&this.host, this.addr).await?;
+            Ok(TokioIo::new(stream))
+        })
+    }
+}
