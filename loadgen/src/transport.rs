@@ -111,6 +111,38 @@ impl Transport {
     }
 }
 
+impl Transport {
+    /// Connects to `addr` and makes sure an HTTP/2 server answers there, as a gRPC channel does
+    /// before it calls a connection READY: sends the client connection preface and waits for the
+    /// server's SETTINGS frame. A server that refuses the connection after the TLS handshake (a
+    /// missing or rejected client certificate, under TLS 1.3) or that does not speak HTTP/2 fails
+    /// here, with its reason, instead of failing every call of the run.
+    pub async fn probe(&self, host: &str, addr: SocketAddr) -> Result<(), BoxError> {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let mut stream = self.connect(host, addr).await?;
+        // The preface, then an empty SETTINGS frame (length 0, type 4, no flags, stream 0).
+        let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        stream.write_all(&hello).await?;
+        stream.flush().await?;
+        let mut header = [0u8; 9];
+        match stream.read_exact(&mut header).await {
+            Ok(_) if header[3] == 4 => Ok(()),
+            Ok(_) => Err(format!(
+                "{addr} did not answer as an HTTP/2 server (its first frame is of type {}, not SETTINGS)",
+                header[3]
+            )
+            .into()),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(format!(
+                "{addr} closed the connection without an HTTP/2 answer{}",
+                if self.is_tls() { "" } else { " (is it a TLS server? then add --tls)" }
+            )
+            .into()),
+            Err(e) => Err(format!("{addr} refused the connection: {e}").into()),
+        }
+    }
+}
+
 fn read_pem<T: PemObject>(path: &Path, flag: &str, what: &str) -> Result<Vec<T>, LoadgenError> {
     let bad = |e: String| LoadgenError::Config(format!("{flag} {}: {e}", path.display()));
     let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;

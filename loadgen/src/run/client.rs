@@ -184,14 +184,19 @@ async fn call_inner(
     }
 }
 
-/// Tries a TCP connection to every target at once; `None` where one was accepted, else why not.
-pub(super) async fn probe(targets: &[Target], timeout: Duration) -> Vec<Option<String>> {
+/// Tries a connection to every target at once, up to the server's HTTP/2 SETTINGS
+/// ([`Transport::probe`]); `None` where one was made, else why not.
+pub(super) async fn probe(
+    targets: &[Target],
+    timeout: Duration,
+    transport: &Transport,
+) -> Vec<Option<String>> {
     let tries: Vec<_> = targets
         .iter()
         .map(|t| {
-            let t = t.addr;
+            let (t, transport) = (t.clone(), transport.clone());
             tokio::spawn(async move {
-                match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(t)).await {
+                match tokio::time::timeout(timeout, transport.probe(&t.host, t.addr)).await {
                     Ok(Ok(_)) => None,
                     Ok(Err(e)) => Some(e.to_string()),
                     Err(_) => Some(format!("no answer within {timeout:?}")),

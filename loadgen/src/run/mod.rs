@@ -170,7 +170,11 @@ pub fn run_policy(
     let runtime = build_runtime(options, &meter)?;
     let clock = Clock::new(options.origin);
     // Nothing can be measured if no target answers: say so rather than record a run of errors.
-    let unreachable = runtime.block_on(client::probe(targets, options.connect_wait));
+    let unreachable = runtime.block_on(client::probe(
+        targets,
+        options.connect_wait,
+        &options.calls.transport,
+    ));
     check_reachable(targets, &unreachable, options.connect_wait)?;
     let (clients, balancers) = connect(&runtime, scenario, policy, targets, options)?;
     let changes = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -398,11 +402,35 @@ fn connect(
         clients.push(client);
         balancers.extend(balancer);
     }
-    runtime.block_on(async {
+    let ready = runtime.block_on(async {
+        let mut ready = 0;
         for b in &balancers {
-            b.wait_connected(options.connect_wait).await;
+            ready += b.wait_connected(options.connect_wait).await;
         }
+        ready
     });
+    // The targets accepted a connection (the probe), but no gRPC connection could be made on
+    // any (an HTTP/2 or TLS failure, e.g. a refused client certificate): nothing can be measured.
+    if let (Some(first), 0) = (balancers.first(), ready) {
+        let outages = first.outages();
+        let detail = targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let why = outages
+                    .get(i)
+                    .and_then(|o| o.last())
+                    .and_then(|o| o.error.clone())
+                    .unwrap_or_else(|| "not connected".into());
+                format!("{} ({why})", t.label())
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(LoadgenError::Unreachable {
+            waited: options.connect_wait,
+            detail,
+        });
+    }
     Ok((clients, balancers))
 }
 
