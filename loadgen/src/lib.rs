@@ -64,7 +64,7 @@ pub enum LoadgenError {
     Config(String),
     /// No target accepted a connection: nothing could be measured.
     #[error(
-        "no target accepted a connection within {waited:?}, so nothing can be measured: {detail}"
+        "no target could be connected to (tried for up to {waited:?}), so nothing can be measured: {detail}"
     )]
     Unreachable {
         /// How long connections were tried.

@@ -135,7 +135,11 @@ impl Transport {
             .into()),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(format!(
                 "{addr} closed the connection without an HTTP/2 answer{}",
-                if self.is_tls() { "" } else { " (is it a TLS server? then add --tls)" }
+                if self.is_tls() {
+                    " (after the TLS handshake: does it require a client certificate? see --cert and --key)"
+                } else {
+                    " (is it a TLS server? then add --tls)"
+                }
             )
             .into()),
             Err(e) => Err(format!("{addr} refused the connection: {e}").into()),
