@@ -305,6 +305,16 @@ fn merge_policy(
         }
     }
 
+    let first_measured = warmup_s.ceil();
+    notes.push((
+        format!("{policy}: percentiles over"),
+        format!(
+            "{} latencies: the hlog intervals from {first_measured} s on, the whole seconds after \
+             each run's warm-up",
+            measured.len()
+        ),
+    ));
+
     let rows: Vec<&SummaryRow> = sources
         .iter()
         .filter_map(|s| s.summary.rows.iter().find(|r| r.policy == policy))
@@ -554,7 +564,7 @@ config = '{{"loadBalancingConfig":[{{"peak_ewma_experimental":{{}}}}]}}'
         let mut r = Recorder::new(policy, 2, SEC);
         for i in 0..400u64 {
             let t = i * 10_000_000;
-            r.on_send(t, (i % 2) as usize, i % 4 == 0);
+            r.on_send(t, (i % 2) as usize, i.is_multiple_of(4));
             let end = t + latency(i);
             r.on_result(t, end, RequestResult::Ok);
             if end >= SEC {
@@ -594,7 +604,7 @@ config = '{{"loadBalancingConfig":[{{"peak_ewma_experimental":{{}}}}]}}'
         // Two load generators with very different latencies: fast and uniform, slow-tailed.
         let fast = |i: u64| 1_000_000 + (i % 7) * 10_000;
         let slow = |i: u64| {
-            if i % 10 == 0 {
+            if i.is_multiple_of(10) {
                 80_000_000
             } else {
                 3_000_000 + i * 1_000
