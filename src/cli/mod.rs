@@ -55,7 +55,8 @@ enum Command {
     /// ablation switches, in parallel, with medians and intervals over seeds (--seeds).
     Sweep(sweep::Args),
     /// Regenerate the evidence documents (results/README.md, per-scenario pages, the gRFC draft)
-    /// from the committed result files; --check only compares.
+    /// from the committed result files; --check only compares; --merge combines real runs from
+    /// several load generators into one run folder.
     Report(report::Args),
     /// Serve a scenario's fleet of gRPC backends on loopback (or --listen) until interrupted.
     Backend(backend::Args),

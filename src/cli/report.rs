@@ -1,10 +1,14 @@
 //! `lblab report`: regenerate the evidence documents (results/README.md, the per-scenario pages,
-//! the sweeps page and the gRFC draft) and their headline charts from the committed result files.
+//! the sweeps page and the gRFC draft) and their headline charts from the committed result files;
+//! or, with `--merge`, combine real runs from several load generators into one run folder.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use lblab_model::results::{self, layout};
+
+use super::output;
 
 /// Arguments of `lblab report`.
 #[derive(Debug, clap::Args)]
@@ -21,11 +25,23 @@ pub struct Args {
     results: String,
     /// Check that the committed documents are what the files give, without writing anything;
     /// exit 1 and name the first document that differs.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "merge")]
     check: bool,
+    /// Merge these run folders into one instead: real runs of one scenario (`lblab loadgen
+    /// --out DIR`, e.g. one per load-generator host) with the same policies and lengths. The
+    /// histograms are added (never percentiles averaged), the counts summed, and the runs aligned
+    /// by the start each one's hlogs record.
+    #[arg(long, num_args = 1.., value_name = "DIR")]
+    merge: Vec<PathBuf>,
+    /// With --merge: the merged run folder [default: lblab-out/merged].
+    #[arg(long, requires = "merge", value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if !args.merge.is_empty() {
+        return merge(&args.merge, args.out.as_deref());
+    }
     let evidence = lblab_evidence::Evidence::load(&args.root, &args.scenarios, &args.results)
         .context("reading the results")?;
     let docs = lblab_evidence::documents(&evidence);
@@ -54,5 +70,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         results.display(),
         evidence.scenarios.len()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lblab report --merge DIR... [--out OUT]`: writes the merged run folder (the data files and
+/// the charts, as every run command does) and prints its table and each run's start offset.
+fn merge(dirs: &[PathBuf], out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let out = out.map_or_else(
+        || Path::new(layout::SCRATCH).join("merged"),
+        Path::to_path_buf,
+    );
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if let Some(d) = dirs.iter().find(|d| same(d, &out)) {
+        anyhow::bail!(
+            "--out {}: is one of the folders to merge ({}); give another folder",
+            out.display(),
+            d.display()
+        );
+    }
+    let merged = results::merge_runs(dirs).context("merging runs")?;
+    let _out_dir = output::prepare_dir(&out)?;
+    output::write(&out, &merged.summary, &merged.results).context("writing the merged run")?;
+    output::print_table(&merged.summary);
+    for (key, value) in &merged.summary.notes {
+        if key.contains(": start offset of ") {
+            println!("{key}: {value}");
+        }
+    }
+    println!("merged {} runs into {}", dirs.len(), out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -250,6 +250,7 @@ pub fn run_policy(
     );
     recorded.result.add_incidents(found);
     let endpoint_changes = std::mem::take(&mut *changes.lock().unwrap_or_else(|e| e.into_inner()));
+    recorded.result.set_start_time(unix_time_of(options.origin));
     Ok(LoadRun {
         calls: calls.unwrap_or_else(|| recorded.sends.iter().sum()),
         result: recorded.result,
@@ -309,6 +310,20 @@ async fn resolve_periodically(
             u.set_endpoints(uris.clone());
         }
         current = next;
+    }
+}
+
+/// The Unix time, in seconds, of `instant` (past or future): what the hlog records as the run's
+/// start, so that runs from several load generators can be aligned when merged.
+fn unix_time_of(instant: Instant) -> f64 {
+    let (now, unix_now) = (Instant::now(), std::time::SystemTime::now());
+    let unix_now = unix_now
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64();
+    match now.checked_duration_since(instant) {
+        Some(ago) => unix_now - ago.as_secs_f64(),
+        None => unix_now + instant.duration_since(now).as_secs_f64(),
     }
 }
 

@@ -17,13 +17,16 @@
 //! One file per concept, all re-exported here: the serialized types ([`RunSummary`],
 //! [`SummaryRow`], [`TimeseriesRow`], [`FailureRow`], [`Incident`]); the [`Recorder`] that turns a
 //! policy's requests into a [`PolicyResult`]; the `.hlog` encoding of its per-second histograms;
-//! and the files ([`write_run`], [`write_atomic`], [`read_result_file`], [`read_timeseries`]).
+//! and the files ([`write_run`], [`write_atomic`], [`read_result_file`], [`read_timeseries`],
+//! [`read_hlog`]); and [`merge_runs`], which combines real runs of one scenario from several
+//! load generators into one.
 
 mod compare;
 mod files;
 pub mod fixed;
 mod hlog;
 pub mod layout;
+mod merge;
 mod recorder;
 mod schema;
 mod targets;
@@ -32,7 +35,9 @@ pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT
 pub use files::{
     file_stem, read_result_file, read_timeseries, write_atomic, write_run, MAX_RESULT_FILE,
 };
+pub use hlog::{parse_hlog, read_hlog, Hlog, HlogInterval};
 pub use layout::Layout;
+pub use merge::{merge_runs, Merged};
 pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{
     FailureRow, FaultWindow, Incident, IncidentKind, Mode, RunSummary, SummaryRow, TimeseriesRow,

@@ -26,7 +26,8 @@ const SIGFIG: u8 = 3;
 /// Highest latency recorded exactly (1 hour); larger values are clamped.
 const MAX_LATENCY: u64 = 3_600 * NANOS_PER_SEC;
 
-fn new_histogram() -> Histogram<u64> {
+/// An empty latency histogram with the recorder's bounds and precision.
+pub(super) fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY, SIGFIG).expect("valid histogram bounds")
 }
 
@@ -238,34 +239,18 @@ impl Recorder {
     pub fn finish(mut self) -> PolicyResult {
         self.flush_sends();
         self.flush_interval();
-        let h = &self.total;
-        let ms = |v: u64| v as f64 / 1e6;
-        let q = |p: f64| {
-            if h.is_empty() {
-                0.0
-            } else {
-                ms(h.value_at_quantile(p))
-            }
-        };
         let row = SummaryRow {
-            policy: self.policy.clone(),
             requests: self.ok + self.errors + self.dropped,
             ok: self.ok,
             errors: self.errors,
             deadline_exceeded: self.deadline_exceeded,
             dropped: self.dropped,
-            p50_ms: q(0.5),
-            p90_ms: q(0.9),
-            p99_ms: q(0.99),
-            p999_ms: q(0.999),
-            max_ms: if h.is_empty() { 0.0 } else { ms(h.max()) },
-            mean_ms: if h.is_empty() { 0.0 } else { h.mean() / 1e6 },
             slow_share: if self.sent_measured == 0 {
                 0.0
             } else {
                 self.sent_faulty as f64 / self.sent_measured as f64
             },
-            incidents: 0,
+            ..latency_row(&self.policy, &self.total)
         };
         let hlog = self.hlog.text(&self.policy);
         PolicyResult {
@@ -293,6 +278,35 @@ impl Recorder {
                 .collect(),
             incidents: Vec::new(),
         }
+    }
+}
+
+/// A summary row of `policy` with the latency fields of `h` (ns) and every count 0: the
+/// percentiles, maximum and mean in ms, 0 for an empty histogram.
+pub(super) fn latency_row(policy: &str, h: &Histogram<u64>) -> SummaryRow {
+    let ms = |v: u64| v as f64 / 1e6;
+    let q = |p: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            ms(h.value_at_quantile(p))
+        }
+    };
+    SummaryRow {
+        policy: policy.to_string(),
+        requests: 0,
+        ok: 0,
+        errors: 0,
+        deadline_exceeded: 0,
+        dropped: 0,
+        p50_ms: q(0.5),
+        p90_ms: q(0.9),
+        p99_ms: q(0.99),
+        p999_ms: q(0.999),
+        max_ms: if h.is_empty() { 0.0 } else { ms(h.max()) },
+        mean_ms: if h.is_empty() { 0.0 } else { h.mean() / 1e6 },
+        slow_share: 0.0,
+        incidents: 0,
     }
 }
 
@@ -331,6 +345,15 @@ struct BackendFailures {
 }
 
 impl PolicyResult {
+    /// Records that the run started (its time 0) at the Unix time `unix_s`, in seconds: the hlog
+    /// says so in its header (`#[StartTime: <unix_s> (seconds since epoch)]` and a `BaseTime` line,
+    /// HdrHistogram's convention), so that runs from several hosts can be aligned when they are
+    /// merged. Real runs call it once; a simulated run's log keeps `0.000 (seconds since run
+    /// start)`.
+    pub fn set_start_time(&mut self, unix_s: f64) {
+        self.hlog = super::hlog::with_start_time(&self.hlog, unix_s);
+    }
+
     /// Adds harness incidents to the result and counts them in its summary row.
     pub fn add_incidents(&mut self, incidents: impl IntoIterator<Item = Incident>) {
         self.incidents.extend(incidents);
