@@ -13,6 +13,11 @@
 //! - [`tower_p2c`]: tower's own `p2c` + `PeakEwma` balancer as the reference policy
 //!   `tower_p2c_peak_ewma`.
 //!
+//! - [`target`], [`transport`], [`method`], [`reflection`]: what lets it call someone else's
+//!   service — `host:port` lists and `dns:///` names re-resolved during a run, TLS with rustls and
+//!   the HTTP/2 probe before a run, and any unary method with its schema from server reflection
+//!   or `.proto` files.
+//!
 //! This crate does not start servers (that is `lblab-backend`; `lblab-harness` runs the two
 //! together) and holds no policy logic of its own. Its wire format comes from `lblab-wire`.
 //!
@@ -20,7 +25,7 @@
 //! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::{Duration, Instant};
 //! let scenario = lblab_model::Scenario::load("scenarios/one-slow.toml".as_ref())?;
-//! let targets: Vec<std::net::SocketAddr> = vec!["127.0.0.1:50051".parse()?];
+//! let targets = vec![lblab_loadgen::target::Target::of_addr("127.0.0.1:50051".parse()?)];
 //! let options = lblab_loadgen::run::RunOptions::new(Instant::now() + Duration::from_secs(1));
 //! let run = lblab_loadgen::run::run_policy(&scenario, &scenario.policies[0], &targets, &options)?;
 //! println!("p99 {} ms", run.result.summary.p99_ms);

@@ -691,24 +691,17 @@ fn policies(values: &[String], scenario: Option<&Scenario>) -> anyhow::Result<Ve
                 config: format!(r#"{{"loadBalancingConfig":[{{"{v}":{{}}}}]}}"#),
             }
         } else {
-            let labels = scenario
-                .map(|s| {
-                    s.policies
-                        .iter()
-                        .map(|p| p.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                })
-                .unwrap_or_default();
-            anyhow::bail!(
-                "--policy {v:?}: not a service config (JSON, or @FILE), a policy name ({}){}",
-                lblab_policy::config::SUPPORTED.join(", "),
-                if labels.is_empty() {
-                    String::new()
-                } else {
-                    format!(", or a label of the scenario ({labels})")
-                }
-            );
+            let names = lblab_policy::config::SUPPORTED.join(", ");
+            match scenario {
+                Some(s) => anyhow::bail!(
+                    "--policy {v:?}: no such policy in the scenario (its labels: {}), and not a \
+                     service config (JSON, or @FILE) or a policy name ({names})",
+                    s.policies.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+                None => anyhow::bail!(
+                    "--policy {v:?}: not a service config (JSON, or @FILE) or a policy name ({names})"
+                ),
+            }
         };
         // The same label twice gets a number: labels name the result files.
         let mut name = spec.name.clone();
