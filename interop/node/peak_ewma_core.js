@@ -1,0 +1,230 @@
+'use strict';
+// The core of peak_ewma_experimental, free of grpc-js: config parsing and validation, the
+// peak-sensitive EWMA, the cost, and the pick among explicit candidate draws. Time is a Number of
+// nanoseconds from an arbitrary origin (exact up to 2^53 ns, about 104 days). The semantics are
+// those of the proposal (lblab's policy/src/peak_ewma.rs and policy/src/estimator.rs):
+//
+//   decayed(now) = estimate × exp(−(now − stamp)/decayTime)        (reading changes nothing)
+//   sample rtt at now, w = exp(−(now − stamp)/decayTime):
+//     rtt > decayed(now)  → estimate = rtt                         (the peak)
+//     otherwise           → estimate = decayed(now) + (1 − w) × rtt
+//     stamp = now (never moved backwards)
+//   cost(now) = decayed(now) × (outstanding + 1)
+//   pick: choiceCount distinct draws among READY endpoints (all when fewer), lowest cost, the
+//   earlier draw wins ties (strict <).
+//
+// The grpc-js shell (peak_ewma_lb.js) supplies the clock, the randomness and the call hooks.
+
+const NAME = 'peak_ewma_experimental';
+const NANOS_PER_SEC = 1e9;
+const MAX_CHOICES = 10;
+const DEFAULTS = Object.freeze({
+  choiceCount: 2,
+  decayTime: 10 * NANOS_PER_SEC,
+  defaultRtt: 30e6,
+});
+const FIELDS = ['choiceCount', 'decayTime', 'defaultRtt'];
+
+/** A config error naming the field, as lblab's `loadBalancingConfig[..].<policy>.<field>`. */
+class ConfigError extends Error {
+  constructor(field, message) {
+    super(`${NAME}.${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+/**
+ * Parses a proto3 JSON duration ("10s", "0.030s", at most 9 fractional digits) into
+ * nanoseconds; throws a message for anything else. Negative durations parse (the caller rejects
+ * them).
+ */
+function parseDuration(text) {
+  const bad = `\`${text}\` is not a proto3 duration; write seconds with an \`s\` suffix, e.g. "10s" or "0.030s"`;
+  if (typeof text !== 'string') {
+    throw new Error(`${JSON.stringify(text)} is not a proto3 duration string; write e.g. "10s" or "0.030s"`);
+  }
+  const m = /^(-?)([0-9]+)(?:\.([0-9]{1,9}))?s$/.exec(text);
+  if (!m) throw new Error(bad);
+  const secs = Number(m[2]);
+  if (secs > 315576000000) throw new Error(`\`${text}\` is longer than proto3's maximum of 315576000000s`);
+  const frac = (m[3] || '').padEnd(9, '0');
+  const ns = secs * NANOS_PER_SEC + Number(frac);
+  return m[1] === '-' ? -ns : ns;
+}
+
+/** Formats nanoseconds as the shortest proto3 JSON duration ("10s", "0.03s"). */
+function formatDuration(ns) {
+  const secs = Math.floor(ns / NANOS_PER_SEC);
+  const frac = Math.round(ns - secs * NANOS_PER_SEC);
+  if (frac === 0) return `${secs}s`;
+  return `${secs}.${String(frac).padStart(9, '0').replace(/0+$/, '')}s`;
+}
+
+function positiveDuration(obj, field) {
+  if (!(field in obj)) return DEFAULTS[field];
+  let ns;
+  try {
+    ns = parseDuration(obj[field]);
+  } catch (e) {
+    throw new ConfigError(field, e.message);
+  }
+  if (ns < 0) throw new ConfigError(field, `\`${obj[field]}\` is negative; durations here must be >= 0s`);
+  if (ns === 0) throw new ConfigError(field, 'must be greater than 0s');
+  return ns;
+}
+
+/**
+ * The policy's JSON config (the object under `peak_ewma_experimental`) → `{choiceCount,
+ * decayTime, defaultRtt}` with durations in ns. As A48 and lblab: choiceCount default 2, below 2
+ * rejected, above 10 clamped to 10; decayTime default "10s", defaultRtt default "0.030s", both
+ * must be > 0. Unknown fields are rejected, as lblab does.
+ */
+function parseConfig(obj) {
+  if (obj === undefined || obj === null) obj = {};
+  if (typeof obj !== 'object' || Array.isArray(obj)) {
+    throw new ConfigError('', `the config must be a JSON object, not ${JSON.stringify(obj)}`);
+  }
+  for (const k of Object.keys(obj)) {
+    if (!FIELDS.includes(k)) {
+      throw new ConfigError(k, `unknown field; the fields are ${FIELDS.join(', ')}`);
+    }
+  }
+  let choiceCount = DEFAULTS.choiceCount;
+  if ('choiceCount' in obj) {
+    const n = obj.choiceCount;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 4294967295) {
+      throw new ConfigError('choiceCount', `${JSON.stringify(n)} is not an unsigned 32-bit integer`);
+    }
+    if (n < 2) {
+      throw new ConfigError('choiceCount', `${n} is below 2; choiceCount must be at least 2 (values above ${MAX_CHOICES} are clamped to ${MAX_CHOICES})`);
+    }
+    choiceCount = Math.min(n, MAX_CHOICES);
+  }
+  return {
+    choiceCount,
+    decayTime: positiveDuration(obj, 'decayTime'),
+    defaultRtt: positiveDuration(obj, 'defaultRtt'),
+  };
+}
+
+/** The normalized JSON form of a parsed config. */
+function configToJson(c) {
+  return {
+    choiceCount: c.choiceCount,
+    decayTime: formatDuration(c.decayTime),
+    defaultRtt: formatDuration(c.defaultRtt),
+  };
+}
+
+/**
+ * One endpoint's load: the peak EWMA of its RTT and its outstanding (unary) calls. A new one is
+ * made when the endpoint becomes READY: estimate = defaultRtt, stamp = now, outstanding = 0.
+ */
+class EndpointLoad {
+  constructor(defaultRtt, now) {
+    this.estimate = defaultRtt;
+    this.stamp = now;
+    this.outstanding = 0;
+  }
+
+  /** exp(−(now − stamp)/τ); a clock behind the stamp counts as no time passed. */
+  weight(now, decayTime) {
+    const dt = Math.max(0, now - this.stamp);
+    return Math.exp(-dt / decayTime);
+  }
+
+  /** The estimate decayed to `now` (ns). Does not change state. */
+  decayed(now, decayTime) {
+    return this.estimate * this.weight(now, decayTime);
+  }
+
+  /** decayed(now) × (outstanding + 1). */
+  cost(now, decayTime) {
+    return this.decayed(now, decayTime) * (this.outstanding + 1);
+  }
+
+  /** Takes an RTT sample `rtt` (ns) observed at `now`. */
+  observe(now, rtt, decayTime) {
+    const w = this.weight(now, decayTime);
+    const decayed = this.estimate * w;
+    this.estimate = rtt > decayed ? rtt : decayed + (1 - w) * rtt;
+    if (now > this.stamp) this.stamp = now;
+  }
+
+  /** A call was started on this endpoint. */
+  onStart() {
+    this.outstanding += 1;
+  }
+
+  /**
+   * A call started here ended at `now` after `elapsed` ns: one fewer outstanding, and a sample
+   * unless `sample` is false (the call was cancelled by the client).
+   */
+  onEnd(now, elapsed, sample, decayTime) {
+    if (this.outstanding > 0) this.outstanding -= 1;
+    if (sample) this.observe(now, elapsed, decayTime);
+  }
+}
+
+/** The index among `n` that `rng` (a function returning a float in [0, 1)) draws. */
+function index(rng, n) {
+  const i = Math.floor(rng() * n);
+  return i < n ? i : n - 1;
+}
+
+/**
+ * `min(choiceCount, n)` distinct indices among `n`, in draw order, by rejection sampling (as
+ * lblab's p2c::distinct: choiceCount ≤ 10).
+ */
+function drawDistinct(n, choiceCount, rng) {
+  const d = Math.min(choiceCount, n);
+  const drawn = [];
+  while (drawn.length < d) {
+    const i = index(rng, n);
+    if (!drawn.includes(i)) drawn.push(i);
+  }
+  return drawn;
+}
+
+/**
+ * Of the candidate loads, in draw order, the position of the cheapest at `now`: strict <, so
+ * the earlier draw wins ties. Returns -1 for no candidates.
+ */
+function cheapest(candidates, now, decayTime) {
+  let best = -1;
+  let bestCost = Infinity;
+  for (let k = 0; k < candidates.length; k++) {
+    const c = candidates[k].cost(now, decayTime);
+    if (best < 0 || c < bestCost) {
+      best = k;
+      bestCost = c;
+    }
+  }
+  return best;
+}
+
+/**
+ * A pick among READY endpoints' loads: draws `choiceCount` distinct ones with `rng` and returns
+ * the index (into `ready`) of the cheapest; -1 if none is READY.
+ */
+function pick(ready, now, config, rng) {
+  if (ready.length === 0) return -1;
+  const draws = drawDistinct(ready.length, config.choiceCount, rng);
+  const k = cheapest(draws.map((i) => ready[i]), now, config.decayTime);
+  return draws[k];
+}
+
+module.exports = {
+  NAME,
+  DEFAULTS,
+  MAX_CHOICES,
+  ConfigError,
+  parseDuration,
+  formatDuration,
+  parseConfig,
+  configToJson,
+  EndpointLoad,
+  drawDistinct,
+  cheapest,
+  pick,
+};

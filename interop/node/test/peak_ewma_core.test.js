@@ -1,0 +1,173 @@
+'use strict';
+// Unit tests of peak_ewma_core.js, written from the proposal's formulas (lblab's DESIGN notes §2,
+// policy/src/peak_ewma.rs): no grpc-js, explicit times (ns) and explicit draws.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const core = require('../peak_ewma_core');
+
+const MS = 1e6;
+const S = 1e9;
+const TAU = 10 * S;
+
+function close(actual, expected, rel = 1e-12) {
+  assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `${actual} != ${expected}`);
+}
+
+test('config defaults are choiceCount 2, decayTime 10s, defaultRtt 30ms', () => {
+  assert.deepEqual(core.parseConfig({}), { choiceCount: 2, decayTime: 10 * S, defaultRtt: 30 * MS });
+  assert.deepEqual(core.parseConfig(undefined), core.parseConfig({}));
+  assert.deepEqual(core.configToJson(core.parseConfig({})), { choiceCount: 2, decayTime: '10s', defaultRtt: '0.03s' });
+});
+
+test('config reads proto3 durations and clamps choiceCount above 10', () => {
+  const c = core.parseConfig({ choiceCount: 3, decayTime: '5s', defaultRtt: '0.010s' });
+  assert.deepEqual(c, { choiceCount: 3, decayTime: 5 * S, defaultRtt: 10 * MS });
+  assert.equal(core.parseConfig({ choiceCount: 11 }).choiceCount, 10);
+  assert.equal(core.parseConfig({ choiceCount: 1000 }).choiceCount, 10);
+  assert.equal(core.parseConfig({ decayTime: '0.000000001s' }).decayTime, 1);
+});
+
+test('config rejects what lblab rejects, naming the field', () => {
+  const rejects = (obj, field, re) =>
+    assert.throws(() => core.parseConfig(obj), (e) => e instanceof core.ConfigError && e.field === field && re.test(e.message));
+  rejects({ choiceCount: 1 }, 'choiceCount', /1 is below 2/);
+  rejects({ choiceCount: 0 }, 'choiceCount', /below 2/);
+  rejects({ choiceCount: 2.5 }, 'choiceCount', /not an unsigned/);
+  rejects({ choiceCount: '2' }, 'choiceCount', /not an unsigned/);
+  rejects({ choiceCount: -1 }, 'choiceCount', /not an unsigned/);
+  rejects({ decayTime: '0s' }, 'decayTime', /greater than 0s/);
+  rejects({ defaultRtt: '0.000s' }, 'defaultRtt', /greater than 0s/);
+  rejects({ decayTime: '-1s' }, 'decayTime', /negative/);
+  rejects({ decayTime: '10' }, 'decayTime', /not a proto3 duration/);
+  rejects({ decayTime: '1.0000000001s' }, 'decayTime', /not a proto3 duration/);
+  rejects({ decayTime: 10 }, 'decayTime', /not a proto3 duration/);
+  rejects({ defaultRtt: '30ms' }, 'defaultRtt', /not a proto3 duration/);
+  rejects({ choicecount: 2 }, 'choicecount', /unknown field/);
+});
+
+test('a new endpoint starts at defaultRtt with nothing outstanding', () => {
+  const e = new core.EndpointLoad(30 * MS, 5 * S);
+  assert.equal(e.decayed(5 * S, TAU), 30 * MS);
+  assert.equal(e.cost(5 * S, TAU), 30 * MS);
+  assert.equal(e.outstanding, 0);
+});
+
+test('the estimate decays toward 0 with time constant decayTime while not picked, and reading changes nothing', () => {
+  const e = new core.EndpointLoad(30 * MS, 0);
+  close(e.decayed(10 * S, TAU), 30 * MS * Math.exp(-1));
+  close(e.decayed(20 * S, TAU), 30 * MS * Math.exp(-2));
+  assert.equal(e.estimate, 30 * MS);
+  assert.equal(e.stamp, 0);
+  close(e.decayed(10 * S, TAU), 30 * MS * Math.exp(-1));
+});
+
+test('a slower sample replaces the decayed estimate at once (the peak)', () => {
+  const e = new core.EndpointLoad(30 * MS, 0);
+  e.observe(1 * S, 50 * MS, TAU);
+  assert.equal(e.estimate, 50 * MS);
+  assert.equal(e.stamp, 1 * S);
+  // The peak test compares with the estimate decayed to now, not the stored one: after 10 s,
+  // 50 ms has decayed to 18.4 ms, so a 20 ms sample is a new peak.
+  e.observe(11 * S, 20 * MS, TAU);
+  assert.equal(e.estimate, 20 * MS);
+});
+
+test('a faster sample blends in with weight 1 - exp(-dt/decayTime)', () => {
+  const e = new core.EndpointLoad(30 * MS, 0);
+  e.observe(2 * S, 1 * MS, TAU);
+  const w = Math.exp(-2 * S / TAU);
+  close(e.estimate, 30 * MS * w + (1 - w) * 1 * MS);
+  assert.equal(e.stamp, 2 * S);
+  // A sample at the same instant has weight 0: the estimate stays.
+  const before = e.estimate;
+  e.observe(2 * S, 0.5 * MS, TAU);
+  assert.equal(e.estimate, before);
+});
+
+test('a clock that goes backwards is clamped: no negative dt, stamp never moves back', () => {
+  const e = new core.EndpointLoad(30 * MS, 5 * S);
+  assert.equal(e.decayed(4 * S, TAU), 30 * MS);
+  e.observe(4 * S, 1 * MS, TAU);
+  assert.equal(e.estimate, 30 * MS);
+  assert.equal(e.stamp, 5 * S);
+  assert.ok(Number.isFinite(e.cost(0, TAU)));
+});
+
+test('cost is decayed x (outstanding + 1); completion takes one off and samples unless cancelled', () => {
+  const e = new core.EndpointLoad(10 * MS, 0);
+  e.onStart();
+  e.onStart();
+  close(e.cost(1 * S, TAU), 10 * MS * Math.exp(-0.1) * 3);
+  e.onEnd(1 * S, 40 * MS, true, TAU);
+  assert.equal(e.outstanding, 1);
+  assert.equal(e.estimate, 40 * MS);
+  e.onEnd(2 * S, 80 * MS, false, TAU); // cancelled by the client: no sample
+  assert.equal(e.outstanding, 0);
+  assert.equal(e.estimate, 40 * MS);
+  e.onEnd(2 * S, 1 * MS, false, TAU); // never below 0
+  assert.equal(e.outstanding, 0);
+});
+
+test('the cheapest draw wins; the earlier draw wins ties', () => {
+  const a = new core.EndpointLoad(10 * MS, 0);
+  const b = new core.EndpointLoad(10 * MS, 0);
+  assert.equal(core.cheapest([a, b], 0, TAU), 0);
+  assert.equal(core.cheapest([b, a], 0, TAU), 0);
+  b.onStart();
+  assert.equal(core.cheapest([b, a], 0, TAU), 1);
+  assert.equal(core.cheapest([], 0, TAU), -1);
+});
+
+test('a slow endpoint becomes cheap again by decay and is probed', () => {
+  const fast = new core.EndpointLoad(1 * MS, 0);
+  const slow = new core.EndpointLoad(1 * MS, 0);
+  for (let t = 1; t <= 100; t++) fast.observe(t * 10 * MS, 2 * MS, TAU); // ~2 ms
+  slow.observe(10 * MS, 20 * MS, TAU); // a peak: 20 ms
+  const t1 = 1 * S;
+  assert.equal(core.cheapest([fast, slow], t1, TAU), 0);
+  // Not picked for a while, the slow endpoint's estimate decays below the busy fast one's.
+  fast.onStart();
+  fast.onStart();
+  const later = t1 + 30 * S;
+  fast.observe(later, 2 * MS, TAU);
+  assert.equal(core.cheapest([fast, slow], later, TAU), 1);
+});
+
+test('draws are distinct, min(choiceCount, n) of them, in draw order', () => {
+  let k = 0;
+  const seq = [0.1, 0.1, 0.1, 0.7, 0.9];
+  const rng = () => seq[k++ % seq.length];
+  assert.deepEqual(core.drawDistinct(3, 2, rng), [0, 2]); // 0.1 → 0, 0.1 and 0.1 rejected, 0.7 → 2
+  assert.deepEqual(core.drawDistinct(1, 2, Math.random), [0]);
+  for (let i = 0; i < 1000; i++) {
+    const d = core.drawDistinct(5, 3, Math.random);
+    assert.equal(new Set(d).size, 3);
+    assert.ok(d.every((x) => x >= 0 && x < 5));
+  }
+  assert.deepEqual(core.drawDistinct(3, 10, Math.random).sort(), [0, 1, 2]);
+});
+
+test('with two endpoints, distinct draws always see both: the costlier is never picked', () => {
+  const cheap = new core.EndpointLoad(1 * MS, 0);
+  const dear = new core.EndpointLoad(9 * MS, 0);
+  const cfg = core.parseConfig({});
+  for (let i = 0; i < 1000; i++) assert.equal(core.pick([dear, cheap], 0, cfg, Math.random), 1);
+  assert.equal(core.pick([], 0, cfg, Math.random), -1);
+});
+
+test('one slow endpoint among 10 is never picked while it is the dearest: distinct draws', () => {
+  const cfg = core.parseConfig({});
+  const loads = Array.from({ length: 10 }, () => new core.EndpointLoad(2 * MS, 0));
+  loads[3] = new core.EndpointLoad(20 * MS, 0);
+  let slow = 0;
+  for (let i = 0; i < 10000; i++) if (core.pick(loads, 0, cfg, Math.random) === 3) slow += 1;
+  assert.equal(slow, 0); // with replacement it would be ~1 % (1/n²)
+});
+
+test('durations format as the shortest proto3 form', () => {
+  assert.equal(core.formatDuration(10 * S), '10s');
+  assert.equal(core.formatDuration(30 * MS), '0.03s');
+  assert.equal(core.formatDuration(1), '0.000000001s');
+  assert.equal(core.parseDuration('0.030s'), 30 * MS);
+  assert.equal(core.parseDuration('-2s'), -2 * S);
+});

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# grpc-js (Node) beside lblab's own client on the same fleet: installs the pinned Node packages
+# of interop/node (npm ci), builds or uses the lblab binary, and for each scenario starts
+# `lblab backend SCENARIO` once and runs against it, one after the other at the same rate:
+#   grpc-js round_robin, grpc-js pick_first, grpc-js peak_ewma_experimental (interop/node's port),
+#   then `lblab loadgen` with lblab's round_robin, peak_ewma and tower_p2c_peak_ewma;
+# then writes results/interop/node.md (tables, agreement, CPU per call) and the raw files under
+# results/interop/node/<scenario>/. About 4 minutes on a 2-core machine with the defaults.
+#
+#   scripts/interop-node.sh                      # one-slow, gc-pauses, heterogeneous
+#   scripts/interop-node.sh one-slow             # just one
+#   LBLAB_BIN=/path/to/lblab RATE=400 DURATION=8 WARMUP=3 scripts/interop-node.sh
+#   OUT=/tmp/somewhere scripts/interop-node.sh   # raw files and node.md elsewhere
+#   scripts/interop-node.sh --install            # only npm ci (tests/interop_node.rs uses it)
+#
+# Only loopback; every process it starts stops by itself (the fleet with --for) and is also
+# stopped when the script exits.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+node_dir="$root/interop/node"
+out="${OUT:-$root/results/interop}"
+rate="${RATE:-400}"
+duration="${DURATION:-6}"
+warmup="${WARMUP:-3}"
+clients="${CLIENTS:-4}"
+deadline="${DEADLINE:-1}"
+scenarios=("$@")
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(one-slow gc-pauses heterogeneous)
+
+command -v node >/dev/null || { echo "error: node is not installed (Node 20 or newer is needed)" >&2; exit 2; }
+command -v npm >/dev/null || { echo "error: npm is not installed (it comes with Node 20)" >&2; exit 2; }
+
+# The Node packages, exactly as package-lock.json pins them; skipped when already installed from
+# this lock file.
+stamp="$node_dir/node_modules/.lblab-stamp"
+want="$(sha256sum "$node_dir/package-lock.json" | cut -d' ' -f1)"
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error) >&2
+    echo "$want" > "$stamp"
+fi
+if [[ "${1:-}" == "--install" ]]; then
+    echo "$node_dir/node_modules"
+    exit 0
+fi
+(cd "$node_dir" && node --test test/ >/dev/null) || { echo "error: interop/node unit tests fail" >&2; exit 2; }
+
+bin="${LBLAB_BIN:-}"
+if [[ -z "$bin" ]]; then
+    target_dir="${CARGO_TARGET_DIR:-$root/target}"
+    (cd "$root" && nice -n 19 cargo build --release -j1 --quiet) >&2
+    bin="$target_dir/release/lblab"
+fi
+[[ -x "$bin" ]] || { echo "error: no lblab binary at $bin" >&2; exit 2; }
+
+# The group whose share the tables report, per scenario.
+slow_of() {
+    case "$1" in
+        one-slow) echo "slow/" ;;
+        gc-pauses) echo "gc/" ;;
+        heterogeneous) echo "old/" ;;
+        *) echo "slow/" ;;
+    esac
+}
+
+fleet_pid=""
+stop_fleet() {
+    if [[ -n "$fleet_pid" ]]; then
+        kill "$fleet_pid" 2>/dev/null || true
+        wait "$fleet_pid" 2>/dev/null || true
+        fleet_pid=""
+    fi
+}
+trap stop_fleet EXIT
+
+per_run=$((warmup + duration + 4))
+for scenario in "${scenarios[@]}"; do
+    file="$root/scenarios/$scenario.toml"
+    [[ -f "$file" ]] || { echo "error: no scenario $file" >&2; exit 2; }
+    dir="$out/node/$scenario"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    slow="$(slow_of "$scenario")"
+    echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
+    # Long enough for the six runs; stopped at the end of the scenario in any case.
+    "$bin" backend "$file" --no-realtime --for "$((6 * per_run + 30))s" > "$dir/backend.txt" 2> "$dir/backend.err" &
+    fleet_pid=$!
+    for _ in $(seq 100); do
+        grep -q '^--targets ' "$dir/backend.txt" 2>/dev/null && break
+        sleep 0.1
+    done
+    targets="$(sed -n 's/^--targets //p' "$dir/backend.txt")"
+    [[ -n "$targets" ]] || { echo "error: lblab backend did not start: $(cat "$dir/backend.err")" >&2; exit 2; }
+    for policy in round_robin pick_first peak_ewma_experimental; do
+        node "$node_dir/client.js" --targets "$targets" --policy "$policy" --rate "$rate" \
+            --duration "$duration" --warmup "$warmup" --clients "$clients" --deadline "$deadline" \
+            --slow "$slow" --out "$dir/grpc-js-$policy" >&2
+    done
+    "$bin" loadgen "$file" --targets "$targets" --policy round_robin --policy peak_ewma \
+        --policy tower_p2c_peak_ewma --rate "$rate" --clients "$clients" --duration "${duration}s" \
+        --warmup "${warmup}s" --deadline "${deadline}s" --no-realtime --out "$dir/lblab" \
+        > "$dir/lblab-loadgen.txt" 2> "$dir/lblab-loadgen.err" || {
+        echo "error: lblab loadgen failed: $(tail -5 "$dir/lblab-loadgen.err")" >&2
+        exit 2
+    }
+    grep -E 'client CPU' "$dir/lblab-loadgen.err" >&2 || true
+    stop_fleet
+    # Keep the small files; lblab's charts and hlogs are not needed for the tables.
+    find "$dir/lblab" -type f ! -name 'summary.json' ! -name 'summary.csv' ! -name 'targets.csv' -delete
+done
+
+node "$node_dir/report.js" --dir "$out/node" --out "$out/node.md" \
+    --command "scripts/interop-node.sh $*" --rate "$rate" --duration "$duration" --warmup "$warmup" \
+    --clients "$clients" "${scenarios[@]}"
+echo "wrote $out/node.md" >&2

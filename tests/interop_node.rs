@@ -1,0 +1,111 @@
+//! grpc-js (Node's gRPC, nobody here wrote it) against `lblab backend`: the Node client of
+//! `interop/node` with grpc-js's own `round_robin` and with the `peak_ewma_experimental` port, on a
+//! two-backend fleet whose `slow/0` is ten times slower (`interop/node/smoke.toml`), ~2 s each.
+//! The pinned npm packages are installed by `scripts/interop-node.sh --install` (`npm ci`); without
+//! Node or npm this test fails and says so, it does not skip. Loopback only; the fleet it starts
+//! is stopped when the test ends (and stops by itself after 60 s in any case).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command};
+
+use common::{arg, scratch, text};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `npm ci` in interop/node, through the script; panics with what went wrong.
+fn install() {
+    let out = Command::new("bash")
+        .arg(root().join("scripts/interop-node.sh"))
+        .arg("--install")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run bash scripts/interop-node.sh --install: {e}"));
+    assert!(
+        out.status.success(),
+        "the grpc-js interop test needs Node 20 and npm (it runs `npm ci` in interop/node); \
+         scripts/interop-node.sh --install failed:\n{}",
+        text(&out.stderr)
+    );
+}
+
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs the grpc-js client with `policy` for 2 s and returns its summary.json.
+fn grpc_js(targets: &str, policy: &str, out: &Path) -> serde_json::Value {
+    let run = Command::new("node")
+        .arg(root().join("interop/node/client.js"))
+        .args(["--targets", targets, "--policy", policy])
+        .args(["--rate", "100", "--duration", "2", "--warmup", "0.5"])
+        .args(["--deadline", "1", "--slow", "slow/", "--out", arg(out)])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run node (Node 20 is needed): {e}"));
+    assert!(
+        run.status.success(),
+        "node client.js --policy {policy} failed:\n{}\n{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    let s = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&s).expect("summary.json is JSON")
+}
+
+#[test]
+fn grpc_js_round_robin_splits_evenly_and_the_peak_ewma_port_avoids_the_slow_backend() {
+    install();
+    let mut backend = common::spawn(&[
+        "backend",
+        arg(&root().join("interop/node/smoke.toml")),
+        "--for",
+        "60s",
+        "--no-realtime",
+    ]);
+    let mut lines = BufReader::new(backend.stdout.take().expect("stdout")).lines();
+    let targets = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("--targets ").map(str::to_string))
+        .expect("the backend prints its targets");
+    std::thread::spawn(move || lines.for_each(drop));
+    let stderr = backend.stderr.take().expect("stderr");
+    std::thread::spawn(move || common::read_all(Some(stderr)));
+    let _backend = Kill(backend);
+    let dir = scratch("interop-node");
+
+    let rr = grpc_js(&targets, "round_robin", &dir.join("round_robin"));
+    // defaultRtt below both backends' latency, so that each one's first answer is a peak and a
+    // 2 s run shows the policy's choice rather than its learning (with the default 30 ms, above
+    // both, the estimates converge with time constant decayTime, 10 s).
+    let pe = grpc_js(
+        &targets,
+        r#"{"peak_ewma_experimental":{"defaultRtt":"0.001s"}}"#,
+        &dir.join("peak_ewma"),
+    );
+    for s in [&rr, &pe] {
+        let n = |k: &str| s[k].as_u64().unwrap();
+        assert!(n("requests") >= 120, "too few calls: {s}");
+        assert_eq!(n("ok"), n("requests"), "every call answered OK: {s}");
+        assert_eq!(s["backends"].as_array().unwrap().len(), 2, "{s}");
+    }
+    let share = |s: &serde_json::Value| s["slow_share"].as_f64().unwrap();
+    assert!(
+        (0.4..=0.6).contains(&share(&rr)),
+        "grpc-js round_robin should send about half to slow/0: {rr}"
+    );
+    // "Clearly lower" with room for a loaded CI machine, where the client's own delays enter
+    // every RTT sample.
+    assert!(
+        share(&pe) < 0.35,
+        "the peak_ewma port should send clearly less than half to slow/0: {pe}"
+    );
+}
