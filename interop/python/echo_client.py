@@ -43,6 +43,7 @@ def main():
     ap.add_argument("--deadline", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--connect-wait", type=float, default=5.0)
+    ap.add_argument("--clients", type=int, default=1, help="channels, each with its own policy")
     args = ap.parse_args()
 
     options = [
@@ -54,17 +55,25 @@ def main():
         # backend) resets such streams with PROTOCOL_ERROR. A real deployment names its service.
         ("grpc.default_authority", "lblab-fleet"),
     ]
-    channel = grpc.insecure_channel("ipv4:" + args.targets, options=options)
-    try:
-        grpc.channel_ready_future(channel).result(timeout=args.connect_wait)
-    except grpc.FutureTimeoutError:
-        print(json.dumps({"error": "the channel did not become READY"}))
-        sys.exit(2)
-    unary = channel.unary_unary(
-        "/lblab.v1.Echo/Unary",
-        request_serializer=echo_pb2.CallRequest.SerializeToString,
-        response_deserializer=echo_pb2.CallReply.FromString,
-    )
+    channels = [
+        grpc.insecure_channel("ipv4:" + args.targets, options=options) for _ in range(args.clients)
+    ]
+    for channel in channels:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=args.connect_wait)
+        except grpc.FutureTimeoutError:
+            # C-core rejects a service config naming a policy it lacks: the channel never
+            # becomes READY.
+            print(json.dumps({"error": "the channel did not become READY (is the policy supported?)"}))
+            sys.exit(2)
+    stubs = [
+        channel.unary_unary(
+            "/lblab.v1.Echo/Unary",
+            request_serializer=echo_pb2.CallRequest.SerializeToString,
+            response_deserializer=echo_pb2.CallReply.FromString,
+        )
+        for channel in channels
+    ]
     # Let the policy see every subchannel connect before the clock starts.
     time.sleep(0.5)
 
@@ -98,6 +107,7 @@ def main():
         if measured:
             lateness.append(late)
         call_id += 1
+        unary = stubs[call_id % len(stubs)]
         fut = unary.future(echo_pb2.CallRequest(id=call_id), timeout=args.deadline)
         with lock:
             pending[0] += 1
@@ -154,7 +164,8 @@ def main():
             }
         )
     )
-    channel.close()
+    for channel in channels:
+        channel.close()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# grpcio (gRPC C-core, Python) beside lblab's own client on the same fleet: for each scenario,
+# starts `lblab backend SCENARIO` once and runs against it, one after the other at the same rate
+# and with the same service configs, grpcio's round_robin, pick_first, weighted_round_robin (its
+# weights from the per-call ORCA reports in lblab's `endpoint-load-metrics-bin` trailers),
+# outlier_detection_experimental and least_request_experimental (which grpcio lacks: recorded as
+# such), then `lblab loadgen` with lblab's implementations of the same configs; then writes
+# results/interop/python.md and the raw files under results/interop/python/<scenario>/. About 5
+# minutes on a 2-core machine with the defaults.
+#
+#   scripts/interop-python.sh                     # one-slow, gc-pauses, heterogeneous
+#   scripts/interop-python.sh one-slow            # just one
+#   LBLAB_BIN=/path/to/lblab RATE=400 DURATION=6 WARMUP=3 CLIENTS=4 scripts/interop-python.sh
+#   OUT=/tmp/somewhere scripts/interop-python.sh  # raw files and python.md elsewhere
+#
+# Only loopback; every process it starts stops by itself (the fleet with --for) and is also
+# stopped when the script exits.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${OUT:-$root/results/interop}"
+rate="${RATE:-400}"
+duration="${DURATION:-6}"
+warmup="${WARMUP:-3}"
+clients="${CLIENTS:-4}"
+deadline="${DEADLINE:-1}"
+scenarios=("$@")
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(one-slow gc-pauses heterogeneous)
+
+python="$("$root/scripts/interop-env.sh" | tail -1)"
+gen="$(dirname "$(dirname "$python")")/gen"
+
+bin="${LBLAB_BIN:-}"
+if [[ -z "$bin" ]]; then
+    target_dir="${CARGO_TARGET_DIR:-$root/target}"
+    (cd "$root" && nice -n 19 cargo build --release -j1 --quiet) >&2
+    bin="$target_dir/release/lblab"
+fi
+[[ -x "$bin" ]] || { echo "error: no lblab binary at $bin" >&2; exit 2; }
+
+# The policies both clients run, as label=config (the same JSON on both sides). WRR's blackout is
+# shortened so that its weights count within the short warm-up; outlier detection is tuned for a
+# run of seconds, as the canonical scenarios tune it for a minute.
+policies=(
+    'round_robin={"round_robin":{}}'
+    'pick_first={"pick_first":{}}'
+    'weighted_round_robin={"weighted_round_robin":{"blackoutPeriod":"1s","weightUpdatePeriod":"0.1s"}}'
+    'od(round_robin)={"outlier_detection_experimental":{"interval":"1s","baseEjectionTime":"10s","maxEjectionPercent":20,"successRateEjection":{"requestVolume":20},"failurePercentageEjection":{"threshold":50,"requestVolume":20},"childPolicy":[{"round_robin":{}}]}}'
+    'least_request={"least_request_experimental":{"choiceCount":2}}'
+)
+
+fleet_pid=""
+stop_fleet() {
+    if [[ -n "$fleet_pid" ]]; then
+        kill "$fleet_pid" 2>/dev/null || true
+        wait "$fleet_pid" 2>/dev/null || true
+        fleet_pid=""
+    fi
+}
+trap stop_fleet EXIT
+
+per_run=$((warmup + duration + 8))
+for scenario in "${scenarios[@]}"; do
+    file="$root/scenarios/$scenario.toml"
+    [[ -f "$file" ]] || { echo "error: no scenario $file" >&2; exit 2; }
+    dir="$out/python/$scenario"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients" >&2
+    "$bin" backend "$file" --no-realtime --for "$((2 * ${#policies[@]} * per_run + 30))s" \
+        > "$dir/backend.txt" 2> "$dir/backend.err" &
+    fleet_pid=$!
+    for _ in $(seq 100); do
+        grep -q '^--targets ' "$dir/backend.txt" 2>/dev/null && break
+        sleep 0.1
+    done
+    targets="$(sed -n 's/^--targets //p' "$dir/backend.txt")"
+    [[ -n "$targets" ]] || { echo "error: lblab backend did not start: $(cat "$dir/backend.err")" >&2; exit 2; }
+    lblab_policies=()
+    for entry in "${policies[@]}"; do
+        label="${entry%%=*}"
+        config="{\"loadBalancingConfig\":[${entry#*=}]}"
+        echo "   grpcio $label" >&2
+        PYTHONPATH="$gen" "$python" "$root/interop/python/echo_client.py" --targets "$targets" \
+            --service-config "$config" --rate "$rate" --duration "$duration" --warmup "$warmup" \
+            --clients "$clients" --deadline "$deadline" > "$dir/grpcio-$label.json" || true
+        lblab_policies+=(--policy "$config")
+    done
+    echo "   lblab loadgen" >&2
+    "$bin" loadgen "$file" --targets "$targets" "${lblab_policies[@]}" --rate "$rate" \
+        --clients "$clients" --duration "${duration}s" --warmup "${warmup}s" \
+        --deadline "${deadline}s" --no-realtime --out "$dir/lblab" \
+        > "$dir/lblab-loadgen.txt" 2> "$dir/lblab-loadgen.err" || {
+        echo "error: lblab loadgen failed: $(tail -5 "$dir/lblab-loadgen.err")" >&2
+        exit 2
+    }
+    stop_fleet
+    # Keep the small files; lblab's charts and hlogs are not needed for the tables.
+    find "$dir/lblab" -type f ! -name 'summary.json' ! -name 'summary.csv' ! -name 'targets.csv' -delete
+done
+
+"$python" "$root/interop/python/report.py" --dir "$out/python" --out "$out/python.md" \
+    --command "scripts/interop-python.sh $*" --rate "$rate" --duration "$duration" \
+    --warmup "$warmup" --clients "$clients" "${scenarios[@]}"
+echo "wrote $out/python.md" >&2
