@@ -399,9 +399,15 @@ fn ejected_endpoint_is_ejected_again_by_either_algorithm_with_its_timer_restarte
         lab.step(5 * SEC); // the 20 s tick
         assert!(ejected(&lab, 0), "{algorithm}: ejected again at 20 s");
         lab.step(60 * SEC - MS);
-        assert!(ejected(&lab, 0), "{algorithm}: still ejected just before 80 s");
+        assert!(
+            ejected(&lab, 0),
+            "{algorithm}: still ejected just before 80 s"
+        );
         lab.step(MS);
-        assert!(!ejected(&lab, 0), "{algorithm}: back at 80 s = 20 s + 2 × 30 s");
+        assert!(
+            !ejected(&lab, 0),
+            "{algorithm}: back at 80 s = 20 s + 2 × 30 s"
+        );
         assert!((1..10).all(|e| !ejected(&lab, e)));
     }
 }
@@ -469,7 +475,10 @@ fn enforcement_draw_equal_to_the_percentage_does_not_enforce() {
         r#""failurePercentageEjection":{"enforcementPercentage":50,"minimumHosts":5,"requestVolume":100}"#,
     ] {
         for (draw, want) in [(49usize, true), (50, false), (0, true), (99, false)] {
-            assert_eq!(Script::indices(100, &[draw]).random_range(0..100u32), draw as u32);
+            assert_eq!(
+                Script::indices(100, &[draw]).random_range(0..100u32),
+                draw as u32
+            );
             let mut lab = Lab::ready(&od(algorithm), 5);
             counted_calls(&mut lab, 5, 100, &[100]);
             lab.now = 10 * SEC;

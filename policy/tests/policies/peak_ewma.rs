@@ -516,7 +516,10 @@ fn peak_test_compares_with_the_decayed_estimate_and_on_read_with_the_stored_one(
     let w = (-1.0f64).exp();
     let blended = 100e6 * w + 50e6 * (1.0 - w);
     let got = run("on_read");
-    assert!(close(got, blended, 1e-12), "on_read blends: {got} vs {blended}");
+    assert!(
+        close(got, blended, 1e-12),
+        "on_read blends: {got} vs {blended}"
+    );
 }
 
 #[test]
@@ -537,7 +540,11 @@ fn on_read_pick_reads_only_the_drawn_candidates() {
     let w = (-0.5f64).exp();
     let want = 30e6 * w + 1e6 * (1.0 - w);
     let got = lab.cost(2);
-    assert!(close(got, want, 1e-12), "{got} vs {want} (unread: {})", 30e6 * w);
+    assert!(
+        close(got, want, 1e-12),
+        "{got} vs {want} (unread: {})",
+        30e6 * w
+    );
 }
 
 #[test]
@@ -550,7 +557,11 @@ fn pick_chooses_among_the_drawn_candidates_only() {
     let held1 = pick_drawing(&mut lab, 3, &[1, 2]);
     assert_eq!(held1.endpoint(), EndpointId(1));
     let held0b = pick_drawing(&mut lab, 3, &[0, 1]);
-    assert_eq!(held0b.endpoint(), EndpointId(0), "equal costs: the first draw");
+    assert_eq!(
+        held0b.endpoint(),
+        EndpointId(0),
+        "equal costs: the first draw"
+    );
     // Now 0 has 2 outstanding, 1 has 1, 2 has none.
     let t = pick_drawing(&mut lab, 3, &[0, 1]);
     assert_eq!(t.endpoint(), EndpointId(1));
