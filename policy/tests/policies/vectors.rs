@@ -71,7 +71,7 @@ fn a_changed_expectation_is_reported() {
     let err = vectors::replay(&doc.to_string()).expect_err("a mismatch");
     assert!(err.to_string().contains("cost_ns"), "{err}");
     // Within the tolerance it still passes.
-    *(&mut doc["sequences"][0]["steps"][3]["expect"]["endpoints"][0]["cost_ns"]) =
+    doc["sequences"][0]["steps"][3]["expect"]["endpoints"][0]["cost_ns"] =
         serde_json::json!(cost * (1.0 + 1e-12));
     vectors::replay(&doc.to_string()).expect("within tolerance");
 }
