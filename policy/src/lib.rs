@@ -25,6 +25,10 @@
 //! [`config::PolicyConfig::build`]. Envoy xDS forms (a `Cluster`'s `load_balancing_policy`, gRFC
 //! A52's `TypedStruct`) map onto these configs with [`xds::parse`].
 //!
+//! [`vectors`] generates language-neutral conformance vectors (JSON) for
+//! `peak_ewma_experimental`, `least_request_experimental` and `outlier_detection_experimental`, and
+//! replays them against this crate; `conformance/README.md` documents the format.
+//!
 //! # Adding a policy
 //!
 //! A policy is one file: a module with its name (`pub const NAME`), its `Config` and the policy
@@ -97,6 +101,7 @@ pub mod p2c;
 pub mod peak_ewma;
 pub mod pick_first;
 pub mod round_robin;
+pub mod vectors;
 pub mod weighted_round_robin;
 pub mod xds;
 

@@ -12,6 +12,7 @@ mod report;
 mod sim;
 mod space;
 mod sweep;
+mod vectors;
 
 use std::process::ExitCode;
 
@@ -67,6 +68,9 @@ enum Command {
     Real(real::Args),
     /// Run a scenario in the simulator and for real, and write compare.csv and a chart.
     Compare(compare::Args),
+    /// Write the language-neutral conformance vectors (JSON) for peak_ewma_experimental,
+    /// least_request_experimental and outlier_detection_experimental to --out.
+    Vectors(vectors::Args),
     /// Print a shell completion script, e.g. `lblab completions bash > ~/.local/share/bash-completion/completions/lblab`.
     Completions {
         /// The shell.
@@ -88,6 +92,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Loadgen(args) => loadgen::run(*args),
         Command::Real(args) => real::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Vectors(args) => vectors::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "lblab", &mut std::io::stdout());

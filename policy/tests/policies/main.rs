@@ -14,5 +14,6 @@ mod properties;
 mod queue_or_fail;
 mod round_robin;
 mod tower_reference;
+mod vectors;
 mod weighted_round_robin;
 mod xds;

@@ -1,9 +1,9 @@
 //! `outlier_detection_experimental` (A50): ejection by failure percentage and success rate,
 //! unejection, the multiplier, the caps and the gates.
 
-use lblab_policy::{Connectivity, Nanos};
+use lblab_policy::{Connectivity, Nanos, Status};
 
-use crate::harness::{Lab, MS, SEC};
+use crate::harness::{Lab, Script, MS, SEC};
 
 /// An outlier_detection entry with `fields` (interval 10 s, base 30 s unless overridden) around
 /// round_robin.
@@ -241,7 +241,7 @@ fn cancelled_calls_are_not_counted() {
     let mut lab = Lab::ready(&entry, 1);
     for _ in 0..10 {
         let t = lab.unary();
-        lab.done(t, lblab_policy::Status::Cancelled, MS);
+        lab.done(t, Status::Cancelled, MS);
     }
     lab.step(10 * SEC);
     assert!(!ejected(&lab, 0));
@@ -346,4 +346,147 @@ fn re_ejections_are_capped_like_ejections() {
         30 * SEC,
         "back at 40 s: the 20 s tick could not re-eject it",
     );
+}
+
+// Pins of A50's semantics as DESIGN §2 and grpc-go give them, each with the wrong variant it
+// catches.
+
+/// Completes `calls` calls on every endpoint of `lab` at once, `failures[e]` of them failed for
+/// endpoint `e` (round robin: `n × calls` picks give each endpoint exactly `calls`).
+fn counted_calls(lab: &mut Lab, n: u32, calls: u32, failures: &[u32]) {
+    let mut done = vec![0u32; n as usize];
+    for _ in 0..n * calls {
+        let t = lab.unary();
+        let e = t.endpoint().0 as usize;
+        let failed = done[e] < failures.get(e).copied().unwrap_or(0);
+        done[e] += 1;
+        let status = if failed { Status::Error } else { Status::Ok };
+        lab.done(t, status, MS);
+    }
+    assert!(done.iter().all(|&d| d == calls), "{done:?}");
+}
+
+#[test]
+fn ejected_endpoint_is_ejected_again_by_either_algorithm_with_its_timer_restarted() {
+    // Endpoint 0 is ejected at the 10 s tick (multiplier 1). Calls picked before then complete
+    // at 15 s, failed, and fill the bucket the 20 s tick reads: flagged again, it is ejected again,
+    // multiplier 2, from 20 s: back at the first tick >= 80 s. Skipping ejected endpoints would
+    // bring it back at 40 s; not restarting the timer, at 70 s; not raising the multiplier, at 50 s.
+    for (algorithm, failures) in [
+        (
+            r#""successRateEjection":{"minimumHosts":5,"requestVolume":100}"#,
+            40,
+        ),
+        (
+            r#""failurePercentageEjection":{"minimumHosts":5,"requestVolume":100}"#,
+            100,
+        ),
+    ] {
+        let entry = od(&format!(r#"{algorithm},"maxEjectionPercent":50"#));
+        let mut lab = Lab::ready(&entry, 10);
+        counted_calls(&mut lab, 10, 100, &[failures]);
+        // 100 calls per endpoint held open across the tick.
+        let held: Vec<_> = (0..1000).map(|_| lab.unary()).collect();
+        lab.step(10 * SEC);
+        assert!(ejected(&lab, 0), "{algorithm}: ejected at 10 s");
+        lab.step(5 * SEC);
+        let mut failed = 0;
+        for t in held {
+            let fail = t.endpoint() == lblab_policy::EndpointId(0) && failed < failures;
+            failed += u32::from(fail);
+            lab.done(t, if fail { Status::Error } else { Status::Ok }, 5 * SEC);
+        }
+        lab.step(5 * SEC); // the 20 s tick
+        assert!(ejected(&lab, 0), "{algorithm}: ejected again at 20 s");
+        lab.step(60 * SEC - MS);
+        assert!(
+            ejected(&lab, 0),
+            "{algorithm}: still ejected just before 80 s"
+        );
+        lab.step(MS);
+        assert!(
+            !ejected(&lab, 0),
+            "{algorithm}: back at 80 s = 20 s + 2 × 30 s"
+        );
+        assert!((1..10).all(|e| !ejected(&lab, e)));
+    }
+}
+
+#[test]
+fn at_the_cap_the_first_outlier_in_endpoint_list_order_is_ejected() {
+    // maxEjectionPercent 10 of 10 endpoints: one ejection. Endpoints 0 (every call fails) and 3
+    // (half fail) are both outliers under either algorithm; the list is [3, 0, 1, 2, 4, ...], so
+    // endpoint 3 is ejected: the sweep walks the endpoints in list order and stops at the cap,
+    // as grpc-go walks its address map (in Go's map order; lblab fixes it to list order). Ejecting
+    // by id, by worst rate, or the last outlier would eject endpoint 0.
+    for algorithm in [
+        r#""successRateEjection":{"stdevFactor":1000,"minimumHosts":5,"requestVolume":100}"#,
+        r#""failurePercentageEjection":{"threshold":40,"minimumHosts":5,"requestVolume":100}"#,
+    ] {
+        let entry = od(&format!(r#"{algorithm},"maxEjectionPercent":10"#));
+        let mut lab = Lab::new(&entry);
+        let list = [3, 0, 1, 2, 4, 5, 6, 7, 8, 9];
+        lab.set_endpoints(&list);
+        for e in list {
+            lab.set_state(e, Connectivity::Ready);
+        }
+        counted_calls(&mut lab, 10, 100, &[100, 0, 0, 50]);
+        lab.step(10 * SEC);
+        let out: Vec<u32> = (0..10).filter(|&e| ejected(&lab, e)).collect();
+        assert_eq!(out, [3], "{algorithm}");
+    }
+}
+
+#[test]
+fn success_rate_exactly_at_the_threshold_is_not_ejected() {
+    // Success rates 0.5, 0.5, 1, 1: mean 0.75 and stdev 0.25, both exact in binary. With
+    // stdevFactor 1000 the threshold is 0.75 − 0.25 × 1 = 0.5 exactly: not below it, not ejected
+    // (grpc-go: `successRate < requiredSuccessRate`). With 999 the threshold is 0.50025: both
+    // ejected.
+    for (factor, want) in [(1000, false), (999, true)] {
+        let entry = od(&format!(
+            r#""successRateEjection":{{"stdevFactor":{factor},"minimumHosts":4,"requestVolume":100}},"maxEjectionPercent":100"#
+        ));
+        let mut lab = Lab::ready(&entry, 4);
+        counted_calls(&mut lab, 4, 100, &[50, 50]);
+        lab.step(10 * SEC);
+        assert_eq!(ejected(&lab, 0), want, "stdevFactor {factor}");
+        assert_eq!(ejected(&lab, 1), want, "stdevFactor {factor}");
+        assert!(!ejected(&lab, 2) && !ejected(&lab, 3));
+    }
+    // All equal: stdev 0, threshold = mean = every rate. Nobody is an outlier.
+    let entry = od(
+        r#""successRateEjection":{"minimumHosts":5,"requestVolume":100},"maxEjectionPercent":100"#,
+    );
+    let mut lab = Lab::ready(&entry, 5);
+    counted_calls(&mut lab, 5, 100, &[20, 20, 20, 20, 20]);
+    lab.step(10 * SEC);
+    assert!((0..5).all(|e| !ejected(&lab, e)));
+}
+
+#[test]
+fn enforcement_draw_equal_to_the_percentage_does_not_enforce() {
+    // grpc-go: `uint32(rand.Int32N(100)) < EnforcementPercentage`. One draw in 0..100 per flagged
+    // endpoint, none for the others: with enforcementPercentage 50 a draw of 49 ejects, 50 does
+    // not.
+    use rand::Rng;
+    for algorithm in [
+        r#""successRateEjection":{"enforcementPercentage":50,"minimumHosts":5,"requestVolume":100}"#,
+        r#""failurePercentageEjection":{"enforcementPercentage":50,"minimumHosts":5,"requestVolume":100}"#,
+    ] {
+        for (draw, want) in [(49usize, true), (50, false), (0, true), (99, false)] {
+            assert_eq!(
+                Script::indices(100, &[draw]).random_range(0..100u32),
+                draw as u32
+            );
+            let mut lab = Lab::ready(&od(algorithm), 5);
+            counted_calls(&mut lab, 5, 100, &[100]);
+            lab.now = 10 * SEC;
+            assert_eq!(lab.policy.next_timer(), Some(lab.now));
+            let mut script = Script::indices(100, &[draw]);
+            lab.policy.on_timer(lab.now, &mut script);
+            assert!(script.is_empty(), "one draw, for the one outlier");
+            assert_eq!(ejected(&lab, 0), want, "{algorithm}: draw {draw}");
+        }
+    }
 }

@@ -481,3 +481,115 @@ fn pick_keeps_the_cheaper_of_the_drawn_endpoints_by_the_reported_cost() {
         assert!(checked > 1000, "{checked}");
     }
 }
+
+// Pins of the semantics in DESIGN §2, each with the wrong variant it catches.
+
+/// Picks at the current time with exactly these draws (indices into the READY list, in list
+/// order, each out of `n`); the script must be used up.
+fn pick_drawing(lab: &mut Lab, n: usize, draws: &[usize]) -> lblab_policy::Ticket {
+    let mut script = Script::indices(n, draws);
+    let t = match lab.pick_with(RpcKind::Unary, &mut script) {
+        Pick::Endpoint(t) => t,
+        other => panic!("{other:?}"),
+    };
+    assert!(script.is_empty(), "the pick drew fewer than {draws:?}");
+    t
+}
+
+#[test]
+fn peak_test_compares_with_the_decayed_estimate_and_on_read_with_the_stored_one() {
+    // 100 ms sampled at 0; at 10 s it has decayed to 36.8 ms; a 50 ms sample completes then,
+    // with no read of the cost in between (one READY endpoint: a pick reads nothing).
+    // The proposal: 50 ms > decayed(now), a new peak. tower/Finagle (`on_read`): 50 ms is below
+    // the stored 100 ms, so it blends: 100·w + 50·(1 − w) with w = e^-1.
+    // Catches either mode using the other's peak test.
+    let run = |decay: &str| {
+        let mut lab = Lab::ready(&pe(&format!(r#""lblabAblation":{{"decay":"{decay}"}}"#)), 1);
+        let t = pick_drawing(&mut lab, 1, &[]);
+        lab.done(t, Status::Ok, 100 * MS);
+        let t = pick_drawing(&mut lab, 1, &[]);
+        lab.step(10 * SEC);
+        lab.done(t, Status::Ok, 50 * MS);
+        lab.cost(0)
+    };
+    assert_eq!(run("time_weighted"), 50e6, "a peak above decayed(now)");
+    let w = (-1.0f64).exp();
+    let blended = 100e6 * w + 50e6 * (1.0 - w);
+    let got = run("on_read");
+    assert!(
+        close(got, blended, 1e-12),
+        "on_read blends: {got} vs {blended}"
+    );
+}
+
+#[test]
+fn on_read_pick_reads_only_the_drawn_candidates() {
+    // Three READY endpoints, tower's decay-on-read. Endpoint 2 takes a call at 0 (drawn first:
+    // ties go to the first draw). At 5 s a pick draws endpoints 0 and 1 only: endpoint 2 is not
+    // read, so its stamp stays at 0 and the 1 ms sample completing then blends over 5 s:
+    // 30 ms·w + 1 ms·(1 − w), w = e^-0.5. Reading every READY endpoint at the pick would have
+    // moved its stamp to 5 s and the sample would not count at all (30 ms·w).
+    let mut lab = Lab::ready(&pe(r#""lblabAblation":{"decay":"on_read"}"#), 3);
+    let t2 = pick_drawing(&mut lab, 3, &[2, 0]);
+    assert_eq!(t2.endpoint(), EndpointId(2));
+    lab.step(5 * SEC);
+    let other = pick_drawing(&mut lab, 3, &[0, 1]);
+    assert_ne!(other.endpoint(), EndpointId(2));
+    lab.done(other, Status::Cancelled, 0);
+    lab.done(t2, Status::Ok, MS);
+    let w = (-0.5f64).exp();
+    let want = 30e6 * w + 1e6 * (1.0 - w);
+    let got = lab.cost(2);
+    assert!(
+        close(got, want, 1e-12),
+        "{got} vs {want} (unread: {})",
+        30e6 * w
+    );
+}
+
+#[test]
+fn pick_chooses_among_the_drawn_candidates_only() {
+    // Endpoint 2 is the cheapest of all, but the draw is endpoints 0 and 1: the pick is the
+    // cheaper of those two (endpoint 1; endpoint 0 has a call outstanding), never endpoint 2.
+    let mut lab = Lab::ready(PE, 3);
+    let held0 = pick_drawing(&mut lab, 3, &[0, 1]);
+    assert_eq!(held0.endpoint(), EndpointId(0));
+    let held1 = pick_drawing(&mut lab, 3, &[1, 2]);
+    assert_eq!(held1.endpoint(), EndpointId(1));
+    let held0b = pick_drawing(&mut lab, 3, &[0, 1]);
+    assert_eq!(
+        held0b.endpoint(),
+        EndpointId(0),
+        "equal costs: the first draw"
+    );
+    // Now 0 has 2 outstanding, 1 has 1, 2 has none.
+    let t = pick_drawing(&mut lab, 3, &[0, 1]);
+    assert_eq!(t.endpoint(), EndpointId(1));
+    for t in [held0, held1, held0b, t] {
+        lab.done(t, Status::Cancelled, 0);
+    }
+}
+
+#[test]
+fn single_ready_endpoint_is_picked_without_a_draw_or_a_read() {
+    // One READY endpoint (another listed but connecting): the pick takes it without drawing
+    // (`pick_drawing` gives no draws and the script would panic on one) and, under decay-on-read,
+    // without reading its cost: the 1 ms sample at 5 s still blends over the 5 s since the 100 ms
+    // sample at 0. A read at the pick would have moved the stamp to 5 s (100 ms·w, no blend).
+    for decay in ["time_weighted", "on_read"] {
+        let mut lab = Lab::new(&pe(&format!(r#""lblabAblation":{{"decay":"{decay}"}}"#)));
+        lab.set_endpoints(&[0, 1]);
+        lab.set_state(0, Connectivity::Ready);
+        lab.set_state(1, Connectivity::Connecting);
+        let t = pick_drawing(&mut lab, 1, &[]);
+        lab.done(t, Status::Ok, 100 * MS);
+        lab.step(5 * SEC);
+        let t = pick_drawing(&mut lab, 1, &[]);
+        assert_eq!(t.endpoint(), EndpointId(0));
+        lab.done(t, Status::Ok, MS);
+        let w = (-0.5f64).exp();
+        let want = 100e6 * w + 1e6 * (1.0 - w);
+        let got = lab.cost(0);
+        assert!(close(got, want, 1e-12), "{decay}: {got} vs {want}");
+    }
+}
