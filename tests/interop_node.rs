@@ -3,13 +3,17 @@
 //! two-backend fleet whose `slow/0` is ten times slower (`interop/node/smoke.toml`), ~2 s each.
 //! The pinned npm packages are installed by `scripts/interop-node.sh --install` (`npm ci`); without
 //! Node or npm this test fails and says so, it does not skip. Loopback only; the fleet it starts
-//! is stopped when the test ends (and stops by itself after 60 s in any case).
+//! is stopped when the test ends (and stops by itself after 60 s in any case). Another test runs
+//! `node --test interop/node/test/`: the port's unit tests and its replay of the conformance
+//! vectors (`conformance/vectors/peak_ewma_experimental.json`, as lblab's own
+//! `policy/tests/policies/vectors.rs` replays them), and fails if any fails.
 
 mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command};
+use std::sync::OnceLock;
 
 use common::{arg, scratch, text};
 
@@ -17,19 +21,59 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `npm ci` in interop/node, through the script; panics with what went wrong.
+/// `npm ci` in interop/node, through the script, once for all the tests of this file (they run
+/// in parallel; two `npm ci` in one folder would trip over each other); panics with what went
+/// wrong.
 fn install() {
-    let out = Command::new("bash")
-        .arg(root().join("scripts/interop-node.sh"))
-        .arg("--install")
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    let done = DONE.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(root().join("scripts/interop-node.sh"))
+            .arg("--install")
+            .output()
+            .map_err(|e| format!("cannot run bash scripts/interop-node.sh --install: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "the grpc-js interop test needs Node 20 and npm (it runs `npm ci` in \
+                 interop/node); scripts/interop-node.sh --install failed:\n{}",
+                text(&out.stderr)
+            ))
+        }
+    });
+    if let Err(e) = done {
+        panic!("{e}");
+    }
+}
+
+/// The port's unit tests and its replay of the conformance vectors pass under `node --test`.
+#[test]
+fn the_grpc_js_port_passes_its_unit_tests_and_replays_the_conformance_vectors() {
+    install();
+    let run = Command::new("node")
+        .arg("--test")
+        .arg("interop/node/test/")
+        .current_dir(root())
         .output()
-        .unwrap_or_else(|e| panic!("cannot run bash scripts/interop-node.sh --install: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run node (Node 20 is needed): {e}"));
+    let stdout = text(&run.stdout);
     assert!(
-        out.status.success(),
-        "the grpc-js interop test needs Node 20 and npm (it runs `npm ci` in interop/node); \
-         scripts/interop-node.sh --install failed:\n{}",
-        text(&out.stderr)
+        run.status.success(),
+        "node --test interop/node/test/ failed:\n{stdout}\n{}",
+        text(&run.stderr)
     );
+    // The replay ran (not only the unit tests), and nothing failed.
+    for want in [
+        "conformance vectors: config cases",
+        "conformance vectors: sequences",
+        "# fail 0",
+    ] {
+        assert!(
+            stdout.contains(want),
+            "no `{want}` in the output of node --test:\n{stdout}"
+        );
+    }
 }
 
 struct Kill(Child);

@@ -174,9 +174,11 @@ function index(rng, n) {
 
 /**
  * `min(choiceCount, n)` distinct indices among `n`, in draw order, by rejection sampling (as
- * lblab's p2c::distinct: choiceCount ≤ 10).
+ * lblab's p2c::distinct: choiceCount ≤ 10). A single endpoint is taken without calling `rng`, as
+ * lblab does (the conformance vectors give such a pick no draw).
  */
 function drawDistinct(n, choiceCount, rng) {
+  if (n === 1) return [0];
   const d = Math.min(choiceCount, n);
   const drawn = [];
   while (drawn.length < d) {
@@ -214,6 +216,21 @@ function pick(ready, now, config, rng) {
   return draws[k];
 }
 
+/**
+ * What the policy reports, and so what a pick does, given its endpoints' connectivity states
+ * (names: 'IDLE', 'CONNECTING', 'READY', 'TRANSIENT_FAILURE'): 'READY' (pick), 'CONNECTING' or
+ * 'IDLE' (queue the RPC), 'TRANSIENT_FAILURE' (fail it with UNAVAILABLE). Any READY, else any
+ * CONNECTING, else any IDLE, else TRANSIENT_FAILURE (all of them, or no endpoints): an RPC is
+ * queued while something may still connect, as lblab (policy/src/endpoints.rs `unready`) and
+ * gRFC A61's aggregation. (grpc-js's round_robin puts TRANSIENT_FAILURE before IDLE.)
+ */
+function aggregateState(states) {
+  for (const s of ['READY', 'CONNECTING', 'IDLE']) {
+    if (states.includes(s)) return s;
+  }
+  return 'TRANSIENT_FAILURE';
+}
+
 module.exports = {
   NAME,
   DEFAULTS,
@@ -227,4 +244,5 @@ module.exports = {
   drawDistinct,
   cheapest,
   pick,
+  aggregateState,
 };

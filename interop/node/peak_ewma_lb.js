@@ -131,7 +131,11 @@ class PeakEwmaLoadBalancer {
     if (this.updatesPaused) return;
     const entries = [...this.children.values()];
     const ready = entries.filter((e) => e.state === State.READY);
-    if (ready.length > 0) {
+    // The core's aggregation (replayed against the conformance vectors): READY, else CONNECTING,
+    // else IDLE (both queue), else TRANSIENT_FAILURE. Unlike grpc-js's round_robin, an IDLE
+    // endpoint beside failed ones queues the RPC rather than failing it, as lblab does.
+    const aggregate = core.aggregateState(entries.map((e) => State[e.state]));
+    if (aggregate === 'READY') {
       this.setState(
         State.READY,
         new PeakEwmaPicker(
@@ -141,9 +145,9 @@ class PeakEwmaLoadBalancer {
         ),
         null,
       );
-    } else if (entries.some((e) => e.state === State.CONNECTING)) {
+    } else if (aggregate === 'CONNECTING') {
       this.setState(State.CONNECTING, new QueuePicker(this), null);
-    } else if (entries.some((e) => e.state === State.TRANSIENT_FAILURE)) {
+    } else if (aggregate === 'TRANSIENT_FAILURE') {
       const msg = `${core.NAME}: No connection established. Last error: ${this.lastError}`;
       this.setState(State.TRANSIENT_FAILURE, new UnavailablePicker({ details: msg }), msg);
     } else {

@@ -171,3 +171,20 @@ test('durations format as the shortest proto3 form', () => {
   assert.equal(core.parseDuration('0.030s'), 30 * MS);
   assert.equal(core.parseDuration('-2s'), -2 * S);
 });
+
+test('one READY endpoint is taken without a draw; none, nothing drawn', () => {
+  const cfg = core.parseConfig({});
+  const never = () => assert.fail('no draw expected');
+  assert.deepEqual(core.drawDistinct(1, 2, never), [0]);
+  assert.equal(core.pick([new core.EndpointLoad(1 * MS, 0)], 0, cfg, never), 0);
+  assert.equal(core.pick([], 0, cfg, never), -1);
+});
+
+test('aggregate state: READY, else queue while anything is CONNECTING or IDLE, else fail', () => {
+  assert.equal(core.aggregateState(['TRANSIENT_FAILURE', 'READY', 'IDLE']), 'READY');
+  assert.equal(core.aggregateState(['TRANSIENT_FAILURE', 'CONNECTING', 'IDLE']), 'CONNECTING');
+  assert.equal(core.aggregateState(['TRANSIENT_FAILURE', 'IDLE']), 'IDLE'); // queue, not fail
+  assert.equal(core.aggregateState(['IDLE', 'IDLE']), 'IDLE');
+  assert.equal(core.aggregateState(['TRANSIENT_FAILURE', 'TRANSIENT_FAILURE']), 'TRANSIENT_FAILURE');
+  assert.equal(core.aggregateState([]), 'TRANSIENT_FAILURE');
+});
