@@ -412,12 +412,32 @@ fn implementation(out: &mut String, ev: &Evidence) {
 
 fn open_questions(out: &mut String, ev: &Evidence) {
     w!(out, "## Open questions\n");
-    w!(
-        out,
-        "- **Other languages.** The lab's implementation is Rust only; whether grpc-java, \
-         grpc-go and grpc-js pickers know a call's kind by the time it ends decides whether the \
-         unary-only rule holds there or degrades to counting every call as load."
-    );
+    let port = ev
+        .interop
+        .iter()
+        .find(|r| r.client == "grpc-js" && r.policy.ends_with("(port)"));
+    match port {
+        Some(r) => {
+            w!(
+                out,
+                "- **Other languages.** Besides Rust, the lab has a grpc-js {} port built on its \
+             public load-balancer API (`interop/node/`). grpc-js gives a picker the call's \
+             metadata but not its method or kind, so the port tags each call's kind in a client \
+             interceptor; whether grpc-java's and grpc-go's pickers know a call's kind by the \
+             time it ends decides whether the unary-only rule holds there as written or needs \
+             the same workaround, or degrades to counting every call as load.",
+                r.version
+            );
+        }
+        None => {
+            w!(
+                out,
+                "- **Other languages.** The lab's implementation is Rust only; whether grpc-java, \
+             grpc-go and grpc-js pickers know a call's kind by the time it ends decides whether \
+             the unary-only rule holds there or degrades to counting every call as load."
+            );
+        }
+    }
     if let Some((share, _, _)) = slow_share_crossover(ev) {
         w!(
             out,

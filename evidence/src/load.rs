@@ -26,6 +26,44 @@ pub struct Evidence {
     pub pick_bench: Vec<PickBench>,
     /// Runs made to explain an anomaly (`results/anomalies/<name>/`, or one level deeper).
     pub anomalies: Vec<Anomaly>,
+    /// gRPC's own clients beside lblab's on one fleet (`results/interop/{python,node}.csv`).
+    pub interop: Vec<InteropRow>,
+}
+
+/// One row of `results/interop/<client>.csv`: a policy of a real gRPC client (grpcio, grpc-js)
+/// and lblab's implementation of it, on the same fleet, one after the other.
+#[derive(Debug, Clone, Deserialize)]
+pub struct InteropRow {
+    /// `grpcio` or `grpc-js`.
+    pub client: String,
+    /// Its version.
+    pub version: String,
+    /// Scenario.
+    pub scenario: String,
+    /// The client's policy (for grpc-js, `peak_ewma_experimental (port)` is lblab's port).
+    pub policy: String,
+    /// lblab's policy it is compared with.
+    pub lblab_policy: String,
+    /// The backend group whose share is compared, e.g. `slow/`.
+    pub slow_group: String,
+    /// The client's share of calls to that group.
+    pub share: f64,
+    /// lblab's.
+    pub lblab_share: f64,
+    /// The client's p50, ms.
+    pub p50_ms: f64,
+    /// lblab's p50, ms.
+    pub lblab_p50_ms: f64,
+    /// The client's p99, ms.
+    pub p99_ms: f64,
+    /// lblab's p99, ms.
+    pub lblab_p99_ms: f64,
+    /// Whether the p50s agree (lblab's rule).
+    pub p50_agrees: bool,
+    /// Whether the p99s agree.
+    pub p99_agrees: bool,
+    /// Whether the shares agree (within 3 points).
+    pub shares_agree: bool,
 }
 
 /// A run kept as the evidence behind an explanation.
@@ -409,6 +447,7 @@ impl Evidence {
             repeat_lengths: BTreeMap::new(),
             pick_bench: Vec::new(),
             anomalies: Vec::new(),
+            interop: Vec::new(),
         };
         for file in sorted_entries(&root.join(scenarios))? {
             if file.extension().is_none_or(|x| x != "toml") {
@@ -493,6 +532,11 @@ impl Evidence {
             }
         }
         out.pick_bench = read_csv(&results_dir.join("bench/policy-pick.csv"))?.unwrap_or_default();
+        for client in ["python", "node"] {
+            let file = results_dir.join(format!("interop/{client}.csv"));
+            out.interop
+                .extend(read_csv::<InteropRow>(&file)?.unwrap_or_default());
+        }
         let anomalies = results_dir.join("anomalies");
         if anomalies.is_dir() {
             for dir in sorted_entries(&anomalies)?

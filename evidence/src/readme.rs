@@ -34,6 +34,7 @@ pub fn render(ev: &Evidence) -> String {
     questions(&mut out, ev);
     cost(&mut out, ev);
     agreement(&mut out, ev);
+    interop(&mut out, ev);
     limitations(&mut out, ev);
     reproduce(&mut out);
     scenario_index(&mut out, ev);
@@ -535,18 +536,123 @@ fn questions(out: &mut String, ev: &Evidence) {
          start and end time of the call, its status and, for the unary-only rule, its kind by \
          the time it ends. A pick and its completion cost {} ({}); the estimates share one decay \
          epoch, so a pick computes no exponential. The implementation here is sans-IO and runs \
-         unchanged in the simulator and inside a tonic client. A second-language port (grpc-js) \
-         is not yet in the lab, so this answer rests on the Rust implementation and on what the \
-         algorithm needs.\n",
+         unchanged in the simulator and inside a tonic client. {}\n",
         if ns.is_empty() {
             "–".into()
         } else {
             ns.join(", ")
         },
-        link("bench/policy-pick.csv")
+        link("bench/policy-pick.csv"),
+        port_sentence(ev)
     );
     envoy(out, ev);
     streams(out, ev);
+}
+
+/// What the grpc-js port shows, from `results/interop/node.csv`.
+fn port_sentence(ev: &Evidence) -> String {
+    let port: Vec<&crate::load::InteropRow> = ev
+        .interop
+        .iter()
+        .filter(|r| {
+            r.client == "grpc-js" && r.policy.ends_with("(port)") && r.lblab_policy == "peak_ewma"
+        })
+        .collect();
+    if port.is_empty() {
+        return "A second-language port is not in the lab's results, so this answer rests on the \
+                Rust implementation and on what the algorithm needs."
+            .into();
+    }
+    let agreeing = port.iter().filter(|r| r.shares_agree).count();
+    let shares: Vec<String> = port
+        .iter()
+        .map(|r| {
+            format!(
+                "{} `{}` {} vs {}",
+                r.scenario,
+                r.slow_group,
+                pct(r.share),
+                pct(r.lblab_share)
+            )
+        })
+        .collect();
+    format!(
+        "A second implementation, for grpc-js {} through its public load-balancer registration \
+         API ([`interop/node/`](../interop/node/README.md)), replays the conformance vectors \
+         ([`conformance/`](../conformance/README.md)) and, on the same fleet, sends the slow \
+         backends {} of the traffic lblab's does ({}; shares agree within 3 points in {} of {} \
+         scenarios). What grpc-js does not give a picker is the call's method or kind: the port \
+         learns it from an interceptor (question 3 below).",
+        port[0].version,
+        if agreeing == port.len() {
+            "the same share"
+        } else {
+            "a comparable share"
+        },
+        shares.join(", "),
+        agreeing,
+        port.len()
+    )
+}
+
+/// gRPC's own clients beside lblab's implementations on one fleet.
+fn interop(out: &mut String, ev: &Evidence) {
+    if ev.interop.is_empty() {
+        return;
+    }
+    w!(
+        out,
+        "## Against gRPC's own implementations
+"
+    );
+    let n = ev.interop.len();
+    let shares = ev.interop.iter().filter(|r| r.shares_agree).count();
+    let p50 = ev.interop.iter().filter(|r| r.p50_agrees).count();
+    let p99 = ev.interop.iter().filter(|r| r.p99_agrees).count();
+    w!(
+        out,
+        "The baselines here are lblab's own implementations, so real gRPC clients nobody here \
+         wrote ran the same service configs on the same `lblab backend` fleet, one after the \
+         other with lblab's load generator: Python grpcio (gRPC C-core; {}) and Node grpc-js \
+         ({}). The traffic shares agree (the slow group's within 3 points) in {shares} of {n} \
+         pairs, the p50s in {p50} and the p99s in {p99}: the routing is the policies' doing, \
+         while each client's own cost per call (the pages' CPU and dispatch-lateness columns) is \
+         part of every latency it measures.\n",
+        link("interop/python.md"),
+        link("interop/node.md")
+    );
+    w!(
+        out,
+        "| client | scenario | policy | lblab's | share to the slow group | p50 ms | p99 ms |\n\
+         |---|---|---|---|---|---|---|"
+    );
+    let yes = |b: bool| if b { "" } else { " ✗" };
+    for r in &ev.interop {
+        w!(
+            out,
+            "| {} {} | {} | {} | {} | {} vs {} in `{}`{} | {:.2} vs {:.2}{} | {:.2} vs {:.2}{} |",
+            r.client,
+            r.version,
+            r.scenario,
+            r.policy,
+            r.lblab_policy,
+            pct(r.share),
+            pct(r.lblab_share),
+            r.slow_group,
+            yes(r.shares_agree),
+            r.p50_ms,
+            r.lblab_p50_ms,
+            yes(r.p50_agrees),
+            r.p99_ms,
+            r.lblab_p99_ms,
+            yes(r.p99_agrees)
+        );
+    }
+    w!(
+        out,
+        "\n✗: outside the agreement rule (shares: 3 points; latencies: ±20 % or 1 ms). Each \
+         page lists what each client lacks and explains the differences.\n"
+    );
 }
 
 fn envoy(out: &mut String, ev: &Evidence) {

@@ -105,6 +105,11 @@ function order(d) {
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
 const pct = (x) => `${(100 * x).toFixed(1)} %`;
 
+// One row per compared pair, for results/interop/node.csv (the evidence document reads it).
+const csvRows = [];
+// Shares agree when the slow group's shares differ by at most this (absolute).
+const SHARE_TOLERANCE = 0.03;
+
 function scenarioSection(dir, scenario) {
   const names = backendNames(path.join(dir, 'backend.txt'));
   const slow = fs.existsSync(path.join(dir, 'grpc-js-round_robin', 'summary.json'))
@@ -138,6 +143,12 @@ function scenarioSection(dir, scenario) {
   out.push('|---|---|---|---|---|---|');
   for (const [label, a, b] of pairs) {
     if (!a || !b) continue;
+    csvRows.push([
+      'grpc-js', a.client.replace(/^grpc-js /, ''), scenario,
+      a.policy === 'peak_ewma_experimental' ? 'peak_ewma_experimental (port)' : a.policy,
+      b.policy, slow, a.share.toFixed(4), b.share.toFixed(4), f2(a.p50), f2(b.p50), f2(a.p99), f2(b.p99),
+      agree(a.p50, b.p50), agree(a.p99, b.p99), Math.abs(a.share - b.share) <= SHARE_TOLERANCE,
+    ]);
     const yn = (x, y) => (agree(x, y) ? 'yes' : '**no**');
     out.push(
       `| ${label} | ${f2(a.p50)} vs ${f2(b.p50)} | ${yn(a.p50, b.p50)} | ${f2(a.p99)} vs ${f2(b.p99)} | ${yn(a.p99, b.p99)} | ${pct(a.share)} vs ${pct(b.share)} |`,
@@ -195,6 +206,8 @@ function main() {
     doc.push('');
   }
   fs.writeFileSync(a.out, doc.join('\n'));
+  const header = 'client,version,scenario,policy,lblab_policy,slow_group,share,lblab_share,p50_ms,lblab_p50_ms,p99_ms,lblab_p99_ms,p50_agrees,p99_agrees,shares_agree';
+  fs.writeFileSync(a.out.replace(/\.md$/, '.csv'), [header, ...csvRows.map((r) => r.join(','))].join('\n') + '\n');
 }
 
 main();

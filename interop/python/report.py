@@ -98,6 +98,7 @@ def main():
     sections = []
     lacks = set()
     verdicts = []
+    csv_rows = []
     for scenario in args.scenarios:
         dir = os.path.join(args.dir, scenario)
         backends = fleet(dir)
@@ -152,6 +153,14 @@ def main():
             diff, worst = max(((abs(s[n] - ls[n]), n) for n, _ in backends), default=(0.0, "-"))
             a50, a99, ash = agrees(g["p50_ms"], lb["p50_ms"]), agrees(g["p99_ms"], lb["p99_ms"]), diff <= SHARE_TOLERANCE
             verdicts.append((scenario, label, a50, a99, ash))
+            slow_g = sum(v for n, v in s.items() if n.startswith(slow))
+            slow_l = sum(v for n, v in ls.items() if n.startswith(slow))
+            csv_rows.append(
+                ["grpcio", g["grpcio"], scenario, label, label_of(g["service_config"]), slow,
+                 f"{slow_g:.4f}", f"{slow_l:.4f}", f"{g['p50_ms']:.2f}", f"{lb['p50_ms']:.2f}",
+                 f"{g['p99_ms']:.2f}", f"{lb['p99_ms']:.2f}", str(a50).lower(), str(a99).lower(),
+                 str(abs(slow_g - slow_l) <= SHARE_TOLERANCE).lower()]
+            )
             yes = lambda b: "yes" if b else "**no**"
             lines.append(
                 f"| {label} | {g['p50_ms']:.2f} vs {lb['p50_ms']:.2f} | {yes(a50)} | {g['p99_ms']:.2f} vs "
@@ -213,6 +222,13 @@ def main():
     ]
     with open(args.out, "w") as f:
         f.write("\n".join(head + sections))
+    # One row per compared pair, for the evidence document (the slow group's shares compared).
+    with open(args.out[: -len(".md")] + ".csv", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["client", "version", "scenario", "policy", "lblab_policy", "slow_group", "share",
+                    "lblab_share", "p50_ms", "lblab_p50_ms", "p99_ms", "lblab_p99_ms", "p50_agrees",
+                    "p99_agrees", "shares_agree"])
+        w.writerows(csv_rows)
 
 
 if __name__ == "__main__":
