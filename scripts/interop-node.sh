@@ -82,7 +82,7 @@ for scenario in "${scenarios[@]}"; do
     slow="$(slow_of "$scenario")"
     echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
     # Long enough for the six runs; stopped at the end of the scenario in any case.
-    "$bin" backend "$file" --no-realtime --for "$((6 * per_run + 30))s" > "$dir/backend.txt" 2> "$dir/backend.err" &
+    "$bin" backend "$file" --no-realtime --for "$((10 * per_run + 30))s" > "$dir/backend.txt" 2> "$dir/backend.err" &
     fleet_pid=$!
     for _ in $(seq 100); do
         grep -q '^--targets ' "$dir/backend.txt" 2>/dev/null && break
@@ -90,13 +90,25 @@ for scenario in "${scenarios[@]}"; do
     done
     targets="$(sed -n 's/^--targets //p' "$dir/backend.txt")"
     [[ -n "$targets" ]] || { echo "error: lblab backend did not start: $(cat "$dir/backend.err")" >&2; exit 2; }
-    for policy in round_robin pick_first peak_ewma_experimental; do
-        node "$node_dir/client.js" --targets "$targets" --policy "$policy" --rate "$rate" \
-            --duration "$duration" --warmup "$warmup" --clients "$clients" --deadline "$deadline" \
-            --slow "$slow" --out "$dir/grpc-js-$policy" >&2
+    # grpc-js's own policies and the port, as label=config. grpc-js reads snake_case fields, takes
+    # outlier detection's durations as {seconds, nanos} and registers it as `outlier_detection`.
+    # WRR's blackout is shortened so its weights count within the short warm-up, on both sides.
+    for entry in \
+        'round_robin=round_robin' \
+        'pick_first=pick_first' \
+        'peak_ewma_experimental=peak_ewma_experimental' \
+        'weighted_round_robin={"weighted_round_robin":{"blackout_period":"1s","weight_update_period":"0.1s"}}' \
+        'outlier_detection(round_robin)={"outlier_detection":{"interval":{"seconds":1,"nanos":0},"base_ejection_time":{"seconds":10,"nanos":0},"max_ejection_percent":20,"success_rate_ejection":{"request_volume":20},"failure_percentage_ejection":{"threshold":50,"request_volume":20},"child_policy":[{"round_robin":{}}]}}'; do
+        label="${entry%%=*}"
+        node "$node_dir/client.js" --targets "$targets" --policy "${entry#*=}" --label "$label" \
+            --rate "$rate" --duration "$duration" --warmup "$warmup" --clients "$clients" \
+            --deadline "$deadline" --slow "$slow" --out "$dir/grpc-js-$label" >&2
     done
     "$bin" loadgen "$file" --targets "$targets" --policy round_robin --policy peak_ewma \
-        --policy tower_p2c_peak_ewma --rate "$rate" --clients "$clients" --duration "${duration}s" \
+        --policy tower_p2c_peak_ewma \
+        --policy '{"weighted_round_robin":{"blackoutPeriod":"1s","weightUpdatePeriod":"0.1s"}}' \
+        --policy '{"outlier_detection_experimental":{"interval":"1s","baseEjectionTime":"10s","maxEjectionPercent":20,"successRateEjection":{"requestVolume":20},"failurePercentageEjection":{"threshold":50,"requestVolume":20},"childPolicy":[{"round_robin":{}}]}}' \
+        --rate "$rate" --clients "$clients" --duration "${duration}s" \
         --warmup "${warmup}s" --deadline "${deadline}s" --no-realtime --out "$dir/lblab" \
         > "$dir/lblab-loadgen.txt" 2> "$dir/lblab-loadgen.err" || {
         echo "error: lblab loadgen failed: $(tail -5 "$dir/lblab-loadgen.err")" >&2

@@ -836,3 +836,25 @@ fn the_scratch_folder_is_named_after_the_scenario_file_not_its_name() {
         .is_file());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn vectors_writes_the_committed_conformance_files_byte_for_byte() {
+    let dir = scratch("vectors-out");
+    succeeds(&["vectors", "--out", arg(&dir)]);
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/vectors");
+    let mut names: Vec<_> = std::fs::read_dir(&committed)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    for name in names {
+        let want = std::fs::read(committed.join(&name)).unwrap();
+        let got = std::fs::read(dir.join(&name)).unwrap_or_default();
+        assert!(
+            got == want,
+            "{name:?} differs from `lblab vectors`; regenerate with `lblab vectors --out conformance/vectors`"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -99,7 +99,13 @@ function nodeRows(dir) {
 }
 
 function order(d) {
-  return ['grpc-js-round_robin', 'grpc-js-pick_first', 'grpc-js-peak_ewma_experimental'].indexOf(d);
+  return [
+    'grpc-js-round_robin',
+    'grpc-js-pick_first',
+    'grpc-js-weighted_round_robin',
+    'grpc-js-outlier_detection(round_robin)',
+    'grpc-js-peak_ewma_experimental',
+  ].indexOf(d);
 }
 
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '–');
@@ -136,6 +142,12 @@ function scenarioSection(dir, scenario) {
   const find = (client, policy) => rows.find((r) => r.client.startsWith(client) && r.policy === policy);
   const pairs = [
     ['grpc-js round_robin vs lblab round_robin', find('grpc-js', 'round_robin'), find('lblab', 'round_robin')],
+    ['grpc-js weighted_round_robin vs lblab weighted_round_robin', find('grpc-js', 'weighted_round_robin'), find('lblab', 'weighted_round_robin')],
+    [
+      'grpc-js outlier_detection(round_robin) vs lblab outlier_detection_experimental(round_robin)',
+      find('grpc-js', 'outlier_detection(round_robin)'),
+      find('lblab', 'outlier_detection_experimental(round_robin)'),
+    ],
     ['grpc-js peak_ewma (port) vs lblab peak_ewma', find('grpc-js', 'peak_ewma_experimental'), find('lblab', 'peak_ewma')],
     ['grpc-js peak_ewma (port) vs tower_p2c_peak_ewma', find('grpc-js', 'peak_ewma_experimental'), find('lblab', 'tower_p2c_peak_ewma')],
   ];
@@ -173,14 +185,18 @@ function main() {
   doc.push(
     `Each scenario's fleet is one \`lblab backend\` process (tonic servers on loopback); against it, one after the other, ` +
       `[@grpc/grpc-js](https://www.npmjs.com/package/@grpc/grpc-js) ${info.grpc_js_version || '?'} on Node ${info.node_version || '?'} ` +
-      `([\`interop/node/client.js\`](../../interop/node/client.js)) runs \`round_robin\`, \`pick_first\` and ` +
-      `\`peak_ewma_experimental\` (the port in [\`interop/node/\`](../../interop/node/README.md)), then \`lblab loadgen\` runs lblab's ` +
-      `\`round_robin\`, \`peak_ewma\` (\`peak_ewma_experimental\`) and \`tower_p2c_peak_ewma\` (tower's balancer). ` +
+      `([\`interop/node/client.js\`](../../interop/node/client.js)) runs \`round_robin\`, \`pick_first\`, ` +
+      `\`weighted_round_robin\` (weights from the per-call ORCA reports in lblab's trailers), \`outlier_detection\` around ` +
+      `round_robin (grpc-js's name for A50's policy) and \`peak_ewma_experimental\` (the port in ` +
+      `[\`interop/node/\`](../../interop/node/README.md)), then \`lblab loadgen\` runs lblab's ` +
+      `\`round_robin\`, \`peak_ewma\` (\`peak_ewma_experimental\`), \`tower_p2c_peak_ewma\` (tower's balancer) and the same ` +
+      `weighted_round_robin and outlier detection configs (WRR's blackout shortened to 1 s on both sides, so that its weights ` +
+      `count within the warm-up). grpc-js has no \`least_request_experimental\`. ` +
       `Every run: open loop, Poisson arrivals at ${m.rate}/s over ${m.clients} clients (each its own channel and connections), ` +
       `${m.warmup} s warm-up then ${m.duration} s measured, deadline 1 s, latency from the intended send time.`,
   );
   doc.push('');
-  doc.push('Regenerate (about 4 minutes on a 2-core machine):');
+  doc.push('Regenerate (about 6 minutes on a 2-core machine):');
   doc.push('');
   doc.push('```sh');
   doc.push(a.command);
