@@ -209,7 +209,7 @@ def main():
         ),
         "",
         "**Why latencies may differ where shares agree.** The client is part of every latency: grpcio's "
-        "Python client spends about a millisecond of CPU per call (the table's CPU column, the whole "
+        "Python client spends several times lblab's CPU per call (the table's CPU column, the whole "
         "process over its calls) and dispatches later (its dispatch-lateness column) than lblab's, and "
         "both share two cores with the fleet. The shares are the policy's doing; the latencies are the "
         "policy's plus each client's own cost. Runs are seconds long, so p99s rest on a few dozen calls.",
