@@ -24,7 +24,12 @@ for f in "${files[@]}"; do
     mkdir -p "$out"
     echo "== policy/src/$f.rs: $(cargo mutants --list -p lblab-policy -f "policy/src/$f.rs" | wc -l) mutants" >&2
     cargo mutants --in-place --no-shuffle -p lblab-policy -f "policy/src/$f.rs" \
-        --profile mutants --timeout 120 --output "$out" -- -q || true
+        --profile mutants --timeout 120 --output "$out" > "$out.log" 2>&1 || true
+    grep -q "ERROR cargo test failed in an unmutated tree" "$out.log" && {
+        echo "error: the tests fail without mutations; see $out.log" >&2
+        exit 1
+    }
+    rm -f "$out.log"
     # Keep the verdict lists and outcomes; drop the build logs.
     mv "$out/mutants.out"/{caught,missed,timeout,unviable}.txt "$out/" 2>/dev/null || true
     mv "$out/mutants.out/outcomes.json" "$out/" 2>/dev/null || true
