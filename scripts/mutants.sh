@@ -24,7 +24,7 @@ for f in "${files[@]}"; do
     mkdir -p "$out"
     echo "== policy/src/$f.rs: $(cargo mutants --list -p lblab-policy -f "policy/src/$f.rs" | wc -l) mutants" >&2
     cargo mutants --in-place --no-shuffle -p lblab-policy -f "policy/src/$f.rs" \
-        --profile mutants --timeout 120 --output "$out" > "$out.log" 2>&1 || true
+        --profile mutants --timeout 30 --output "$out" > "$out.log" 2>&1 || true
     grep -q "ERROR cargo test failed in an unmutated tree" "$out.log" && {
         echo "error: the tests fail without mutations; see $out.log" >&2
         exit 1
