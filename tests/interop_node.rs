@@ -10,9 +10,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use common::{arg, scratch, text};
@@ -76,15 +75,6 @@ fn the_grpc_js_port_passes_its_unit_tests_and_replays_the_conformance_vectors() 
     }
 }
 
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Runs the grpc-js client with `policy` for 2 s and returns its summary.json.
 fn grpc_js(targets: &str, policy: &str, out: &Path) -> serde_json::Value {
     let run = Command::new("node")
@@ -107,23 +97,8 @@ fn grpc_js(targets: &str, policy: &str, out: &Path) -> serde_json::Value {
 #[test]
 fn grpc_js_round_robin_splits_evenly_and_the_peak_ewma_port_avoids_the_slow_backend() {
     install();
-    let mut backend = common::spawn(&[
-        "backend",
-        arg(&root().join("interop/node/smoke.toml")),
-        "--for",
-        "60s",
-        "--no-realtime",
-    ]);
-    let mut lines = BufReader::new(backend.stdout.take().expect("stdout")).lines();
-    let targets = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.strip_prefix("--targets ").map(str::to_string))
-        .expect("the backend prints its targets");
-    std::thread::spawn(move || lines.for_each(drop));
-    let stderr = backend.stderr.take().expect("stderr");
-    std::thread::spawn(move || common::read_all(Some(stderr)));
-    let _backend = Kill(backend);
+    let backend = common::Backend::start(&root().join("interop/node/smoke.toml"));
+    let targets = backend.targets.clone();
     let dir = scratch("interop-node");
 
     let rr = grpc_js(&targets, "round_robin", &dir.join("round_robin"));

@@ -9,11 +9,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 
-use common::{arg, scratch, text};
+use common::{scratch, text};
 
 const FLEET: &str = r#"
 name = "interop-smoke"
@@ -37,30 +36,11 @@ name = "unused"
 config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
 "#;
 
-struct Fleet(Child, String);
-
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn fleet() -> Fleet {
+fn fleet() -> common::Backend {
     let dir = scratch("interop-python");
     let scenario = dir.join("smoke.toml");
     std::fs::write(&scenario, FLEET).unwrap();
-    let mut child = common::spawn(&["backend", arg(&scenario), "--for", "60s", "--no-realtime"]);
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let targets = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.strip_prefix("--targets ").map(str::to_string))
-        .expect("the backend prints its targets");
-    std::thread::spawn(move || lines.for_each(drop));
-    let stderr = child.stderr.take().expect("stderr");
-    std::thread::spawn(move || common::read_all(Some(stderr)));
-    Fleet(child, targets)
+    common::Backend::start(&scenario)
 }
 
 fn python() -> PathBuf {
@@ -108,7 +88,7 @@ fn slow_share(run: &serde_json::Value) -> f64 {
 fn grpcio_round_robin_splits_evenly_and_its_wrr_follows_lblabs_orca_trailers() {
     let python = python();
     let fleet = fleet();
-    let rr = grpcio(&python, &fleet.1, r#"{"round_robin":{}}"#, "0.3");
+    let rr = grpcio(&python, &fleet.targets, r#"{"round_robin":{}}"#, "0.3");
     assert_eq!(rr["ok"], rr["requests"], "{rr}");
     let share = slow_share(&rr);
     assert!(
@@ -117,7 +97,7 @@ fn grpcio_round_robin_splits_evenly_and_its_wrr_follows_lblabs_orca_trailers() {
     );
     let wrr = grpcio(
         &python,
-        &fleet.1,
+        &fleet.targets,
         r#"{"weighted_round_robin":{"blackoutPeriod":"0.2s","weightUpdatePeriod":"0.1s"}}"#,
         "1",
     );

@@ -389,25 +389,8 @@ fn lblab_backend_serves_reflection_and_dns_targets_resolve_to_every_address() {
          [[policies]]\nname = \"round_robin\"\nconfig = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'\n",
     )
     .unwrap();
-    let mut backend = common::spawn(&["backend", arg(&scenario), "--for", "60s", "--no-realtime"]);
-    let mut lines = BufReader::new(backend.stdout.take().expect("stdout")).lines();
-    let targets = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| l.strip_prefix("--targets ").map(str::to_string))
-        .expect("the backend prints its targets");
-    // Keep reading what it prints: a closed pipe would end it.
-    std::thread::spawn(move || lines.for_each(drop));
-    let stderr = backend.stderr.take().expect("stderr");
-    std::thread::spawn(move || common::read_all(Some(stderr)));
-    struct Kill(Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _backend = Kill(backend);
+    let backend = common::Backend::start(&scenario);
+    let targets = backend.targets.clone();
     let out = dir.join("run");
     let run = loadgen(
         &targets,

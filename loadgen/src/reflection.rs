@@ -36,7 +36,7 @@ pub async fn schema_of(
         .map_err(|e| {
             LoadgenError::Config(format!(
                 "server reflection: cannot connect to {addr}: {}",
-                error_chain(&e)
+                crate::balance::error_chain(&e)
             ))
         })?;
     let files = match v1::files(channel.clone(), metadata, service).await {
@@ -54,20 +54,6 @@ pub async fn schema_of(
         ))
     })?;
     method::pool_from_files(files)
-}
-
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
 }
 
 /// One client per reflection version: the two protos have the same shape in different packages.

@@ -51,12 +51,6 @@ impl Decay {
         d
     }
 
-    /// `1/τ` in 1/ns.
-    #[inline]
-    pub fn inv_tau(&self) -> f64 {
-        self.inv_tau
-    }
-
     /// `now` with its decay factor `e^(−(now − epoch)/τ)`, computed once per policy call.
     #[inline]
     pub fn at(&self, now: Nanos) -> Moment {
@@ -116,8 +110,6 @@ pub struct PeakEwma {
     lift: f64,
     /// `estimate × lift`: in the same order as the decayed estimates at any one instant.
     comparable: f64,
-    /// Whether any real sample has been taken since the last reset.
-    sampled: bool,
 }
 
 impl PeakEwma {
@@ -130,7 +122,6 @@ impl PeakEwma {
             stamp: at.now,
             lift,
             comparable: estimate * lift,
-            sampled: false,
         }
     }
 
@@ -212,7 +203,6 @@ impl PeakEwma {
             self.lift = at.lift;
         }
         self.comparable = self.estimate * self.lift;
-        self.sampled = true;
     }
 
     /// Rescales after [`Decay::rebase`] returned `k`.
@@ -220,11 +210,6 @@ impl PeakEwma {
     pub fn rescale(&mut self, k: f64) {
         self.lift *= k;
         self.comparable *= k;
-    }
-
-    /// Whether a real sample has been observed.
-    pub fn sampled(&self) -> bool {
-        self.sampled
     }
 }
 
@@ -236,6 +221,46 @@ mod tests {
 
     fn decay() -> Decay {
         Decay::new(TAU, 0)
+    }
+
+    #[test]
+    fn a_moment_before_the_epoch_lifts_instead_of_decaying() {
+        // A clock read before the epoch (e.g. a policy's first call at an earlier time than its
+        // decay base) gives a factor above 1, the inverse of the same distance after it.
+        let d = Decay::new(TAU, 20_000_000_000);
+        let before = d.at(10_000_000_000);
+        let after = d.at(30_000_000_000);
+        assert!(
+            (before.factor - 1.0f64.exp()).abs() < 1e-12,
+            "{}",
+            before.factor
+        );
+        assert!(
+            (after.factor - (-1.0f64).exp()).abs() < 1e-12,
+            "{}",
+            after.factor
+        );
+        assert!((before.lift * before.factor - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_sample_equal_to_the_decayed_estimate_blends() {
+        // The peak test is strict: a sample exactly at the decayed estimate blends. With a weight
+        // of exactly 1/2 the decayed estimate of 200 is exactly 100.
+        let start = Moment {
+            now: 0,
+            factor: 1.0,
+            lift: 1.0,
+        };
+        let half = Moment {
+            now: 1_000,
+            factor: 0.5,
+            lift: 2.0,
+        };
+        let mut e = PeakEwma::new(200, start);
+        e.observe(half, 100);
+        // decayed + (1 − w) × rtt = 100 + 0.5 × 100, not the peak 100.
+        assert_eq!(e.estimate, 150.0);
     }
 
     #[test]

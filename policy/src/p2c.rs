@@ -146,9 +146,17 @@ mod tests {
             (0x5555_5555, u32::MAX),
         ] {
             let n = 3;
-            let got = index(&mut Fixed(vec![x, y]), n);
-            let want = Fixed(vec![x, y]).random_range(0..n);
+            let (mut ours, mut theirs) = (Fixed(vec![x, y]), Fixed(vec![x, y]));
+            let got = index(&mut ours, n);
+            let want = theirs.random_range(0..n);
             assert_eq!(got, want, "{x:#x} {y:#x}");
+            // The same number of draws too: with x = u32::MAX the low half is exactly 2^32 - n,
+            // where rand takes no second draw (a `>=` there would, and shift every later pick).
+            assert_eq!(
+                ours.0.len(),
+                theirs.0.len(),
+                "draws taken for {x:#x} {y:#x}"
+            );
         }
     }
 

@@ -325,3 +325,37 @@ pub fn stops_and_keeps_partial_results(
 /// writing the files and charts of a few seconds is quick); the tests run the debug build, whose
 /// chart drawing alone takes ~2 s of CPU, on a machine that may be busy with other tests.
 pub const PROMPT: Duration = Duration::from_secs(10);
+
+/// A running `lblab backend` for a scenario file: its `--targets` list, stopped (killed) when
+/// dropped, and stopping by itself after 60 s in any case. What it prints is drained, since a
+/// closed pipe would end it.
+pub struct Backend {
+    child: Child,
+    /// The `host:port,...` list it printed.
+    pub targets: String,
+}
+
+impl Backend {
+    /// Starts `lblab backend scenario` and waits for its targets.
+    pub fn start(scenario: &Path) -> Backend {
+        use std::io::{BufRead, BufReader};
+        let mut child = spawn(&["backend", arg(scenario), "--for", "60s", "--no-realtime"]);
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let targets = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|l| l.strip_prefix("--targets ").map(str::to_string))
+            .expect("the backend prints its targets");
+        std::thread::spawn(move || lines.for_each(drop));
+        let stderr = child.stderr.take();
+        std::thread::spawn(move || read_all(stderr));
+        Backend { child, targets }
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
