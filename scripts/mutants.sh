@@ -30,6 +30,8 @@ for f in "${files[@]}"; do
         exit 1
     }
     rm -f "$out.log"
+    # proptest records the failing cases it found in mutated code: they are not regressions.
+    git checkout -- policy/tests/proptest-regressions/
     # Keep the verdict lists and outcomes; drop the build logs.
     mv "$out/mutants.out"/{caught,missed,timeout,unviable}.txt "$out/" 2>/dev/null || true
     mv "$out/mutants.out/outcomes.json" "$out/" 2>/dev/null || true

@@ -1,7 +1,7 @@
 //! `outlier_detection_experimental` (A50): ejection by failure percentage and success rate,
 //! unejection, the multiplier, the caps and the gates.
 
-use lblab_policy::{Connectivity, Nanos, Status};
+use lblab_policy::{Connectivity, EndpointId, Nanos, Status};
 
 use crate::harness::{Lab, Script, MS, SEC};
 
@@ -489,4 +489,61 @@ fn enforcement_draw_equal_to_the_percentage_does_not_enforce() {
             assert_eq!(ejected(&lab, 0), want, "{algorithm}: draw {draw}");
         }
     }
+}
+
+#[test]
+fn success_rates_are_ratios_whatever_each_endpoint_s_call_count() {
+    // Endpoints 0, 2 and 4 get 200 calls, 1 and 3 get 100; endpoint 4 fails half of its calls.
+    // Rates 1, 1, 1, 1, 0.5: mean 0.9, stdev 0.2, threshold 0.9 − 0.2 × 1.9 = 0.52: 4 goes.
+    // (Equal call counts, as elsewhere, would hide a rate that is not success / total.)
+    let entry = od(
+        r#""successRateEjection":{"minimumHosts":5,"requestVolume":100},"maxEjectionPercent":100"#,
+    );
+    let mut lab = Lab::ready(&entry, 5);
+    counted_calls(&mut lab, 5, 100, &[0, 0, 0, 0, 50]);
+    lab.set_state(1, Connectivity::TransientFailure);
+    lab.set_state(3, Connectivity::TransientFailure);
+    let mut done = [0u32; 5];
+    for _ in 0..300 {
+        let t = lab.unary();
+        let e = t.endpoint().0 as usize;
+        let failed = e == 4 && done[e] < 50;
+        done[e] += 1;
+        lab.done(t, if failed { Status::Error } else { Status::Ok }, MS);
+    }
+    assert_eq!(done, [100, 0, 100, 0, 100]);
+    lab.set_state(1, Connectivity::Ready);
+    lab.set_state(3, Connectivity::Ready);
+    lab.step(10 * SEC);
+    assert!(ejected(&lab, 4));
+    assert!((0..4).all(|e| !ejected(&lab, e)));
+}
+
+#[test]
+fn load_reports_the_oob_period_and_the_child_s_timers_reach_the_child() {
+    // Around weighted_round_robin with out-of-band reports: the period the owner must poll at is
+    // the child's, the reports reach it, and its weight-update timer runs, so picks follow the
+    // weights (endpoint 0: 100 qps at 10 % CPU, weight 1000; endpoint 1: at 100 %, weight 100).
+    let entry = od_around(
+        r#""failurePercentageEjection":{}"#,
+        r#"{"weighted_round_robin":{"enableOobLoadReport":true,"oobReportingPeriod":"2s","blackoutPeriod":"0s","weightUpdatePeriod":"1s"}}"#,
+    );
+    let mut lab = Lab::ready(&entry, 2);
+    assert_eq!(lab.policy.oob_reporting_period(), Some(2 * SEC));
+    for (e, cpu) in [(0, 0.1), (1, 1.0)] {
+        let report = lblab_policy::LoadReport {
+            rps_fractional: 100.0,
+            cpu_utilization: cpu,
+            ..lblab_policy::LoadReport::default()
+        };
+        lab.policy.on_load_report(lab.now, EndpointId(e), &report);
+    }
+    lab.step(1100 * MS);
+    lab.reset_picks();
+    lab.burst(110);
+    assert!(
+        lab.share(0) > 0.85,
+        "share of the heavier weight: {}",
+        lab.share(0)
+    );
 }
