@@ -102,47 +102,27 @@ async fn call_inner(
 ) -> RequestResult {
     match kind {
         RpcKind::Unary => {
-            // The balancer and the channel enforce the deadline; this outer bound only guards the run.
-            let outer = deadline + Duration::from_millis(200);
             let call = match client.call.clone() {
                 Some(call) => {
-                    let mut req = prepare(client, call.request.clone(), picked, kind);
-                    req.set_timeout(deadline);
-                    let path = call.path.clone();
-                    with_channel!(&mut client.channel, |c| tokio::time::timeout(
-                        outer,
-                        async {
-                            c.ready()
-                                .await
-                                .map_err(|e| tonic::Status::from_error(e.into()))?;
-                            c.unary(req, path, RawCodec).await.map(|_| ())
-                        }
+                    let req = prepare(client, call.request.clone(), picked, kind);
+                    unary(
+                        &mut client.channel,
+                        req,
+                        call.path.clone(),
+                        RawCodec,
+                        deadline,
                     )
-                    .await)
+                    .await
                 }
                 None => {
-                    let mut req = prepare(
-                        client,
-                        CallRequest {
-                            id,
-                            payload: Default::default(),
-                        },
-                        picked,
-                        kind,
-                    );
-                    req.set_timeout(deadline);
+                    let message = CallRequest {
+                        id,
+                        payload: Default::default(),
+                    };
+                    let req = prepare(client, message, picked, kind);
                     let path = http::uri::PathAndQuery::from_static(ECHO_UNARY);
                     let codec = tonic_prost::ProstCodec::<CallRequest, CallReply>::default();
-                    with_channel!(&mut client.channel, |c| tokio::time::timeout(
-                        outer,
-                        async {
-                            c.ready()
-                                .await
-                                .map_err(|e| tonic::Status::from_error(e.into()))?;
-                            c.unary(req, path, codec).await.map(|_| ())
-                        }
-                    )
-                    .await)
+                    unary(&mut client.channel, req, path, codec, deadline).await
                 }
             };
             match call {
@@ -182,6 +162,32 @@ async fn call_inner(
             }
         }
     }
+}
+
+/// One unary call of `req` to `path` with `codec`, its deadline set; `Err` if even the outer
+/// bound passed (the balancer and the channel enforce the deadline; this bound only guards the
+/// run).
+async fn unary<M, C>(
+    channel: &mut Channel,
+    mut req: tonic::Request<M>,
+    path: http::uri::PathAndQuery,
+    codec: C,
+    deadline: Duration,
+) -> Result<Result<(), tonic::Status>, tokio::time::error::Elapsed>
+where
+    M: Send + Sync + 'static,
+    C: tonic::codec::Codec<Encode = M> + Send + 'static,
+    C::Decode: Send + Sync + 'static,
+{
+    req.set_timeout(deadline);
+    let outer = deadline + Duration::from_millis(200);
+    with_channel!(channel, |c| tokio::time::timeout(outer, async {
+        c.ready()
+            .await
+            .map_err(|e| tonic::Status::from_error(e.into()))?;
+        c.unary(req, path, codec).await.map(|_| ())
+    })
+    .await)
 }
 
 /// Tries a connection to every target at once, up to the server's HTTP/2 SETTINGS
