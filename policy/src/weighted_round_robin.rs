@@ -269,13 +269,6 @@ impl WeightedRoundRobin {
             });
         }
     }
-
-    /// The weight an endpoint would get at the next rebuild (for reports and tests).
-    pub fn weight(&self, endpoint: EndpointId) -> Option<f64> {
-        let slot = self.endpoints.lookup(endpoint)?;
-        let mut w = self.endpoints.slot(slot).data;
-        Some(w.effective(self.clock.latest(), &self.config))
-    }
 }
 
 impl Policy for WeightedRoundRobin {
@@ -379,5 +372,37 @@ impl Policy for WeightedRoundRobin {
             outstanding: s.data.outstanding,
             cost: (weight > 0.0).then(|| 1.0 / weight),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(deadline: f64, order: u32) -> Entry {
+        Entry {
+            deadline,
+            period: 1.0,
+            order,
+            slot: 7,
+        }
+    }
+
+    #[test]
+    fn entries_are_equal_exactly_when_they_order_equal() {
+        let a = entry(0.5, 1);
+        assert!(a == entry(0.5, 1));
+        // The period and slot do not take part in the order, so not in equality either.
+        assert!(
+            a == Entry {
+                period: 9.0,
+                slot: 0,
+                ..a
+            }
+        );
+        assert!(a != entry(0.5, 2));
+        assert!(a != entry(0.25, 1));
+        // The earliest deadline is the greatest (BinaryHeap pops it first); ties go to list order.
+        assert!(entry(0.25, 3) > a && entry(0.5, 0) > a);
     }
 }

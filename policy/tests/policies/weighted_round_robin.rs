@@ -320,3 +320,57 @@ fn extreme_weight_ratios_keep_every_endpoint_in_the_schedule() {
     lab.drive(100 * SEC, 2000); // 200,000 picks: the light one still gets about 1 in 65536
     assert!((1..=10).contains(&lab.picks(1)), "{}", lab.picks(1));
 }
+
+#[test]
+fn no_utilization_means_no_weight_even_with_errors() {
+    // A58: the weight is qps / (utilization + eps/qps × penalty) only when both qps and
+    // utilization are positive. With utilization 0 and errors, the formula alone would give
+    // qps² / (eps × penalty), a finite weight from a report that says nothing about load.
+    let mut lab = Lab::ready(&wrr(r#""blackoutPeriod":"0s""#), 1);
+    let load = LoadReport {
+        rps_fractional: 100.0,
+        cpu_utilization: 0.0,
+        eps: 10.0,
+        ..LoadReport::default()
+    };
+    report_via_call(&mut lab, 0, load);
+    assert_eq!(weight(&lab, 0), None);
+}
+
+#[test]
+fn a_zero_error_penalty_is_accepted_and_ignores_errors() {
+    // A58 asks for errorUtilizationPenalty >= 0: 0 is valid and turns the error term off.
+    let mut lab = Lab::ready(
+        &wrr(r#""blackoutPeriod":"0s","errorUtilizationPenalty":0"#),
+        1,
+    );
+    let load = LoadReport {
+        rps_fractional: 100.0,
+        cpu_utilization: 0.5,
+        eps: 50.0,
+        ..LoadReport::default()
+    };
+    report_via_call(&mut lab, 0, load);
+    assert!(
+        close(weight(&lab, 0).unwrap(), 200.0),
+        "{:?}",
+        weight(&lab, 0)
+    );
+}
+
+#[test]
+fn only_a_change_to_ready_restarts_the_blackout() {
+    let mut lab = Lab::ready(&wrr(r#""blackoutPeriod":"0s""#), 1);
+    report_via_call(&mut lab, 0, report(100.0, 0.5));
+    assert!(close(weight(&lab, 0).unwrap(), 200.0));
+    // READY again without leaving it: nothing to restart.
+    lab.set_state(0, Connectivity::Ready);
+    assert!(close(weight(&lab, 0).unwrap(), 200.0));
+    // Between the states that are not READY the weight is kept…
+    lab.set_state(0, Connectivity::TransientFailure);
+    lab.set_state(0, Connectivity::Connecting);
+    assert!(close(weight(&lab, 0).unwrap(), 200.0));
+    // …and coming back to READY drops it until the endpoint reports again.
+    lab.set_state(0, Connectivity::Ready);
+    assert_eq!(weight(&lab, 0), None);
+}
