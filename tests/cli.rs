@@ -717,7 +717,20 @@ fn only_lblabs_own_temporary_files_and_stale_hlogs_are_removed() {
     std::fs::write(out.join(".notes.tmp"), "the user's").unwrap();
     std::fs::write(out.join(".summary.json.tmp"), "half").unwrap();
     std::fs::write(out.join("gone_policy.hlog"), "old").unwrap();
+    std::fs::write(out.join("gone_policy.hgrm"), "old").unwrap();
     succeeds(&["sim", arg(&scenario), "--out", arg(&out)]);
+    // Every policy of the run has its percentile distribution beside its interval log.
+    for name in std::fs::read_dir(&out).unwrap().flatten() {
+        let name = name.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".hlog") {
+            let hgrm = std::fs::read_to_string(out.join(format!("{stem}.hgrm"))).unwrap();
+            assert!(hgrm.starts_with("       Value     Percentile"), "{hgrm}");
+        }
+    }
+    assert!(
+        !out.join("gone_policy.hgrm").exists(),
+        "a stale hgrm must go"
+    );
     assert!(
         out.join(".notes.tmp").exists(),
         "a user's .tmp file must stay"
@@ -787,6 +800,28 @@ fn a_sweep_point_over_the_memory_budget_is_refused_before_any_work() {
         "1GiB",
     ]);
     assert!(msg.contains("--memory-budget"), "{msg}");
+}
+
+#[test]
+fn backend_for_stops_on_its_own_and_says_so() {
+    let started = std::time::Instant::now();
+    let out = succeeds(&[
+        "backend",
+        "scenarios/healthy.toml",
+        "--for",
+        "1s",
+        "--no-realtime",
+    ]);
+    let waited = started.elapsed();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("serving for 1s (or until Ctrl-C)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("served "), "{stdout}");
+    assert!(waited >= Duration::from_secs(1), "stopped after {waited:?}");
+    let msg = fails(&["backend", "scenarios/healthy.toml", "--for", "0s"]);
+    assert!(msg.contains("--for 0s"), "{msg}");
 }
 
 #[test]

@@ -20,7 +20,6 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use lblab_model::backend::Backend;
 use lblab_model::scenario::BackendSpec;
 use lblab_policy::Nanos;
-use serde::{Deserialize, Serialize};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
@@ -32,6 +31,8 @@ use lblab_wire::orca::OrcaTrailers;
 use lblab_wire::pb::echo::echo_server::EchoServer;
 use lblab_wire::timer::{PreciseTimer, DEFAULT_SPIN};
 use lblab_wire::Clock;
+
+pub use lblab_model::results::DelayAccuracy;
 
 use crate::node::{EchoService, Node};
 use crate::BackendError;
@@ -62,49 +63,6 @@ impl Default for FleetOptions {
             spin: DEFAULT_SPIN,
             realtime: None,
             cpu: None,
-        }
-    }
-}
-
-/// How precisely the fleet gave the service delays the model asked for: the distribution of
-/// actual − requested completion time over every unary request, measured when the handler
-/// resumed (so it includes waking the handler's task, not only the timer).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DelayAccuracy {
-    /// Requests measured.
-    pub count: u64,
-    /// Requests answered before their completion time (should be 0).
-    pub early: u64,
-    /// Median error, µs.
-    pub p50_us: f64,
-    /// 99th percentile, µs.
-    pub p99_us: f64,
-    /// 99.9th percentile, µs.
-    pub p999_us: f64,
-    /// Maximum, µs.
-    pub max_us: f64,
-    /// Mean, µs.
-    pub mean_us: f64,
-}
-
-impl DelayAccuracy {
-    /// Summarizes a histogram of errors in ns.
-    pub fn from_histogram(h: &Histogram<u64>, early: u64) -> Self {
-        let us = |v: u64| v as f64 / 1e3;
-        if h.is_empty() {
-            return DelayAccuracy {
-                early,
-                ..DelayAccuracy::default()
-            };
-        }
-        DelayAccuracy {
-            count: h.len(),
-            early,
-            p50_us: us(h.value_at_quantile(0.5)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p999_us: us(h.value_at_quantile(0.999)),
-            max_us: us(h.max()),
-            mean_us: h.mean() / 1e3,
         }
     }
 }

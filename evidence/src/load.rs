@@ -135,74 +135,8 @@ pub struct Compared {
 /// One row of `compare.csv` (the model's schema, which `lblab compare` writes).
 pub use lblab_model::results::CompareRow;
 
-/// The parts of `harness.json` the documents use.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Harness {
-    /// The floor run: the harness alone, every backend answering at once.
-    pub floor: Floor,
-    /// One entry per policy.
-    pub policies: Vec<HarnessPolicy>,
-    /// The machine, when the harness recorded it.
-    #[serde(default)]
-    pub host: Option<Host>,
-}
-
-/// The harness's floor run.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Floor {
-    /// Floor p50 (ms).
-    pub p50_ms: f64,
-    /// Floor p99 (ms).
-    pub p99_ms: f64,
-}
-
-/// The harness's measurements of one policy's run.
-#[derive(Debug, Clone, Deserialize)]
-pub struct HarnessPolicy {
-    /// Policy label.
-    pub policy: String,
-    /// Emulated service time error.
-    pub delay_error: Spread,
-    /// Lateness of sends against their intended times.
-    pub dispatch_lateness: Spread,
-    /// Client CPU per call (µs).
-    pub client_cpu_per_call_us: f64,
-    /// Machine load during the run.
-    pub machine: Option<MachineLoad>,
-}
-
-/// Percentiles in µs.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Spread {
-    /// p50 (µs).
-    pub p50_us: f64,
-    /// p99 (µs).
-    pub p99_us: f64,
-}
-
-/// How busy the machine was.
-#[derive(Debug, Clone, Deserialize)]
-pub struct MachineLoad {
-    /// Share of CPU busy (%).
-    pub busy_pct: f64,
-    /// CPU stolen by the hypervisor (%).
-    #[serde(default)]
-    pub steal_pct: f64,
-}
-
-/// The machine a real run ran on.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Host {
-    /// CPU model.
-    #[serde(default)]
-    pub cpu: String,
-    /// Logical cores.
-    #[serde(default)]
-    pub cores: usize,
-    /// Kernel release.
-    #[serde(default)]
-    pub kernel: String,
-}
+/// `harness.json`, in the schema the harness writes.
+pub use lblab_model::results::HarnessSummary as Harness;
 
 /// `intervals.csv`: per policy and metric, the median over seeds and its interval.
 #[derive(Debug, Clone, Default)]

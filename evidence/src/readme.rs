@@ -935,7 +935,9 @@ fn agreement(out: &mut String, ev: &Evidence) {
             })
             .collect();
         let floor = c.harness.as_ref().map_or("–".into(), |h| {
-            format!("{} / {}", num(h.floor.p50_ms), num(h.floor.p99_ms))
+            h.floor.as_ref().map_or("–".into(), |f| {
+                format!("{} / {}", num(f.p50_ms), num(f.p99_ms))
+            })
         });
         w!(
             out,
@@ -1034,25 +1036,21 @@ fn limitations(out: &mut String, ev: &Evidence) {
     let host = ev
         .scenarios
         .iter()
-        .filter_map(|s| s.compare.as_ref()?.harness.as_ref()?.host.as_ref())
-        .next();
+        .filter_map(|s| s.compare.as_ref()?.harness.as_ref())
+        .map(|h| &h.host)
+        .find(|h| h.logical_cores > 0);
     let machine = host.map_or_else(
         || "one machine (the harness files of these runs do not record which)".to_string(),
         |h| {
             format!(
                 "one machine ({} logical cores, {}, Linux {})",
-                h.cores, h.cpu, h.kernel
+                h.logical_cores, h.cpu_model, h.kernel
             )
         },
     );
     let busy = text::range(ev.scenarios.iter().filter_map(|s| {
         let h = s.compare.as_ref()?.harness.as_ref()?;
-        text::range(
-            h.policies
-                .iter()
-                .filter_map(|p| p.machine.as_ref().map(|m| m.busy_pct)),
-        )
-        .map(|r| r.1)
+        text::range(h.policies.iter().map(|p| p.machine.busy_pct)).map(|r| r.1)
     }));
     w!(
         out,
@@ -1076,18 +1074,47 @@ fn limitations(out: &mut String, ev: &Evidence) {
          simulation (lengths above); only `one-slow` is repeated. The simulated intervals are \
          over seeds of the model, not over machines."
     );
+    let ported = ev.interop.iter().any(|r| r.policy.contains("(port)"));
+    if ev.interop.is_empty() {
+        w!(
+            out,
+            "- **The baselines are lblab's.** round_robin, least_request, weighted_round_robin \
+             and outlier_detection are lblab's implementations of the gRFCs, checked against \
+             their texts, not gRPC's own code running on this fleet; tower's balancer is the only \
+             implementation here that nobody in the lab wrote."
+        );
+    } else {
+        let clients: Vec<String> = ev
+            .interop
+            .iter()
+            .map(|r| format!("{} {}", r.client, r.version))
+            .fold(Vec::new(), |mut v, c| {
+                if !v.contains(&c) {
+                    v.push(c);
+                }
+                v
+            });
+        w!(
+            out,
+            "- **The scenario tables' baselines are lblab's.** round_robin, least_request, \
+             weighted_round_robin and outlier_detection there are lblab's implementations of the \
+             gRFCs. gRPC's own ({}) ran on the same fleet only in the shorter, single-seed \
+             comparison [above](#against-grpcs-own-implementations), and neither has \
+             least_request.",
+            clients.join(", ")
+        );
+    }
     w!(
         out,
-        "- **The baselines are lblab's.** round_robin, least_request, weighted_round_robin and \
-         outlier_detection are lblab's implementations of the gRFCs, checked against their \
-         texts, not gRPC's own code running on this fleet; tower's balancer is the only \
-         implementation here that nobody in the lab wrote."
-    );
-    w!(
-        out,
-        "- **Not covered:** several client processes or hosts (clients share one process), real \
-         networks, retries and hedging, xDS control planes and EDS weights, autoscaling, \
-         servers that shed load, and a second-language implementation of the proposal.\n"
+        "- **Not covered:** several client hosts in the committed runs (the clients share one \
+         process; `lblab report --merge` combines load generators, but no run here uses it), \
+         real networks, retries and hedging, xDS control planes and EDS weights, autoscaling, \
+         servers that shed load{}.\n",
+        if ported {
+            ""
+        } else {
+            ", and a second-language implementation of the proposal"
+        }
     );
 }
 

@@ -156,14 +156,21 @@ fn real(out: &mut String, s: &ScenarioResults, run: &RunSummary) {
 
 fn harness(out: &mut String, c: &crate::load::Compared) {
     let Some(h) = &c.harness else { return };
+    let floor = h.floor.as_ref().map_or_else(
+        || "Floor not measured.".to_string(),
+        |f| {
+            format!(
+                "Floor (the harness alone, every backend answering at once): p50 {} ms, p99 {} ms.",
+                num(f.p50_ms),
+                num(f.p99_ms)
+            )
+        },
+    );
     w!(
         out,
-        "### The harness's own figures\n\nFloor (the harness alone, every backend answering at \
-         once): p50 {} ms, p99 {} ms. Per policy ({}): the error of the emulated service \
-         times, how late sends left against their intended times, the client's CPU per call \
-         and how busy the machine was.\n",
-        num(h.floor.p50_ms),
-        num(h.floor.p99_ms),
+        "### The harness's own figures\n\n{floor} Per policy ({}): the error of the emulated \
+         service times, how late sends left against their intended times, the client's CPU per \
+         call and how busy the machine was.\n",
         link("compare/real/harness.json")
     );
     w!(out, "| policy | service-time error p50 / p99 µs | send lateness p50 / p99 µs | client CPU per call µs | machine busy % |");
@@ -178,7 +185,7 @@ fn harness(out: &mut String, c: &crate::load::Compared) {
             num(p.dispatch_lateness.p50_us),
             num(p.dispatch_lateness.p99_us),
             num(p.client_cpu_per_call_us),
-            p.machine.as_ref().map_or("–".into(), |m| num(m.busy_pct))
+            num(p.machine.busy_pct)
         );
     }
     out.push('\n');

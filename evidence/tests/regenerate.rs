@@ -53,3 +53,40 @@ fn a_changed_number_in_a_result_file_changes_the_document() {
     };
     assert_ne!(page(&before), page(&after));
 }
+
+#[test]
+fn the_machine_the_documents_name_is_the_one_the_harness_files_record() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let evidence = lblab_evidence::Evidence::load(&root, "scenarios", "results")
+        .expect("the committed results load");
+    let one_slow = evidence
+        .scenarios
+        .iter()
+        .find(|s| s.name == "one-slow")
+        .expect("one-slow is a canonical scenario");
+    let host = &one_slow
+        .compare
+        .as_ref()
+        .and_then(|c| c.harness.as_ref())
+        .expect("one-slow's real run has its harness file")
+        .host;
+    let raw: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join("results/one-slow/compare/real/harness.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        host.logical_cores as u64,
+        raw["host"]["logical_cores"].as_u64().unwrap()
+    );
+    assert_eq!(host.cpu_model, raw["host"]["cpu_model"].as_str().unwrap());
+    assert!(host.logical_cores > 0);
+    let docs = lblab_evidence::documents(&evidence);
+    let readme = &docs.iter().find(|d| d.path == "README.md").unwrap().text;
+    assert!(
+        readme.contains(&format!(
+            "{} logical cores, {}, Linux {}",
+            host.logical_cores, host.cpu_model, host.kernel
+        )),
+        "the limitations name the recorded machine"
+    );
+}

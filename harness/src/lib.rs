@@ -34,11 +34,11 @@ use lblab_backend::{DelayAccuracy, Fleet, FleetOptions};
 use lblab_loadgen::run::{run_policy, LoadRun, Quantiles, RunOptions};
 use lblab_loadgen::target::Target;
 use lblab_loadgen::LoadgenError;
+pub use lblab_model::results::{FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness};
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{self, Selected};
 use lblab_policy::NANOS_PER_SEC;
 use lblab_wire::timer;
-use serde::{Deserialize, Serialize};
 
 /// Options of [`run_real`].
 #[derive(Debug, Clone)]
@@ -72,6 +72,8 @@ pub struct HarnessOptions<'a> {
     pub attempts: u32,
     /// Dispatch-lateness p99 above which a run counts as disturbed.
     pub disturbed_above: Duration,
+    /// Where each policy's run publishes its live figures (calls ended, p99 so far).
+    pub live: Option<std::sync::Arc<lblab_loadgen::run::Live>>,
 }
 
 impl HarnessOptions<'_> {
@@ -95,6 +97,7 @@ impl Default for HarnessOptions<'_> {
             pin: false,
             attempts: 1,
             disturbed_above: Duration::from_millis(1),
+            live: None,
         }
     }
 }
@@ -112,20 +115,6 @@ pub struct PolicyReport {
     pub machine: MachineLoad,
     /// Dispatch-lateness p99 (µs) of the earlier attempts that were discarded as disturbed.
     pub discarded_attempts: Vec<f64>,
-}
-
-/// How busy the machine was during a run: the harness shares its cores with everything else, so
-/// its precision figures mean little without this.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MachineLoad {
-    /// 1-minute load average when the run started.
-    pub loadavg_start: f64,
-    /// 1-minute load average when it ended.
-    pub loadavg_end: f64,
-    /// Share of CPU time the hypervisor took from this machine during the run (steal), %.
-    pub steal_pct: f64,
-    /// Share of CPU time spent outside the idle task during the run, all processes, %.
-    pub busy_pct: f64,
 }
 
 /// (1-minute load average, total jiffies, idle jiffies, steal jiffies) from /proc; zeros where
@@ -160,92 +149,6 @@ fn machine_load(before: (f64, u64, u64, u64), after: (f64, u64, u64, u64)) -> Ma
         steal_pct: 100.0 * after.3.saturating_sub(before.3) as f64 / total,
         busy_pct: 100.0 * (1.0 - after.2.saturating_sub(before.2) as f64 / total),
     }
-}
-
-/// The machine a real run ran on: its figures mean little without it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Host {
-    /// CPU model (`model name` in /proc/cpuinfo), empty where it cannot be read.
-    pub cpu_model: String,
-    /// Logical cores the process may use.
-    pub logical_cores: usize,
-    /// Kernel release (/proc/sys/kernel/osrelease), empty where it cannot be read.
-    pub kernel: String,
-}
-
-impl Host {
-    /// This machine.
-    pub fn this() -> Host {
-        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("model name"))
-                    .and_then(|l| l.split_once(':'))
-                    .map(|(_, v)| v.trim().to_string())
-            })
-            .unwrap_or_default();
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default();
-        Host {
-            cpu_model,
-            logical_cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
-            kernel,
-        }
-    }
-}
-
-/// The harness's own numbers for one run, written next to the results as `harness.json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HarnessSummary {
-    /// The machine it ran on (absent in files written before it was recorded).
-    #[serde(default)]
-    pub host: Host,
-    /// Latency against zero-delay backends at the scenario's rate (round_robin), ms.
-    pub floor: Option<FloorSummary>,
-    /// Per policy: delay accuracy, dispatch lateness and client CPU.
-    pub policies: Vec<PolicyHarness>,
-}
-
-/// The floor run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FloorSummary {
-    /// Requests per second.
-    pub rate: f64,
-    /// Backends.
-    pub backends: usize,
-    /// Median latency, ms.
-    pub p50_ms: f64,
-    /// 99th percentile, ms.
-    pub p99_ms: f64,
-    /// 99.9th percentile, ms.
-    pub p999_ms: f64,
-    /// Requests measured.
-    pub requests: u64,
-    /// Dispatch lateness during the floor run.
-    pub lateness: Quantiles,
-}
-
-/// Harness measurements of one policy's run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PolicyHarness {
-    /// Policy label.
-    pub policy: String,
-    /// Backend delay error (actual − requested service completion).
-    pub delay_error: DelayAccuracy,
-    /// Dispatch lateness (actual − intended send time).
-    pub dispatch_lateness: Quantiles,
-    /// Client CPU per call, µs (the load generator's runtime threads: RPC stack + policy).
-    pub client_cpu_per_call_us: f64,
-    /// Dispatcher CPU per call, µs (pacing, including spin-waits).
-    pub dispatcher_cpu_per_call_us: f64,
-    /// Calls made.
-    pub calls: u64,
-    /// How busy the machine was.
-    pub machine: MachineLoad,
-    /// Dispatch-lateness p99 (µs) of attempts discarded as disturbed by other work.
-    pub discarded_attempts: Vec<f64>,
 }
 
 /// Everything [`run_real`] measured.
@@ -373,6 +276,7 @@ pub fn run_one(
         realtime,
         spin: options.spin,
         cpu: client_cpu,
+        live: options.live.clone(),
         ..RunOptions::new(origin)
     };
     let before = machine_sample();

@@ -192,3 +192,40 @@ fn tower_keeps_sending_to_a_crashed_backend_and_its_fast_failures_are_failures_t
         "refused calls fail fast: {fails:?}"
     );
 }
+
+#[test]
+fn the_live_figures_end_at_what_the_run_measured() {
+    let scenario = Scenario::parse(&one_slow()).expect("valid scenario");
+    let live = std::sync::Arc::new(lblab_loadgen::run::Live::new());
+    let options = HarnessOptions {
+        floor: None,
+        live: Some(live.clone()),
+        ..HarnessOptions::default()
+    };
+    let report = run_one(&scenario, &scenario.policies[0], &options).expect("run");
+    let r = &report.run.result.summary;
+    // Calls that ended, warm-up included: every call sent (the time series' completions count
+    // only OK and timed-out unary calls, and fast failures are none here).
+    let completed: u64 = report
+        .run
+        .result
+        .timeseries
+        .iter()
+        .map(|row| row.completed)
+        .sum();
+    assert_eq!(r.errors, 0, "no failures in this scenario");
+    assert_eq!(live.ended(), completed);
+    assert!(live.ended() >= r.ok, "{} < {}", live.ended(), r.ok);
+    // The last p99 published is the summary's, to the histogram's precision.
+    let p99_ms = live
+        .p99_so_far()
+        .expect("a p99 after the warm-up")
+        .as_secs_f64()
+        * 1e3;
+    assert!(
+        (p99_ms - r.p99_ms).abs() <= r.p99_ms * 1e-3,
+        "{p99_ms} vs {}",
+        r.p99_ms
+    );
+    assert!(live.run_time().as_secs_f64() >= 2.5);
+}

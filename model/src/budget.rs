@@ -3,7 +3,8 @@
 //! calls a second held for their whole deadline) is refused with a clear message instead of
 //! exhausting the machine and losing everything.
 //!
-//! The estimate counts what grows with the scenario: per policy and second of the run, a row of
+//! The estimate counts what grows with the scenario: per policy and second of the run in which a
+//! call is sent or completes (at most twice the calls: a quiet second has no row), a row of
 //! per-backend traffic shares and an interval histogram (kept until the results are written);
 //! per policy instance, its state per client and backend; per call in flight, its request state.
 //! The constants are generous upper bounds of what the recorder, the policies and the simulator
@@ -58,7 +59,14 @@ pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
     let backends = scenario.backends.len() as u64;
     let clients = u64::from(scenario.file.workload.clients.max(1));
     let horizon_ns = w.end() + w.drain();
-    let seconds = horizon_ns.div_ceil(1_000_000_000);
+    // Seconds with a row: every one, or at most a send's and a completion's second per call.
+    let calls = match w.arrival {
+        Arrival::Closed => u64::MAX,
+        _ => (scenario.file.workload.rate * w.end() as f64 / 1e9).ceil() as u64,
+    };
+    let seconds = horizon_ns
+        .div_ceil(1_000_000_000)
+        .min(calls.saturating_mul(2).saturating_add(1));
     let policies = policies as u64;
     let live = match mode {
         Mode::Sim { jobs } => (jobs as u64).clamp(1, policies.max(1)),
@@ -172,9 +180,12 @@ mod tests {
         let ok = scenario("rate = 2000\nwarmup = \"12s\"\nduration = \"50s\"", 20);
         assert!(check(&ok, 8, Mode::Sim { jobs: 2 }, DEFAULT_BUDGET).is_ok());
         assert!(estimate(&ok, 8, Mode::Sim { jobs: 2 }).bytes < 64 << 20);
-        // One backend at a trickle for a year: a time-series row per second.
+        // One backend at a trickle for a year: rows only for the seconds with a call in them,
+        // so it fits; at 400 calls a second every second has rows, and it does not.
         let year = scenario("rate = 0.001\nduration = \"8760h\"", 1);
-        let e = check(&year, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).unwrap_err();
+        assert!(estimate(&year, 1, Mode::Sim { jobs: 1 }).bytes < 1 << 30);
+        let busy_year = scenario("rate = 400\nduration = \"8760h\"", 1);
+        let e = check(&busy_year, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).unwrap_err();
         assert!(
             e.contains("--memory-budget") && e.contains("seconds"),
             "{e}"

@@ -239,24 +239,26 @@ pub fn summarize(runs: &[(String, Vec<RunSample>)], baselines: &[&str]) -> Vec<P
 
 /// `intervals.csv`: one line per policy and quantity,
 /// `policy,metric,median,lo,hi,seeds,coverage`.
-pub fn intervals_csv(rows: &[PolicyIntervals]) -> String {
-    let mut out = String::from("policy,metric,median,lo,hi,seeds,coverage\n");
+pub fn intervals_csv(rows: &[PolicyIntervals]) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "policy", "metric", "median", "lo", "hi", "seeds", "coverage",
+    ])?;
     for r in rows {
         for i in &r.intervals {
             let iv = &i.interval;
-            out.push_str(&format!(
-                "{},{},{},{},{},{},{:.4}\n",
-                csv_field(&r.policy),
-                i.metric,
+            w.write_record([
+                r.policy.clone(),
+                i.metric.clone(),
                 num(iv.median),
                 num(iv.lo),
                 num(iv.hi),
-                iv.n,
-                iv.coverage
-            ));
+                iv.n.to_string(),
+                format!("{:.4}", iv.coverage),
+            ])?;
         }
     }
-    out
+    w.into_inner().map_err(|e| e.into_error().into())
 }
 
 /// A number for a CSV cell: 6 significant digits, empty when not finite.
@@ -271,15 +273,6 @@ pub fn num(v: f64) -> String {
         }
     } else {
         String::new()
-    }
-}
-
-/// Quotes a CSV field when it needs it.
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }
 
@@ -363,7 +356,8 @@ mod tests {
         assert_eq!((r.median, r.lo, r.hi), (0.5, 0.5, 0.5));
         assert_eq!(out[1].get("p99_ms").unwrap().lo, 5.0);
         assert!(out[1].get("p99_vs_oracle").is_none());
-        assert!(intervals_csv(&out).contains("peak_ewma,p99_vs_round_robin,0.5,0.5,0.5,3,0.7500"));
+        let csv = String::from_utf8(intervals_csv(&out).unwrap()).unwrap();
+        assert!(csv.contains("peak_ewma,p99_vs_round_robin,0.5,0.5,0.5,3,0.7500"));
     }
 
     #[test]

@@ -63,47 +63,18 @@ impl PolicyData {
     }
 }
 
-/// The sum of the intervals of an hlog (the interval-log format [`lblab_model::results`]
-/// writes: `start,length,max,base64 of a V2-compressed histogram` per line) that start at or
-/// after `from_s` seconds. `file` names the log in errors.
+/// The sum of the intervals of an hlog ([`lblab_model::results::sum_hlog_from`]) that start at
+/// or after `from_s` seconds. `file` names the log in errors.
 pub(crate) fn histogram_from_hlog(
     text: &str,
     from_s: f64,
     file: &Path,
 ) -> Result<Histogram<u64>, ReportError> {
-    use base64::Engine as _;
-    let invalid = |line: usize, message: String| ReportError::InvalidInput {
+    let invalid = |e: lblab_model::ModelError| ReportError::Read {
         file: file.to_path_buf(),
-        message: format!("line {line}: {message}"),
+        message: e.to_string(),
     };
-    let mut total: Histogram<u64> = Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-        .map_err(|e| invalid(0, e.to_string()))?;
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with('"') {
-            continue;
-        }
-        let fields: Vec<&str> = line.splitn(4, ',').collect();
-        let [start, _, _, encoded] = fields[..] else {
-            return Err(invalid(n + 1, "not `start,length,max,histogram`".into()));
-        };
-        let start: f64 = start
-            .parse()
-            .map_err(|_| invalid(n + 1, format!("start {start:?} is not a number")))?;
-        if start < from_s {
-            continue;
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(encoded.trim())
-            .map_err(|e| invalid(n + 1, format!("histogram is not base64: {e}")))?;
-        let h: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| invalid(n + 1, format!("histogram cannot be decoded: {e:?}")))?;
-        total
-            .add(&h)
-            .map_err(|e| invalid(n + 1, format!("histogram out of range: {e:?}")))?;
-    }
-    Ok(total)
+    lblab_model::results::sum_hlog_from(text, &file.display().to_string(), from_s).map_err(invalid)
 }
 
 /// Writes the charts of one run into `dir` (created if missing) and returns the paths written:

@@ -234,91 +234,113 @@ pub const CSV_METRICS: &[&str] = &[
     "p999_vs_oracle",
 ];
 
-/// The first columns' header: one per varied path.
-fn path_header(paths: &[String]) -> String {
-    paths.iter().map(|p| stats::csv_field(p) + ",").collect()
-}
-
 /// The first columns of a point's rows: each varied path's value there.
-fn point_columns(out: &mut String, paths: &[String], point: &PointResult) {
-    for path in paths {
-        let v = point
-            .overrides
-            .iter()
-            .find(|o| &o.path == path)
-            .map_or("", |o| o.value.as_str());
-        out.push_str(&stats::csv_field(v));
-        out.push(',');
-    }
+fn point_columns(paths: &[String], point: &PointResult) -> Vec<String> {
+    paths
+        .iter()
+        .map(|path| {
+            point
+                .overrides
+                .iter()
+                .find(|o| &o.path == path)
+                .map_or_else(String::new, |o| o.value.clone())
+        })
+        .collect()
 }
 
 /// `sweep.csv`: one row per point and policy; a column per varied path, the point's fleet and
 /// load, then each metric's median and interval (empty where a policy has no such metric, e.g.
 /// round_robin's ratio to itself).
-pub fn sweep_csv(paths: &[String], points: &[PointResult]) -> String {
-    let mut out = path_header(paths);
-    out.push_str("backends,faulty_backends,rate,utilization,policy,seeds");
+pub fn sweep_csv(paths: &[String], points: &[PointResult]) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header = paths.to_vec();
+    header.extend(
+        [
+            "backends",
+            "faulty_backends",
+            "rate",
+            "utilization",
+            "policy",
+            "seeds",
+        ]
+        .map(String::from),
+    );
     for m in CSV_METRICS {
-        out.push_str(&format!(",{m},{m}_lo,{m}_hi"));
+        header.extend([m.to_string(), format!("{m}_lo"), format!("{m}_hi")]);
     }
-    out.push_str(",partial\n");
+    header.push("partial".into());
+    w.write_record(&header)?;
     for point in points {
         for pol in &point.policies {
-            point_columns(&mut out, paths, point);
-            out.push_str(&format!(
-                "{},{},{},{},{},{}",
-                point.backends,
-                point.faulty_backends,
+            let mut row = point_columns(paths, point);
+            row.extend([
+                point.backends.to_string(),
+                point.faulty_backends.to_string(),
                 stats::num(point.rate),
                 stats::num(point.utilization),
-                stats::csv_field(&pol.policy),
-                pol.seeds
-            ));
+                pol.policy.clone(),
+                pol.seeds.to_string(),
+            ]);
             for m in CSV_METRICS {
                 match pol.get(m) {
-                    Some(i) => out.push_str(&format!(
-                        ",{},{},{}",
-                        stats::num(i.median),
-                        stats::num(i.lo),
-                        stats::num(i.hi)
-                    )),
-                    None => out.push_str(",,,"),
+                    Some(i) => {
+                        row.extend([stats::num(i.median), stats::num(i.lo), stats::num(i.hi)])
+                    }
+                    None => row.extend([String::new(), String::new(), String::new()]),
                 }
             }
-            out.push_str(&format!(",{}\n", point.partial));
+            row.push(point.partial.to_string());
+            w.write_record(&row)?;
         }
     }
-    out
+    w.into_inner().map_err(|e| e.into_error().into())
 }
 
 /// `runs.csv`: every run behind the intervals, one row per point, seed and policy.
-pub fn runs_csv(paths: &[String], points: &[PointResult]) -> String {
-    let mut out = path_header(paths);
-    out.push_str("seed,policy,requests,ok,errors,deadline_exceeded,dropped,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,herd\n");
+pub fn runs_csv(paths: &[String], points: &[PointResult]) -> Result<Vec<u8>, csv::Error> {
+    const COLUMNS: [&str; 15] = [
+        "seed",
+        "policy",
+        "requests",
+        "ok",
+        "errors",
+        "deadline_exceeded",
+        "dropped",
+        "p50_ms",
+        "p90_ms",
+        "p99_ms",
+        "p999_ms",
+        "max_ms",
+        "mean_ms",
+        "slow_share",
+        "herd",
+    ];
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header = paths.to_vec();
+    header.extend(COLUMNS.map(String::from));
+    w.write_record(&header)?;
     for point in points {
         for (seed, policy, s) in &point.runs {
-            point_columns(&mut out, paths, point);
             let r = &s.row;
-            out.push_str(&format!(
-                "{seed},{},{},{},{},{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{}\n",
-                stats::csv_field(policy),
-                r.requests,
-                r.ok,
-                r.errors,
-                r.deadline_exceeded,
-                r.dropped,
-                r.p50_ms,
-                r.p90_ms,
-                r.p99_ms,
-                r.p999_ms,
-                r.max_ms,
-                r.mean_ms,
-                r.slow_share,
-                stats::num(s.herd)
-            ));
+            let mut row = point_columns(paths, point);
+            row.extend([
+                seed.to_string(),
+                policy.clone(),
+                r.requests.to_string(),
+                r.ok.to_string(),
+                r.errors.to_string(),
+                r.deadline_exceeded.to_string(),
+                r.dropped.to_string(),
+            ]);
+            row.extend(
+                [r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms, r.mean_ms]
+                    .map(|v| format!("{v:.3}")),
+            );
+            row.extend([format!("{:.5}", r.slow_share), stats::num(s.herd)]);
+            w.write_record(&row)?;
         }
     }
-    out
+    w.into_inner().map_err(|e| e.into_error().into())
 }
 
 /// Which backends never have a fault in `scenario`.
@@ -395,6 +417,32 @@ pub(crate) mod tests {
         // Seeds are the scenario's, then the next ones.
         let seeds: Vec<u64> = out[0].runs.iter().map(|r| r.0).collect();
         assert_eq!(seeds, vec![1, 1, 2, 2, 3, 3]);
+    }
+
+    #[test]
+    fn csv_fields_with_delimiters_quotes_and_line_breaks_read_back_unchanged() {
+        let s = scenario();
+        let axis: Axis = "fleet.main.count=2".parse().unwrap();
+        let plan = plan(&s, &[axis], 1, &[]).unwrap();
+        let mut out = run(&plan, 1, None, &|_| {}).unwrap();
+        let awkward = "a,\"b\"\r\nc";
+        let path = out[0].overrides[0].path.clone();
+        out[0].overrides[0].value = awkward.into();
+        out[0].policies[0].policy = awkward.into();
+        out[0].runs[0].1 = awkward.into();
+        for bytes in [
+            sweep_csv(std::slice::from_ref(&path), &out).unwrap(),
+            runs_csv(std::slice::from_ref(&path), &out).unwrap(),
+        ] {
+            let mut r = csv::Reader::from_reader(bytes.as_slice());
+            let header = r.headers().unwrap().clone();
+            let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+            assert_eq!(rows.len(), 2, "a row per policy, whatever the labels hold");
+            let policy = header.iter().position(|h| h == "policy").unwrap();
+            assert_eq!(&rows[0][0], awkward);
+            assert_eq!(&rows[0][policy], awkward);
+            assert!(rows.iter().all(|row| row.len() == header.len()));
+        }
     }
 
     #[test]

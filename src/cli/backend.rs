@@ -26,7 +26,8 @@ pub struct Args {
     /// (`main`). To run a fleet as several processes, as a real deployment would [default: all].
     #[arg(long = "only", value_name = "NAME")]
     only: Vec<String>,
-    /// Stop after this long [default: until Ctrl-C].
+    /// Stop on its own this long after the fleet is listening (counted from then, not from
+    /// `--start-at`); Ctrl-C or SIGTERM still stops it earlier [default: only on a signal].
     #[arg(long = "for")]
     run_for: Option<Dur>,
     /// Time 0 of the fault timeline as Unix time in seconds (give `lblab loadgen` the same value
@@ -92,6 +93,11 @@ fn select(
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.run_for.is_some_and(|d| d.0 == 0) {
+        anyhow::bail!(
+            "--for 0s: give a positive duration, or leave --for out to serve until Ctrl-C"
+        );
+    }
     let scenario = lblab_model::Scenario::load(&args.scenario)?;
     let backends = select(&scenario, &args.only)?;
     if !args.listen.ip().is_loopback() {
@@ -138,7 +144,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let targets: Vec<String> = fleet.addrs().iter().map(|a| a.to_string()).collect();
     println!("--targets {}", targets.join(","));
     println!(
-        "serving until Ctrl-C; fault timeline starts at {}",
+        "serving {}; fault timeline starts at {}",
+        match args.run_for {
+            Some(d) => format!("for {d} (or until Ctrl-C)"),
+            None => "until Ctrl-C".into(),
+        },
         match args.start_at {
             Some(t) => format!("Unix time {t}"),
             None => "now".into(),

@@ -241,12 +241,15 @@ fn run_all(
         .map(|t| (t.name.clone(), t.addr.to_string()))
         .collect();
     let mut shares = Vec::new();
+    let bar = super::progress::Progress::new(planned as u64, "policies");
+    let live = std::sync::Arc::new(lblab_loadgen::run::Live::new());
+    let watch = bar.watch(live.clone());
     for p in &scenario.policies {
         if !p.runs_in_real() {
-            eprintln!(
+            bar.line(&format!(
                 "note: policy {:?} runs only in the simulator; skipped",
                 p.name
-            );
+            ));
             continue;
         }
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -257,16 +260,19 @@ fn run_all(
             Some(_) => super::backend::origin_of(args.start_at)?,
             None => std::time::Instant::now() + Duration::from_millis(500),
         };
-        eprintln!(
+        let running = format!(
             "{}: running for {:.0}s",
             p.name,
             scenario.workload.end() as f64 / 1e9
         );
+        bar.line(&running);
+        bar.message(running);
         let options = RunOptions {
             stop: Some(stop),
             realtime,
             calls: calls.clone(),
             resolver: spec.refresh().map(|_| spec.clone()),
+            live: Some(live.clone()),
             ..RunOptions::new(origin)
         };
         let run = match run_policy(scenario, p, targets, &options) {
@@ -294,25 +300,30 @@ fn run_all(
         for change in &run.endpoint_changes {
             notes.push((format!("{}: endpoints", p.name), change.clone()));
         }
-        eprintln!(
+        bar.line(&format!(
             "{}: dispatch lateness p99 {:.0} µs, client CPU {:.1} µs per call",
             p.name,
             late.p99_us,
             run.cpu_per_call_us()
-        );
+        ));
         partial |= run.partial;
         shares.extend(TargetRow::of(&run.result, &names));
         results.push(run.result);
+        bar.set(results.len() as u64);
         if results.len() < planned && !partial {
             // A checkpoint: a run killed outright keeps the policies it finished.
             let mut so_far = notes.clone();
             so_far.push(output::in_progress_note(results.len()));
             let summary = RunSummary::of(scenario, Mode::Real, &results, true, so_far);
             if let Err(e) = write(dir, &summary, &results, &shares) {
-                eprintln!("warning: could not write the results so far: {e:#}");
+                bar.line(&format!(
+                    "warning: could not write the results so far: {e:#}"
+                ));
             }
         }
     }
+    drop(watch);
+    drop(bar);
     if let Some(why) = &failed {
         notes.push(("stopped early".into(), why.clone()));
     }

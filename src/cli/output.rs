@@ -17,7 +17,7 @@ pub fn results_dir(file: &Path, command: &str, out: Option<&Path>) -> PathBuf {
 
 /// Extensions of the files lblab writes into a results folder; a `.<name>.tmp` left by a run
 /// killed while writing one of them is lblab's, any other is not touched.
-const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".png", ".svg"];
+const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".svg"];
 
 /// Creates the results folder before any work starts and checks that a file can be written in
 /// it, so a bad `--out` (a file, a folder that cannot be created, a read-only folder, `/proc`)
@@ -81,18 +81,22 @@ impl Drop for OutDir {
     }
 }
 
-/// Removes the `.hlog` files of policies that are not in `summary`: left by an earlier run in
-/// the same folder with more policies, they would be read as this run's.
+/// Removes the `.hlog` and `.hgrm` files of policies that are not in `summary`: left by an
+/// earlier run in the same folder with more policies, they would be read as this run's.
 fn remove_stale_hlogs(dir: &Path, summary: &RunSummary) {
     let current: Vec<String> = summary
         .rows
         .iter()
-        .map(|r| format!("{}.hlog", results::file_stem(&r.policy)))
+        .flat_map(|r| {
+            let stem = results::file_stem(&r.policy);
+            [format!("{stem}.hlog"), format!("{stem}.hgrm")]
+        })
         .collect();
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".hlog") && !name.starts_with('.') && !current.contains(&name) {
+            let ours = name.ends_with(".hlog") || name.ends_with(".hgrm");
+            if ours && !name.starts_with('.') && !current.contains(&name) {
                 eprintln!(
                     "note: removed {} from an earlier run in {} (its policy is not in this one)",
                     name,

@@ -115,9 +115,15 @@ pub fn run_and_write(
         .map_err(anyhow::Error::msg)?;
     let _out_dir = output::prepare_dir(dir)?;
     let bar = super::progress::Progress::new(planned as u64, "policies");
+    let live = std::sync::Arc::new(lblab_loadgen::run::Live::new());
+    let options = HarnessOptions {
+        live: Some(live.clone()),
+        ..options.clone()
+    };
+    let watch = bar.watch(live);
     let real = harness::run_real(
         scenario,
-        options,
+        &options,
         &mut |line| {
             bar.line(line);
             bar.message(line.to_string());
@@ -131,6 +137,7 @@ pub fn run_and_write(
             }
         },
     )?;
+    drop(watch);
     drop(bar);
     let (summary, results) = write(scenario, &real, dir, false)?;
     Ok((real, summary, results, dir.to_path_buf()))

@@ -143,11 +143,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(point) = &seeded {
         write_atomic(
             &dir.join(layout::INTERVALS_CSV),
-            lblab_model::stats::intervals_csv(&point.policies).as_bytes(),
+            &lblab_model::stats::intervals_csv(&point.policies)?,
         )?;
         write_atomic(
             &dir.join(layout::SEEDS_CSV),
-            lblab_sim::space::runs_csv(&[], std::slice::from_ref(point)).as_bytes(),
+            &lblab_sim::space::runs_csv(&[], std::slice::from_ref(point))?,
         )?;
         print_intervals(point, args.seeds);
     }

@@ -105,11 +105,11 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
 
     write_atomic(
         &dir.join(layout::SWEEP_CSV),
-        space::sweep_csv(&paths, &points).as_bytes(),
+        &space::sweep_csv(&paths, &points)?,
     )?;
     write_atomic(
         &dir.join(layout::RUNS_CSV),
-        space::runs_csv(&paths, &points).as_bytes(),
+        &space::runs_csv(&paths, &points)?,
     )?;
     let json = serde_json::json!({
         "scenario": scenario.file.name,

@@ -19,7 +19,6 @@ use lblab_model::scenario::{derive_seed, streams, Arrival, PolicyEntry, Scenario
 use lblab_policy::Nanos;
 use lblab_wire::timer::{self, DEFAULT_SPIN};
 use lblab_wire::Clock;
-use serde::{Deserialize, Serialize};
 
 use crate::balance::{Balancer, EndpointUpdater, Outage};
 use crate::cpu::{self, CpuMeter};
@@ -29,11 +28,14 @@ use crate::LoadgenError;
 
 mod client;
 mod driver;
+mod live;
 mod recorder;
 
 pub use client::CallOptions;
 use client::Client;
 use driver::Drive;
+pub use lblab_model::results::Quantiles;
+pub use live::Live;
 use recorder::{Recorded, RecorderThread, Sink};
 
 /// How long calls in flight may go on after the run is stopped (Ctrl-C) before they are cut off
@@ -67,6 +69,8 @@ pub struct RunOptions<'a> {
     /// Where the targets came from: a `dns:///` name is re-resolved during the run and the
     /// balancers follow its addresses (`None`: the targets are fixed).
     pub resolver: Option<TargetSpec>,
+    /// Where the run publishes its live figures for a progress display (reset at its start).
+    pub live: Option<Arc<Live>>,
 }
 
 impl RunOptions<'_> {
@@ -83,38 +87,7 @@ impl RunOptions<'_> {
             cpu: None,
             calls: CallOptions::default(),
             resolver: None,
-        }
-    }
-}
-
-/// Percentiles of a histogram of nanoseconds, in microseconds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Quantiles {
-    /// Values recorded.
-    pub count: u64,
-    /// Median, µs.
-    pub p50_us: f64,
-    /// 99th percentile, µs.
-    pub p99_us: f64,
-    /// 99.9th percentile, µs.
-    pub p999_us: f64,
-    /// Maximum, µs.
-    pub max_us: f64,
-}
-
-impl Quantiles {
-    /// Summarizes `h` (values in ns).
-    pub fn of(h: &Histogram<u64>) -> Self {
-        if h.is_empty() {
-            return Quantiles::default();
-        }
-        let us = |v: u64| v as f64 / 1e3;
-        Quantiles {
-            count: h.len(),
-            p50_us: us(h.value_at_quantile(0.5)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p999_us: us(h.value_at_quantile(0.999)),
-            max_us: us(h.max()),
+            live: None,
         }
     }
 }
@@ -201,7 +174,16 @@ pub fn run_policy(
             .map(|b| b.timeline.clone())
             .collect()
     });
-    let recorder = RecorderThread::new(&policy.name, targets.len(), w, timelines.clone());
+    if let Some(live) = &options.live {
+        live.reset();
+    }
+    let recorder = RecorderThread::new(
+        &policy.name,
+        targets.len(),
+        w,
+        timelines.clone(),
+        options.live.clone(),
+    );
     let recorder = recorder.spawn(sink.clone())?;
 
     let in_flight = Arc::new(AtomicUsize::new(0));

@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use lblab_model::fault::Timeline;
@@ -14,6 +14,7 @@ use lblab_model::results::{PolicyResult, Recorder, RequestResult};
 use lblab_model::scenario::Workload;
 use lblab_policy::{Nanos, RpcKind, NANOS_PER_SEC};
 
+use super::live::{Live, P99_EVERY};
 use crate::incidents::{self, OverloadDrops};
 
 pub(super) enum Event {
@@ -175,6 +176,7 @@ pub(super) struct RecorderThread {
     late_span: Option<(Nanos, Nanos)>,
     overload: OverloadDrops,
     sends: Vec<u64>,
+    live: Option<Arc<Live>>,
 }
 
 /// What the recorder thread leaves.
@@ -200,6 +202,7 @@ impl RecorderThread {
         targets: usize,
         workload: &Workload,
         timelines: Option<Vec<Timeline>>,
+        live: Option<Arc<Live>>,
     ) -> Self {
         RecorderThread {
             recorder: Recorder::new(label, targets, workload.warmup),
@@ -213,6 +216,7 @@ impl RecorderThread {
             late_span: None,
             overload: OverloadDrops::default(),
             sends: vec![0; targets],
+            live,
         }
     }
 
@@ -248,10 +252,27 @@ impl RecorderThread {
     fn run(mut self, rx: Sink) -> Recorded {
         let mut newest = 0;
         let mut batch = Vec::new();
+        let mut p99_at = Instant::now();
         while rx.next_batch(&mut batch).is_some() {
+            let (mut ended, mut newest_end) = (0, 0);
             for ev in batch.drain(..) {
+                let Event::Done { result, end, .. } = &ev;
+                if *result != RequestResult::Dropped {
+                    ended += 1;
+                    newest_end = newest_end.max(*end);
+                }
                 self.on_event(ev, &mut newest);
             }
+            if let Some(live) = &self.live {
+                live.add_ended(ended, newest_end);
+                if p99_at.elapsed() >= P99_EVERY {
+                    p99_at = Instant::now();
+                    self.publish_p99(live);
+                }
+            }
+        }
+        if let Some(live) = &self.live {
+            self.publish_p99(live);
         }
         self.release(Nanos::MAX);
         Recorded {
@@ -262,6 +283,13 @@ impl RecorderThread {
             late_span: self.late_span,
             overload: self.overload,
             sends: self.sends,
+        }
+    }
+
+    fn publish_p99(&self, live: &Live) {
+        let h = self.recorder.measured_latencies();
+        if !h.is_empty() {
+            live.set_p99(h.value_at_quantile(0.99));
         }
     }
 

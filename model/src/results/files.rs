@@ -33,7 +33,8 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ModelError> {
     written.map_err(io)
 }
 
-/// Writes `summary.csv`, `summary.json`, `timeseries.csv` and one `.hlog` per policy into `dir`.
+/// Writes `summary.csv`, `summary.json`, `timeseries.csv`, `failures.csv` and one `.hlog` and
+/// one `.hgrm` per policy into `dir`.
 pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Result<(), ModelError> {
     let ser = |file: &str, e: String| ModelError::Io {
         file: dir.join(file).display().to_string(),
@@ -113,9 +114,11 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
         .map_err(|e| ser(FAILURES_CSV, e.to_string()))?;
     write_atomic(&dir.join(FAILURES_CSV), &fails)?;
     for r in results {
+        let stem = file_stem(&r.summary.policy);
+        write_atomic(&dir.join(format!("{stem}.hlog")), r.hlog.as_bytes())?;
         write_atomic(
-            &dir.join(format!("{}.hlog", file_stem(&r.summary.policy))),
-            r.hlog.as_bytes(),
+            &dir.join(format!("{stem}.hgrm")),
+            super::hlog::percentile_distribution(&r.histogram).as_bytes(),
         )?;
     }
     Ok(())

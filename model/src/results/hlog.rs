@@ -1,6 +1,12 @@
 //! HdrHistogram's interval-log format (`.hlog`): one line per one-second interval, each a
-//! base64 "V2 compressed" histogram, so that existing HdrHistogram tools read lblab's logs; and
-//! reading such a log back ([`read_hlog`]).
+//! base64 "V2 compressed" histogram tagged with its policy, so that existing HdrHistogram tools
+//! read lblab's logs; reading such a log back ([`read_hlog`]); and HdrHistogram's
+//! percentile-distribution text (`.hgrm`, [`percentile_distribution`]).
+//!
+//! Tags: the intervals of a policy's measured time carry `Tag=<policy>`, those of its warm-up
+//! (intervals that start before the warm-up ends, which the summary leaves out)
+//! `Tag=<policy>-warmup`, so `HistogramLogProcessor -tag <policy>` sees what the summary saw. A
+//! tag cannot hold a comma or white space; such characters of a label become `_`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -16,13 +22,37 @@ use crate::ModelError;
 /// One policy's interval log while it is written: a line per one-second interval.
 #[derive(Debug)]
 pub(super) struct IntervalLog {
+    policy: String,
+    tag: String,
+    warmup_s: f64,
     lines: String,
     encoder: IntervalEncoder,
 }
 
+/// The tag of the intervals of a warm-up: the policy's tag and this.
+const WARMUP_SUFFIX: &str = "-warmup";
+
+/// `label` as an interval tag: HdrHistogram's log format allows no comma or white space in one.
+pub fn hlog_tag(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c == ',' || c.is_whitespace() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 impl IntervalLog {
-    pub(super) fn new() -> Self {
+    /// The log of `policy`, whose first `warmup_s` seconds are its warm-up.
+    pub(super) fn new(policy: &str, warmup_s: f64) -> Self {
         IntervalLog {
+            policy: policy.to_string(),
+            tag: hlog_tag(policy),
+            warmup_s,
             lines: String::new(),
             encoder: IntervalEncoder::new(),
         }
@@ -32,21 +62,33 @@ impl IntervalLog {
     /// histogram that cannot be encoded is left out.
     pub(super) fn push(&mut self, second: u64, h: &Histogram<u64>) {
         let max_ms = h.max() as f64 / 1e6;
+        let warmup = if (second as f64) < self.warmup_s {
+            WARMUP_SUFFIX
+        } else {
+            ""
+        };
         if let Some(bytes) = self.encoder.encode(h) {
             let _ = writeln!(
                 self.lines,
-                "{second}.000,1.000,{max_ms:.3},{}",
+                "Tag={}{warmup},{second}.000,1.000,{max_ms:.3},{}",
+                self.tag,
                 base64::engine::general_purpose::STANDARD.encode(bytes)
             );
         }
     }
 
-    /// The whole log of `policy`: the header, then the intervals. Its start is the run's own
-    /// (`0.000 (seconds since run start)`, a simulated run) until [`with_start_time`] sets it.
-    pub(super) fn text(&self, policy: &str) -> String {
+    /// The whole log: the header, then the intervals. Its start is the run's own (`0.000
+    /// (seconds since run start)`, a simulated run) until [`with_start_time`] sets it.
+    pub(super) fn text(&self) -> String {
         format!(
-            "#[Histogram log of policy {} (latency in ms for the max column; values in ns)]\n{RUN_START}\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n{}",
-            policy, self.lines
+            "#[Histogram log of policy {} (latency in ms for the max column; values in ns)]\n\
+             #[Tags: {tag} for the measured intervals, {tag}{WARMUP_SUFFIX} for the warm-up's (those starting before {warmup:.3} s)]\n\
+             {RUN_START}\n\
+             \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n{}",
+            self.policy,
+            self.lines,
+            tag = self.tag,
+            warmup = self.warmup_s,
         )
     }
 }
@@ -88,13 +130,15 @@ const BASE_TIME: &str = "#[BaseTime: ";
 
 /// The text of a log of intervals already encoded, starting at the Unix time `unix_s` (a merged
 /// run's, [`super::merge`]).
-pub(super) fn text_from(log: &IntervalLog, policy: &str, unix_s: f64) -> String {
-    with_start_time(&log.text(policy), unix_s)
+pub(super) fn text_from(log: &IntervalLog, unix_s: f64) -> String {
+    with_start_time(&log.text(), unix_s)
 }
 
 /// One interval of an hlog read back.
 #[derive(Debug, Clone)]
 pub struct HlogInterval {
+    /// Its tag (`Tag=…`), if it has one (logs written before lblab tagged intervals have none).
+    pub tag: Option<String>,
     /// Its start, seconds from the log's `StartTime`.
     pub start_s: f64,
     /// Its length, seconds.
@@ -135,9 +179,44 @@ pub fn read_hlog(path: &Path) -> Result<Hlog, ModelError> {
 
 /// Parses an HdrHistogram interval log as lblab writes it: `#` comment lines (of which
 /// `#[StartTime: ...]` and `#[BaseTime: ...]` are read), the quoted column header, then one
-/// `start,length,max,base64 V2-compressed histogram` line per interval. Errors name `file`, the
-/// line and the field.
+/// `[Tag=tag,]start,length,max,base64 V2-compressed histogram` line per interval. Errors name
+/// `file`, the line and the field.
 pub fn parse_hlog(text: &str, file: &str) -> Result<Hlog, ModelError> {
+    let mut intervals = Vec::new();
+    let start_unix_s = visit_hlog(text, file, &mut |i| {
+        intervals.push(i);
+        Ok(())
+    })?;
+    Ok(Hlog {
+        start_unix_s,
+        intervals,
+    })
+}
+
+/// The sum of the intervals of the hlog `text` that start at or after `from_s` seconds (a run's
+/// warm-up: what its summary measured, as the charts count it), read one interval at a time so
+/// that a long log never holds more than one decoded histogram. Errors as [`parse_hlog`]'s.
+pub fn sum_hlog_from(text: &str, file: &str, from_s: f64) -> Result<Histogram<u64>, ModelError> {
+    let mut total = new_histogram();
+    visit_hlog(text, file, &mut |i| {
+        if i.start_s >= from_s {
+            total
+                .add(&i.histogram)
+                .map_err(|e| ModelError::invalid("histogram", format!("{e:?}")))?;
+        }
+        Ok(())
+    })?;
+    Ok(total)
+}
+
+/// Reads `text` line by line and hands each interval to `visit`, its start counted from the
+/// log's `StartTime` (HdrHistogram writes the header lines before the intervals); returns the
+/// log's start in Unix seconds, if it has one.
+fn visit_hlog(
+    text: &str,
+    file: &str,
+    visit: &mut dyn FnMut(HlogInterval) -> Result<(), ModelError>,
+) -> Result<Option<f64>, ModelError> {
     let at = |line: usize, field: &str, message: String| ModelError::Parse {
         file: file.to_string(),
         field: Some(field.to_string()),
@@ -146,7 +225,6 @@ pub fn parse_hlog(text: &str, file: &str) -> Result<Hlog, ModelError> {
     };
     let mut start = None;
     let mut base = None;
-    let mut intervals = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line_no = n + 1;
         let line = line.trim();
@@ -180,6 +258,13 @@ pub fn parse_hlog(text: &str, file: &str) -> Result<Hlog, ModelError> {
         if line.is_empty() || line.starts_with('#') || line.starts_with('"') {
             continue;
         }
+        let (tag, line) = match line.strip_prefix("Tag=") {
+            Some(rest) => match rest.split_once(',') {
+                Some((tag, rest)) => (Some(tag.to_string()), rest),
+                None => return Err(at(line_no, "Tag", "a tag and no interval".into())),
+            },
+            None => (None, line),
+        };
         let fields: Vec<&str> = line.splitn(4, ',').collect();
         let [start_s, length_s, _, encoded] = fields[..] else {
             return Err(at(
@@ -208,24 +293,77 @@ pub fn parse_hlog(text: &str, file: &str) -> Result<Hlog, ModelError> {
                     format!("not a V2-compressed HdrHistogram: {e:?}"),
                 )
             })?;
-        intervals.push(HlogInterval {
-            start_s,
+        // Timestamps count from BaseTime when there is one (HdrHistogram's convention): make
+        // them count from StartTime.
+        let shift = match (start, base) {
+            (Some((start, true)), Some((base, true))) => base - start,
+            _ => 0.0,
+        };
+        visit(HlogInterval {
+            tag,
+            start_s: start_s + shift,
             length_s,
             histogram,
-        });
+        })?;
     }
-    let start_unix_s = start.and_then(|(s, epoch)| epoch.then_some(s));
-    // Timestamps count from BaseTime when there is one (HdrHistogram's convention): make them
-    // count from StartTime.
-    if let (Some(start), Some((base, true))) = (start_unix_s, base) {
-        for i in &mut intervals {
-            i.start_s += base - start;
+    Ok(start.and_then(|(s, epoch)| epoch.then_some(s)))
+}
+
+/// `h` (values in ns) as HdrHistogram's percentile-distribution text, the `.hgrm` format that
+/// `outputPercentileDistribution` prints and HdrHistogram's plotter reads: values in ms, the
+/// percentiles 5 ticks per half distance to 100 %, then the mean, standard deviation, maximum,
+/// count and the histogram's geometry. An empty histogram gives the header and footer only.
+pub fn percentile_distribution(h: &Histogram<u64>) -> String {
+    const NS_PER_MS: f64 = 1e6;
+    let digits = usize::from(h.sigfig());
+    let mut out = format!(
+        "{:>12} {:>14} {:>10} {:>14}\n\n",
+        "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
+    );
+    let mut total = 0u64;
+    if !h.is_empty() {
+        for v in h.iter_quantiles(5) {
+            total += v.count_since_last_iteration();
+            let value = v.value_iterated_to() as f64 / NS_PER_MS;
+            let q = v.quantile_iterated_to();
+            if q < 1.0 {
+                let _ = writeln!(
+                    out,
+                    "{value:12.digits$} {q:2.12} {total:10} {:14.2}",
+                    1.0 / (1.0 - q)
+                );
+            } else {
+                let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10}");
+            }
         }
     }
-    Ok(Hlog {
-        start_unix_s,
-        intervals,
-    })
+    let (mean, stdev, max) = if h.is_empty() {
+        (0.0, 0.0, 0.0)
+    } else {
+        (
+            h.mean() / NS_PER_MS,
+            h.stdev() / NS_PER_MS,
+            h.max() as f64 / NS_PER_MS,
+        )
+    };
+    // The sub-bucket count HdrHistogram derives from the precision: the power of two that holds
+    // 2 × 10^digits.
+    let sub_buckets = (2.0 * 10f64.powi(digits as i32)).log2().ceil().exp2() as u64;
+    let _ = writeln!(
+        out,
+        "#[Mean    = {mean:12.digits$}, StdDeviation   = {stdev:12.digits$}]"
+    );
+    let _ = writeln!(
+        out,
+        "#[Max     = {max:12.digits$}, Total count    = {:12}]",
+        h.len()
+    );
+    let _ = writeln!(
+        out,
+        "#[Buckets = {:12}, SubBuckets     = {sub_buckets:12}]",
+        h.buckets()
+    );
+    out
 }
 
 /// Encodes interval histograms as HdrHistogram's "V2 compressed" format (what
@@ -292,7 +430,7 @@ mod tests {
     use super::*;
 
     fn log_of(values: &[u64]) -> IntervalLog {
-        let mut log = IntervalLog::new();
+        let mut log = IntervalLog::new("p", 0.0);
         for (second, &v) in values.iter().enumerate() {
             let mut h = new_histogram();
             h.record(v).unwrap();
@@ -303,9 +441,9 @@ mod tests {
 
     #[test]
     fn a_log_without_a_set_start_counts_from_its_run_start() {
-        let text = log_of(&[1_000_000]).text("p");
+        let text = log_of(&[1_000_000]).text();
         assert_eq!(
-            text.lines().nth(1),
+            text.lines().nth(2),
             Some("#[StartTime: 0.000 (seconds since run start)]")
         );
         let log = parse_hlog(&text, "p.hlog").unwrap();
@@ -315,12 +453,12 @@ mod tests {
 
     #[test]
     fn a_set_start_is_written_as_hdrhistogram_does_and_read_back() {
-        let text = with_start_time(&log_of(&[1_000_000, 2_000_000]).text("p"), 1_712_345_678.9);
+        let text = with_start_time(&log_of(&[1_000_000, 2_000_000]).text(), 1_712_345_678.9);
         // Setting it again replaces it rather than adding lines.
         let text = with_start_time(&text, 1_712_345_678.123_4);
-        let header: Vec<&str> = text.lines().take(3).collect();
+        let header: Vec<&str> = text.lines().take(4).collect();
         assert_eq!(
-            header[1..],
+            header[2..],
             [
                 "#[StartTime: 1712345678.123 (seconds since epoch)]",
                 "#[BaseTime: 1712345678.123 (seconds since epoch)]"
@@ -339,6 +477,48 @@ mod tests {
             _ => None,
         });
         assert!((start.unwrap() - 1_712_345_678.123).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_percentile_distribution_is_hdrhistogram_s_text_in_ms() {
+        let mut h = new_histogram();
+        for v in 1..=1000u64 {
+            h.record(v * 1_000_000).unwrap(); // 1 to 1000 ms
+        }
+        let text = percentile_distribution(&h);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "       Value     Percentile TotalCount 1/(1-Percentile)"
+        );
+        assert_eq!(lines[1], "");
+        // The first line is the lowest value at percentile 0; counts only grow; the last
+        // percentile line is 100 % with every value counted and no 1/(1-p) column.
+        let rows: Vec<Vec<f64>> = lines[2..]
+            .iter()
+            .take_while(|l| !l.starts_with('#'))
+            .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(rows[0][..3], [1.0, 0.0, 1.0]);
+        assert!(rows
+            .windows(2)
+            .all(|w| w[0][2] <= w[1][2] && w[0][1] < w[1][1]));
+        let last = rows.last().unwrap();
+        assert_eq!((last.len(), last[1], last[2]), (3, 1.0, 1000.0));
+        assert!((last[0] - 1000.0).abs() < 1.0, "{last:?}");
+        // p50 is near 500 ms.
+        let p50 = rows.iter().find(|r| r[1] >= 0.5).unwrap();
+        assert!((p50[0] - 500.0).abs() < 1.0, "{p50:?}");
+        let footer: Vec<&&str> = lines.iter().filter(|l| l.starts_with("#[")).collect();
+        assert_eq!(footer.len(), 3);
+        assert!(
+            footer[0].starts_with("#[Mean    =      500.")
+                && footer[0].contains("StdDeviation   =      288.")
+        );
+        assert!(footer[1].ends_with("Total count    =         1000]"));
+        assert!(footer[2].ends_with("SubBuckets     =         2048]"));
+        // Empty: header and footer only.
+        assert_eq!(percentile_distribution(&new_histogram()).lines().count(), 5);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! ```text
 //! <scenario folder>/          results/<scenario>/ (committed) or lblab-out/<file stem>/ (scratch)
 //!   sim/                      a run folder: summary.json, summary.csv, timeseries.csv,
-//!                             failures.csv, <policy>.hlog, charts; intervals.csv, seeds.csv
+//!                             failures.csv, <policy>.hlog, <policy>.hgrm, charts;
+//!                             intervals.csv, seeds.csv
 //!   real/  loadgen/           run folders of the real harness and the load generator
 //!                             (real/ also harness.json)
 //!   sweep/                    a sweep: sweep.csv, summary.json (a grid) or sweep.json, runs.csv

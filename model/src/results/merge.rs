@@ -340,7 +340,7 @@ fn merge_policy(
         ..latency_row(policy, &measured)
     };
 
-    let mut log = IntervalLog::new();
+    let mut log = IntervalLog::new(policy, warmup_s);
     for (second, h) in &intervals {
         log.push(*second, h);
     }
@@ -367,7 +367,7 @@ fn merge_policy(
     Ok(PolicyResult {
         summary,
         timeseries,
-        hlog: text_from(&log, policy, t0),
+        hlog: text_from(&log, t0),
         histogram: measured,
         backend_sends: Vec::new(),
         backend_failures: Vec::new(),
@@ -738,15 +738,15 @@ config = '{{"loadBalancingConfig":[{{"peak_ewma_experimental":{{}}}}]}}'
 
         // A corrupt interval line: the file and its line.
         let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-        let n = lines.iter().position(|l| l.starts_with("2.000,")).unwrap();
-        lines[n] = "2.000,1.000,2.000,not*base64".into();
+        let n = lines.iter().position(|l| l.contains(",2.000,")).unwrap();
+        lines[n] = "Tag=pe,2.000,1.000,2.000,not*base64".into();
         std::fs::write(&hlog, lines.join("\n")).unwrap();
         let e = message(&[a.clone(), b.clone()]);
         assert!(
             e.contains(&format!("b/pe.hlog:{}:1", n + 1)) && e.contains("`histogram`"),
             "{e}"
         );
-        lines[n] = "2.000,1.000".into();
+        lines[n] = "Tag=pe,2.000,1.000".into();
         std::fs::write(&hlog, lines.join("\n")).unwrap();
         let e = message(&[a.clone(), b.clone()]);
         assert!(e.contains(&format!("b/pe.hlog:{}:1", n + 1)), "{e}");

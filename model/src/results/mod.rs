@@ -4,9 +4,12 @@
 //! Files in a results folder:
 //! - `summary.csv`, `summary.json`: one [`SummaryRow`] per policy.
 //! - `timeseries.csv`: per policy and second, [`TimeseriesRow`].
-//! - `<policy>.hlog`: per-second latency histograms in HdrHistogram's interval-log format.
+//! - `<policy>.hlog`: per-second latency histograms in HdrHistogram's interval-log format, tagged
+//!   with the policy (and `-warmup` during the warm-up).
+//! - `<policy>.hgrm`: the measured latencies' percentile distribution, HdrHistogram's text.
 //! - `failures.csv`: per policy, second and backend, the calls that failed there, [`FailureRow`].
 //! - `targets.csv` (a load-generator run): per policy and target, calls and share, [`TargetRow`].
+//! - `harness.json` (a real run): the harness's own measurements, [`HarnessSummary`].
 //! - `compare.csv` (a compare folder): the simulator against the real harness, [`CompareRow`].
 //!
 //! Latency is counted from the *intended* send time. Percentiles are over unary requests that
@@ -24,6 +27,7 @@
 mod compare;
 mod files;
 pub mod fixed;
+mod harness;
 mod hlog;
 pub mod layout;
 mod merge;
@@ -35,7 +39,12 @@ pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT
 pub use files::{
     file_stem, read_result_file, read_timeseries, write_atomic, write_run, MAX_RESULT_FILE,
 };
-pub use hlog::{parse_hlog, read_hlog, Hlog, HlogInterval};
+pub use harness::{
+    DelayAccuracy, FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness, Quantiles,
+};
+pub use hlog::{
+    hlog_tag, parse_hlog, percentile_distribution, read_hlog, sum_hlog_from, Hlog, HlogInterval,
+};
 pub use layout::Layout;
 pub use merge::{merge_runs, Merged};
 pub use recorder::{PolicyResult, Recorder, RequestResult};

@@ -31,8 +31,9 @@ pub(super) fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY, SIGFIG).expect("valid histogram bounds")
 }
 
-/// Records one policy's run. Memory is bounded by the run's length in seconds times the backend
-/// count (for traffic shares), never by the request count.
+/// Records one policy's run. Memory grows with the seconds in which something happened (a row of
+/// traffic shares per backend for each), never with the run's length alone nor with the request
+/// count: a second in which nothing was sent or completed has no row.
 #[derive(Debug)]
 pub struct Recorder {
     policy: String,
@@ -52,7 +53,7 @@ pub struct Recorder {
     measured_sends: Vec<u64>,
     measured_failures: Vec<u64>,
     failures: BTreeMap<(u64, usize), BackendFailures>,
-    rows: Vec<TimeseriesRow>,
+    rows: BTreeMap<u64, TimeseriesRow>,
     hlog: IntervalLog,
 }
 
@@ -78,29 +79,22 @@ impl Recorder {
             measured_sends: vec![0; backends],
             measured_failures: vec![0; backends],
             failures: BTreeMap::new(),
-            rows: Vec::new(),
-            hlog: IntervalLog::new(),
+            rows: BTreeMap::new(),
+            hlog: IntervalLog::new(policy, warmup as f64 / NANOS_PER_SEC as f64),
         }
     }
 
-    /// The row of `second`; rows are indexed by second from the run start.
+    /// The row of `second` from the run start, made when something first happens in it.
     fn row_mut(&mut self, second: u64) -> &mut TimeseriesRow {
-        while self.rows.len() <= second as usize {
-            let row = self.empty_row(self.rows.len() as u64);
-            self.rows.push(row);
-        }
-        &mut self.rows[second as usize]
-    }
-
-    fn empty_row(&self, second: u64) -> TimeseriesRow {
-        TimeseriesRow {
-            policy: self.policy.clone(),
+        let (policy, backends) = (&self.policy, self.backends);
+        self.rows.entry(second).or_insert_with(|| TimeseriesRow {
+            policy: policy.clone(),
             second,
             completed: 0,
             p50_ms: f64::NAN,
             p99_ms: f64::NAN,
-            shares: vec![0.0; self.backends],
-        }
+            shares: vec![0.0; backends],
+        })
     }
 
     /// A request was sent at `intended` (its intended send time) to `backend`; `faulty` says
@@ -235,6 +229,12 @@ impl Recorder {
         self.interval.reset();
     }
 
+    /// The latencies measured so far (requests intended after the warm-up that completed OK or
+    /// ran out of time), ns: what the summary's percentiles will be computed from.
+    pub fn measured_latencies(&self) -> &Histogram<u64> {
+        &self.total
+    }
+
     /// Ends the recording and returns the summary row, the time series and the hlog text.
     pub fn finish(mut self) -> PolicyResult {
         self.flush_sends();
@@ -252,10 +252,10 @@ impl Recorder {
             },
             ..latency_row(&self.policy, &self.total)
         };
-        let hlog = self.hlog.text(&self.policy);
+        let hlog = self.hlog.text();
         PolicyResult {
             summary: row,
-            timeseries: self.rows,
+            timeseries: self.rows.into_values().collect(),
             hlog,
             histogram: self.total,
             backend_sends: self.measured_sends,
@@ -316,7 +316,7 @@ pub(super) fn latency_row(policy: &str, h: &Histogram<u64>) -> SummaryRow {
 pub struct PolicyResult {
     /// Summary row.
     pub summary: SummaryRow,
-    /// Per-second rows.
+    /// Per-second rows in time order, for the seconds in which something was sent or completed.
     pub timeseries: Vec<TimeseriesRow>,
     /// Interval log text.
     pub hlog: String,
@@ -421,6 +421,51 @@ mod tests {
         assert!((res.summary.slow_share - 0.5).abs() < 1e-9);
         assert_eq!(res.timeseries.len(), 4);
         assert!((res.timeseries[0].shares[0] - 0.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn hlog_intervals_are_tagged_with_the_policy_and_the_warm_up_told_apart() {
+        // 1.5 s of warm-up: intervals 0 and 1 start before it ends, 2 and 3 after.
+        let mut r = Recorder::new("od(peak ewma),x", 1, 1_500_000_000);
+        for i in 0..4000u64 {
+            let t = i * 1_000_000;
+            r.on_send(t, 0, false);
+            r.on_result(t, t + 1_000, RequestResult::Ok);
+        }
+        let res = r.finish();
+        let tags: Vec<Option<String>> = IntervalLogIterator::new(res.hlog.as_bytes())
+            .filter_map(|e| match e {
+                Ok(LogEntry::Interval(i)) => Some(i.tag().map(|t| t.as_str().to_string())),
+                _ => None,
+            })
+            .collect();
+        let warm = Some("od(peak_ewma)_x-warmup".to_string());
+        let measured = Some("od(peak_ewma)_x".to_string());
+        assert_eq!(tags, [warm.clone(), warm, measured.clone(), measured]);
+        // lblab's reader agrees, and the measured intervals are what the summary counted.
+        let log = crate::results::parse_hlog(&res.hlog, "p.hlog").unwrap();
+        assert_eq!(log.intervals[2].tag.as_deref(), Some("od(peak_ewma)_x"));
+        assert_eq!(log.sum_from(1.5).unwrap().len(), 2000);
+        assert_eq!(res.summary.ok, 2500);
+    }
+
+    #[test]
+    fn a_second_in_which_nothing_happens_has_no_row() {
+        // Two calls a million seconds apart: two rows, not a million.
+        let s = NANOS_PER_SEC;
+        let mut r = Recorder::new("p", 3, 0);
+        for t in [0, 1_000_000 * s] {
+            r.on_send(t, 1, false);
+            r.on_result(t, t + s / 2, RequestResult::Ok);
+        }
+        let res = r.finish();
+        let seconds: Vec<u64> = res.timeseries.iter().map(|row| row.second).collect();
+        assert_eq!(seconds, [0, 1_000_000]);
+        assert!(res
+            .timeseries
+            .iter()
+            .all(|row| row.completed == 1 && row.shares[1] == 1.0));
+        assert_eq!(res.summary.ok, 2);
     }
 
     #[test]

@@ -44,7 +44,8 @@ pub struct SummaryRow {
 }
 
 /// One row of `timeseries.csv`: one policy, one second (by completion time for latency, by send
-/// time for traffic shares).
+/// time for traffic shares). A second in which the policy sent nothing and nothing completed has
+/// no row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeseriesRow {
     /// Policy label.
