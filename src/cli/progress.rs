@@ -97,8 +97,9 @@ impl Progress {
                     }
                     let ended = live.ended();
                     let dt = at.elapsed().as_secs_f64();
-                    // A new run reset the count: start its rate afresh.
-                    let per_second = ended.saturating_sub(last) as f64 / dt;
+                    // A count below the last one: a new run reset it, and all of it is new.
+                    let new = if ended >= last { ended - last } else { ended };
+                    let per_second = new as f64 / dt;
                     (last, at) = (ended, Instant::now());
                     let figures = live_line(per_second, &live);
                     let message = message.lock().map(|m| m.clone()).unwrap_or_default();
