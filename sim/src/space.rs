@@ -298,26 +298,11 @@ pub fn sweep_csv(paths: &[String], points: &[PointResult]) -> Result<Vec<u8>, cs
 
 /// `runs.csv`: every run behind the intervals, one row per point, seed and policy.
 pub fn runs_csv(paths: &[String], points: &[PointResult]) -> Result<Vec<u8>, csv::Error> {
-    const COLUMNS: [&str; 15] = [
-        "seed",
-        "policy",
-        "requests",
-        "ok",
-        "errors",
-        "deadline_exceeded",
-        "dropped",
-        "p50_ms",
-        "p90_ms",
-        "p99_ms",
-        "p999_ms",
-        "max_ms",
-        "mean_ms",
-        "slow_share",
-        "herd",
-    ];
+    const COLUMNS: &str = "seed,policy,requests,ok,errors,deadline_exceeded,dropped,p50_ms,\
+                           p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,herd";
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header = paths.to_vec();
-    header.extend(COLUMNS.map(String::from));
+    header.extend(COLUMNS.split(',').map(String::from));
     w.write_record(&header)?;
     for point in points {
         for (seed, policy, s) in &point.runs {
