@@ -44,13 +44,8 @@ if [[ "${1:-}" == "--install" ]]; then
 fi
 (cd "$node_dir" && node --test test/ >/dev/null) || { echo "error: interop/node unit tests fail" >&2; exit 2; }
 
-bin="${LBLAB_BIN:-}"
-if [[ -z "$bin" ]]; then
-    target_dir="${CARGO_TARGET_DIR:-$root/target}"
-    (cd "$root" && nice -n 19 cargo build --release -j1 --quiet) >&2
-    bin="$target_dir/release/lblab"
-fi
-[[ -x "$bin" ]] || { echo "error: no lblab binary at $bin" >&2; exit 2; }
+# shellcheck source=scripts/interop-fleet.sh
+source "$root/scripts/interop-fleet.sh"
 
 # The group whose share the tables report, per scenario.
 slow_of() {
@@ -62,16 +57,6 @@ slow_of() {
     esac
 }
 
-fleet_pid=""
-stop_fleet() {
-    if [[ -n "$fleet_pid" ]]; then
-        kill "$fleet_pid" 2>/dev/null || true
-        wait "$fleet_pid" 2>/dev/null || true
-        fleet_pid=""
-    fi
-}
-trap stop_fleet EXIT
-
 per_run=$((warmup + duration + 4))
 for scenario in "${scenarios[@]}"; do
     file="$root/scenarios/$scenario.toml"
@@ -82,14 +67,7 @@ for scenario in "${scenarios[@]}"; do
     slow="$(slow_of "$scenario")"
     echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
     # Long enough for the six runs; stopped at the end of the scenario in any case.
-    "$bin" backend "$file" --no-realtime --for "$((10 * per_run + 30))s" > "$dir/backend.txt" 2> "$dir/backend.err" &
-    fleet_pid=$!
-    for _ in $(seq 100); do
-        grep -q '^--targets ' "$dir/backend.txt" 2>/dev/null && break
-        sleep 0.1
-    done
-    targets="$(sed -n 's/^--targets //p' "$dir/backend.txt")"
-    [[ -n "$targets" ]] || { echo "error: lblab backend did not start: $(cat "$dir/backend.err")" >&2; exit 2; }
+    start_fleet "$file" "$dir" "$((10 * per_run + 30))"
     # grpc-js's own policies and the port, as label=config. grpc-js reads snake_case fields, takes
     # outlier detection's durations as {seconds, nanos} and registers it as `outlier_detection`.
     # WRR's blackout is shortened so its weights count within the short warm-up, on both sides.
@@ -104,20 +82,14 @@ for scenario in "${scenarios[@]}"; do
             --rate "$rate" --duration "$duration" --warmup "$warmup" --clients "$clients" \
             --deadline "$deadline" --slow "$slow" --out "$dir/grpc-js-$label" >&2
     done
-    "$bin" loadgen "$file" --targets "$targets" --policy round_robin --policy peak_ewma \
+    lblab_loadgen "$dir" "$file" --targets "$targets" --policy round_robin --policy peak_ewma \
         --policy tower_p2c_peak_ewma \
         --policy '{"weighted_round_robin":{"blackoutPeriod":"1s","weightUpdatePeriod":"0.1s"}}' \
         --policy '{"outlier_detection_experimental":{"interval":"1s","baseEjectionTime":"10s","maxEjectionPercent":20,"successRateEjection":{"requestVolume":20},"failurePercentageEjection":{"threshold":50,"requestVolume":20},"childPolicy":[{"round_robin":{}}]}}' \
         --rate "$rate" --clients "$clients" --duration "${duration}s" \
-        --warmup "${warmup}s" --deadline "${deadline}s" --no-realtime --out "$dir/lblab" \
-        > "$dir/lblab-loadgen.txt" 2> "$dir/lblab-loadgen.err" || {
-        echo "error: lblab loadgen failed: $(tail -5 "$dir/lblab-loadgen.err")" >&2
-        exit 2
-    }
+        --warmup "${warmup}s" --deadline "${deadline}s"
     grep -E 'client CPU' "$dir/lblab-loadgen.err" >&2 || true
     stop_fleet
-    # Keep the small files; lblab's charts and hlogs are not needed for the tables.
-    find "$dir/lblab" -type f ! -name 'summary.json' ! -name 'summary.csv' ! -name 'targets.csv' -delete
 done
 
 node "$node_dir/report.js" --dir "$out/node" --out "$out/node.md" \

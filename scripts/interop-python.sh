@@ -29,13 +29,8 @@ scenarios=("$@")
 python="$("$root/scripts/interop-env.sh" | tail -1)"
 gen="$(dirname "$(dirname "$python")")/gen"
 
-bin="${LBLAB_BIN:-}"
-if [[ -z "$bin" ]]; then
-    target_dir="${CARGO_TARGET_DIR:-$root/target}"
-    (cd "$root" && nice -n 19 cargo build --release -j1 --quiet) >&2
-    bin="$target_dir/release/lblab"
-fi
-[[ -x "$bin" ]] || { echo "error: no lblab binary at $bin" >&2; exit 2; }
+# shellcheck source=scripts/interop-fleet.sh
+source "$root/scripts/interop-fleet.sh"
 
 # The policies both clients run, as label=config (the same JSON on both sides). WRR's blackout is
 # shortened so that its weights count within the short warm-up; outlier detection is tuned for a
@@ -48,16 +43,6 @@ policies=(
     'least_request={"least_request_experimental":{"choiceCount":2}}'
 )
 
-fleet_pid=""
-stop_fleet() {
-    if [[ -n "$fleet_pid" ]]; then
-        kill "$fleet_pid" 2>/dev/null || true
-        wait "$fleet_pid" 2>/dev/null || true
-        fleet_pid=""
-    fi
-}
-trap stop_fleet EXIT
-
 per_run=$((warmup + duration + 8))
 for scenario in "${scenarios[@]}"; do
     file="$root/scenarios/$scenario.toml"
@@ -66,15 +51,7 @@ for scenario in "${scenarios[@]}"; do
     rm -rf "$dir"
     mkdir -p "$dir"
     echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients" >&2
-    "$bin" backend "$file" --no-realtime --for "$((2 * ${#policies[@]} * per_run + 30))s" \
-        > "$dir/backend.txt" 2> "$dir/backend.err" &
-    fleet_pid=$!
-    for _ in $(seq 100); do
-        grep -q '^--targets ' "$dir/backend.txt" 2>/dev/null && break
-        sleep 0.1
-    done
-    targets="$(sed -n 's/^--targets //p' "$dir/backend.txt")"
-    [[ -n "$targets" ]] || { echo "error: lblab backend did not start: $(cat "$dir/backend.err")" >&2; exit 2; }
+    start_fleet "$file" "$dir" "$((2 * ${#policies[@]} * per_run + 30))"
     lblab_policies=()
     for entry in "${policies[@]}"; do
         label="${entry%%=*}"
@@ -86,16 +63,10 @@ for scenario in "${scenarios[@]}"; do
         lblab_policies+=(--policy "$config")
     done
     echo "   lblab loadgen" >&2
-    "$bin" loadgen "$file" --targets "$targets" "${lblab_policies[@]}" --rate "$rate" \
+    lblab_loadgen "$dir" "$file" --targets "$targets" "${lblab_policies[@]}" --rate "$rate" \
         --clients "$clients" --duration "${duration}s" --warmup "${warmup}s" \
-        --deadline "${deadline}s" --no-realtime --out "$dir/lblab" \
-        > "$dir/lblab-loadgen.txt" 2> "$dir/lblab-loadgen.err" || {
-        echo "error: lblab loadgen failed: $(tail -5 "$dir/lblab-loadgen.err")" >&2
-        exit 2
-    }
+        --deadline "${deadline}s"
     stop_fleet
-    # Keep the small files; lblab's charts and hlogs are not needed for the tables.
-    find "$dir/lblab" -type f ! -name 'summary.json' ! -name 'summary.csv' ! -name 'targets.csv' -delete
 done
 
 "$python" "$root/interop/python/report.py" --dir "$out/python" --out "$out/python.md" \

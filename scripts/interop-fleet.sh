@@ -1,0 +1,48 @@
+# Sourced by the interop scripts, not run: the lblab binary, one `lblab backend` fleet at a time
+# (stopped when the script exits, and by itself after its --for), and lblab's own load generator
+# against it.
+
+# The lblab binary: $LBLAB_BIN, or the project's release build (built quietly at low priority).
+bin="${LBLAB_BIN:-}"
+if [[ -z "$bin" ]]; then
+    target_dir="${CARGO_TARGET_DIR:-$root/target}"
+    (cd "$root" && nice -n 19 cargo build --release -j1 --quiet) >&2
+    bin="$target_dir/release/lblab"
+fi
+[[ -x "$bin" ]] || { echo "error: no lblab binary at $bin" >&2; exit 2; }
+
+fleet_pid=""
+stop_fleet() {
+    if [[ -n "$fleet_pid" ]]; then
+        kill "$fleet_pid" 2>/dev/null || true
+        wait "$fleet_pid" 2>/dev/null || true
+        fleet_pid=""
+    fi
+}
+trap stop_fleet EXIT
+
+# start_fleet SCENARIO_FILE DIR SECONDS: serves the scenario's fleet for at most SECONDS, its
+# output in DIR/backend.{txt,err}, and sets `targets` to its addresses.
+start_fleet() {
+    "$bin" backend "$1" --no-realtime --for "${3}s" > "$2/backend.txt" 2> "$2/backend.err" &
+    fleet_pid=$!
+    for _ in $(seq 100); do
+        grep -q '^--targets ' "$2/backend.txt" 2>/dev/null && break
+        sleep 0.1
+    done
+    targets="$(sed -n 's/^--targets //p' "$2/backend.txt")"
+    [[ -n "$targets" ]] || { echo "error: lblab backend did not start: $(cat "$2/backend.err")" >&2; exit 2; }
+}
+
+# lblab_loadgen DIR ARGS…: `lblab loadgen ARGS…` into DIR/lblab, its output in
+# DIR/lblab-loadgen.{txt,err}; then only the small files the tables read are kept.
+lblab_loadgen() {
+    local dir=$1
+    shift
+    "$bin" loadgen "$@" --no-realtime --out "$dir/lblab" \
+        > "$dir/lblab-loadgen.txt" 2> "$dir/lblab-loadgen.err" || {
+        echo "error: lblab loadgen failed: $(tail -5 "$dir/lblab-loadgen.err")" >&2
+        exit 2
+    }
+    find "$dir/lblab" -type f ! -name 'summary.json' ! -name 'summary.csv' ! -name 'targets.csv' -delete
+}
