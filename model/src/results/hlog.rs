@@ -177,6 +177,26 @@ pub fn read_hlog(path: &Path) -> Result<Hlog, ModelError> {
     parse_hlog(&read_result_file(path)?, &path.display().to_string())
 }
 
+/// The start (Unix seconds) that the hlog at `path` records, read no further than its first
+/// interval.
+pub(super) fn read_hlog_start(path: &Path) -> Result<Option<f64>, ModelError> {
+    let text = read_result_file(path)?;
+    visit_hlog(&text, &path.display().to_string(), &mut |_| Ok(false))
+}
+
+/// Hands every interval of the hlog at `path` to `visit`, in file order, one decoded histogram
+/// at a time.
+pub(super) fn visit_hlog_file(
+    path: &Path,
+    visit: &mut dyn FnMut(HlogInterval) -> Result<(), ModelError>,
+) -> Result<(), ModelError> {
+    let text = read_result_file(path)?;
+    visit_hlog(&text, &path.display().to_string(), &mut |i| {
+        visit(i).map(|()| true)
+    })?;
+    Ok(())
+}
+
 /// Parses an HdrHistogram interval log as lblab writes it: `#` comment lines (of which
 /// `#[StartTime: ...]` and `#[BaseTime: ...]` are read), the quoted column header, then one
 /// `[Tag=tag,]start,length,max,base64 V2-compressed histogram` line per interval. Errors name
@@ -185,7 +205,7 @@ pub fn parse_hlog(text: &str, file: &str) -> Result<Hlog, ModelError> {
     let mut intervals = Vec::new();
     let start_unix_s = visit_hlog(text, file, &mut |i| {
         intervals.push(i);
-        Ok(())
+        Ok(true)
     })?;
     Ok(Hlog {
         start_unix_s,
@@ -204,18 +224,18 @@ pub fn sum_hlog_from(text: &str, file: &str, from_s: f64) -> Result<Histogram<u6
                 .add(&i.histogram)
                 .map_err(|e| ModelError::invalid("histogram", format!("{e:?}")))?;
         }
-        Ok(())
+        Ok(true)
     })?;
     Ok(total)
 }
 
 /// Reads `text` line by line and hands each interval to `visit`, its start counted from the
-/// log's `StartTime` (HdrHistogram writes the header lines before the intervals); returns the
-/// log's start in Unix seconds, if it has one.
+/// log's `StartTime` (HdrHistogram writes the header lines before the intervals), until `visit`
+/// returns `false`; returns the log's start in Unix seconds, if it has one.
 fn visit_hlog(
     text: &str,
     file: &str,
-    visit: &mut dyn FnMut(HlogInterval) -> Result<(), ModelError>,
+    visit: &mut dyn FnMut(HlogInterval) -> Result<bool, ModelError>,
 ) -> Result<Option<f64>, ModelError> {
     let at = |line: usize, field: &str, message: String| ModelError::Parse {
         file: file.to_string(),
@@ -299,12 +319,15 @@ fn visit_hlog(
             (Some((start, true)), Some((base, true))) => base - start,
             _ => 0.0,
         };
-        visit(HlogInterval {
+        let more = visit(HlogInterval {
             tag,
             start_s: start_s + shift,
             length_s,
             histogram,
         })?;
+        if !more {
+            break;
+        }
     }
     Ok(start.and_then(|(s, epoch)| epoch.then_some(s)))
 }

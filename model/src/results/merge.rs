@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use super::files::{file_stem, read_result_file, read_timeseries};
-use super::hlog::{read_hlog, text_from, IntervalLog};
+use super::hlog::{read_hlog_start, text_from, visit_hlog_file, IntervalLog};
 use super::layout::{FAILURES_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use super::recorder::{latency_row, new_histogram, PolicyResult};
 use super::schema::{FailureRow, Mode, RunSummary, SummaryRow, TimeseriesRow};
@@ -247,11 +247,12 @@ fn merge_policy(
     policy: &str,
     notes: &mut Vec<(String, String)>,
 ) -> Result<PolicyResult, ModelError> {
-    let mut logs = Vec::new();
+    // The starts first (each log's header), so that every log is then read once, one interval
+    // at a time, into the merged seconds.
+    let mut starts = Vec::new();
     for s in sources {
         let file = s.dir.join(format!("{}.hlog", file_stem(policy)));
-        let log = read_hlog(&file)?;
-        let Some(start) = log.start_unix_s else {
+        let Some(start) = read_hlog_start(&file)? else {
             return Err(ModelError::Parse {
                 file: file.display().to_string(),
                 field: Some("StartTime".into()),
@@ -262,11 +263,11 @@ fn merge_policy(
                     .into(),
             });
         };
-        logs.push((file, start, log));
+        starts.push((file, start));
     }
-    let t0 = logs
+    let t0 = starts
         .iter()
-        .map(|(_, start, _)| *start)
+        .map(|(_, start)| *start)
         .fold(f64::INFINITY, f64::min);
     notes.push((
         format!("{policy}: start"),
@@ -277,7 +278,7 @@ fn merge_policy(
     let mut intervals: BTreeMap<u64, Histogram<u64>> = BTreeMap::new();
     let mut measured = new_histogram();
     let mut offsets = Vec::new();
-    for ((file, start, log), s) in logs.iter().zip(sources) {
+    for ((file, start), s) in starts.iter().zip(sources) {
         let offset = start - t0;
         offsets.push(offset);
         notes.push((
@@ -292,7 +293,7 @@ fn merge_policy(
                 message: format!("latencies out of lblab's range: {e:?}"),
             })
         };
-        for i in &log.intervals {
+        visit_hlog_file(file, &mut |i| {
             add(
                 intervals
                     .entry(slot(offset, i.start_s))
@@ -302,7 +303,8 @@ fn merge_policy(
             if i.start_s >= warmup_s {
                 add(&mut measured, &i.histogram)?;
             }
-        }
+            Ok(())
+        })?;
     }
 
     let first_measured = warmup_s.ceil();
