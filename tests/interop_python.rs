@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::{scratch, text};
@@ -43,20 +43,6 @@ fn fleet() -> common::Backend {
     common::Backend::start(&scenario)
 }
 
-fn python() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new("bash")
-        .arg(root.join("scripts/interop-env.sh"))
-        .output()
-        .expect("runs scripts/interop-env.sh");
-    assert!(
-        out.status.success(),
-        "scripts/interop-env.sh (python3 with venv, and PyPI) failed: {}",
-        text(&out.stderr)
-    );
-    PathBuf::from(text(&out.stdout).lines().last().expect("a path").trim())
-}
-
 /// One grpcio run; its JSON result.
 fn grpcio(python: &Path, targets: &str, policy: &str, warmup: &str) -> serde_json::Value {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -86,9 +72,9 @@ fn slow_share(run: &serde_json::Value) -> f64 {
 
 #[test]
 fn grpcio_round_robin_splits_evenly_and_its_wrr_follows_lblabs_orca_trailers() {
-    let python = python();
+    let python = common::interop_python();
     let fleet = fleet();
-    let rr = grpcio(&python, &fleet.targets, r#"{"round_robin":{}}"#, "0.3");
+    let rr = grpcio(python, &fleet.targets, r#"{"round_robin":{}}"#, "0.3");
     assert_eq!(rr["ok"], rr["requests"], "{rr}");
     let share = slow_share(&rr);
     assert!(
@@ -96,7 +82,7 @@ fn grpcio_round_robin_splits_evenly_and_its_wrr_follows_lblabs_orca_trailers() {
         "round_robin's share of slow/0: {share} ({rr})"
     );
     let wrr = grpcio(
-        &python,
+        python,
         &fleet.targets,
         r#"{"weighted_round_robin":{"blackoutPeriod":"0.2s","weightUpdatePeriod":"0.1s"}}"#,
         "1",

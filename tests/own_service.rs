@@ -9,34 +9,8 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 
 use common::{arg, lblab, scratch, summary, text};
-
-/// The interop virtualenv's python, installed once per test run.
-fn python() -> &'static Path {
-    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let out = Command::new("bash")
-            .arg(root.join("scripts/interop-env.sh"))
-            .output()
-            .expect("runs scripts/interop-env.sh");
-        assert!(
-            out.status.success(),
-            "scripts/interop-env.sh failed: {}",
-            text(&out.stderr)
-        );
-        let stdout = text(&out.stdout);
-        PathBuf::from(
-            stdout
-                .lines()
-                .last()
-                .expect("prints the python path")
-                .trim(),
-        )
-    })
-}
 
 /// A running Python greeter server; killed on drop.
 struct Greeter {
@@ -46,7 +20,7 @@ struct Greeter {
 
 impl Greeter {
     fn start(extra: &[&str]) -> Greeter {
-        let python = python();
+        let python = common::interop_python();
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let gen = python
             .parent()

@@ -359,3 +359,29 @@ impl Drop for Backend {
         let _ = self.child.wait();
     }
 }
+
+/// The python of the project's interop virtualenv (grpcio from PyPI), installed by
+/// `scripts/interop-env.sh` once per test binary.
+pub fn interop_python() -> &'static Path {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = Command::new("bash")
+            .arg(root.join("scripts/interop-env.sh"))
+            .output()
+            .expect("runs scripts/interop-env.sh");
+        assert!(
+            out.status.success(),
+            "scripts/interop-env.sh (python3 with venv, and PyPI) failed: {}",
+            text(&out.stderr)
+        );
+        let stdout = text(&out.stdout);
+        PathBuf::from(
+            stdout
+                .lines()
+                .last()
+                .expect("prints the python path")
+                .trim(),
+        )
+    })
+}
