@@ -1,15 +1,27 @@
-# Sourced by the interop scripts, not run: the lblab binary, one `lblab backend` fleet at a time
-# (stopped when the script exits, and by itself after its --for), and lblab's own load generator
-# against it.
+# Sourced by the interop scripts, not run, with the script's arguments: their settings (from the
+# environment) and scenarios (the arguments), the lblab binary, one `lblab backend` fleet at a
+# time (stopped when the script exits, and by itself after its --for), and lblab's own load
+# generator against it. Needs `root`.
 
-# The lblab binary: $LBLAB_BIN, or the project's release build (built quietly at low priority).
-bin="${LBLAB_BIN:-}"
-if [[ -z "$bin" ]]; then
-    target_dir="${CARGO_TARGET_DIR:-$root/target}"
-    (cd "$root" && nice -n 19 cargo build --release -j1 --quiet) >&2
-    bin="$target_dir/release/lblab"
-fi
-[[ -x "$bin" ]] || { echo "error: no lblab binary at $bin" >&2; exit 2; }
+out="${OUT:-$root/results/interop}"
+rate="${RATE:-400}"
+duration="${DURATION:-6}"
+warmup="${WARMUP:-3}"
+clients="${CLIENTS:-4}"
+deadline="${DEADLINE:-1}"
+scenarios=("$@")
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(one-slow gc-pauses heterogeneous)
+
+# Sets `bin`: $LBLAB_BIN, or the project's release build (built quietly at low priority).
+find_lblab() {
+    bin="${LBLAB_BIN:-}"
+    if [[ -z "$bin" ]]; then
+        local target_dir="${CARGO_TARGET_DIR:-$root/target}"
+        (cd "$root" && nice -n 19 cargo build --release -j1 --quiet) >&2
+        bin="$target_dir/release/lblab"
+    fi
+    [[ -x "$bin" ]] || { echo "error: no lblab binary at $bin" >&2; exit 2; }
+}
 
 fleet_pid=""
 stop_fleet() {

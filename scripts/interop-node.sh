@@ -18,14 +18,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 node_dir="$root/interop/node"
-out="${OUT:-$root/results/interop}"
-rate="${RATE:-400}"
-duration="${DURATION:-6}"
-warmup="${WARMUP:-3}"
-clients="${CLIENTS:-4}"
-deadline="${DEADLINE:-1}"
-scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(one-slow gc-pauses heterogeneous)
+# shellcheck source=scripts/interop-fleet.sh
+source "$root/scripts/interop-fleet.sh"
 
 command -v node >/dev/null || { echo "error: node is not installed (Node 20 or newer is needed)" >&2; exit 2; }
 command -v npm >/dev/null || { echo "error: npm is not installed (it comes with Node 20)" >&2; exit 2; }
@@ -44,8 +38,7 @@ if [[ "${1:-}" == "--install" ]]; then
 fi
 (cd "$node_dir" && node --test test/ >/dev/null) || { echo "error: interop/node unit tests fail" >&2; exit 2; }
 
-# shellcheck source=scripts/interop-fleet.sh
-source "$root/scripts/interop-fleet.sh"
+find_lblab
 
 # The group whose share the tables report, per scenario.
 slow_of() {

@@ -17,20 +17,13 @@
 # stopped when the script exits.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-out="${OUT:-$root/results/interop}"
-rate="${RATE:-400}"
-duration="${DURATION:-6}"
-warmup="${WARMUP:-3}"
-clients="${CLIENTS:-4}"
-deadline="${DEADLINE:-1}"
-scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(one-slow gc-pauses heterogeneous)
+# shellcheck source=scripts/interop-fleet.sh
+source "$root/scripts/interop-fleet.sh"
 
 python="$("$root/scripts/interop-env.sh" | tail -1)"
 gen="$(dirname "$(dirname "$python")")/gen"
 
-# shellcheck source=scripts/interop-fleet.sh
-source "$root/scripts/interop-fleet.sh"
+find_lblab
 
 # The policies both clients run, as label=config (the same JSON on both sides). WRR's blackout is
 # shortened so that its weights count within the short warm-up; outlier detection is tuned for a
