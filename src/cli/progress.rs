@@ -26,7 +26,7 @@ const LIVE_EVERY: Duration = Duration::from_millis(500);
 const LIVE_PLAIN_EVERY: Duration = Duration::from_secs(10);
 
 /// The live figures as shown: calls ended per second over the last refresh and the p99 so far.
-pub fn live_line(per_second: f64, live: &Live) -> String {
+fn live_line(per_second: f64, live: &Live) -> String {
     let p99 = live.p99_so_far().map_or_else(
         || "– (none measured yet)".to_string(),
         |d| format!("{:.2} ms", d.as_secs_f64() * 1e3),

@@ -158,20 +158,6 @@ pub struct Hlog {
     pub intervals: Vec<HlogInterval>,
 }
 
-impl Hlog {
-    /// The sum of the intervals that start at or after `from_s` seconds (a run's warm-up: what
-    /// its summary measured, as the charts count it).
-    pub fn sum_from(&self, from_s: f64) -> Result<Histogram<u64>, ModelError> {
-        let mut total = new_histogram();
-        for i in self.intervals.iter().filter(|i| i.start_s >= from_s) {
-            total
-                .add(&i.histogram)
-                .map_err(|e| ModelError::invalid("histogram", format!("{e:?}")))?;
-        }
-        Ok(total)
-    }
-}
-
 /// Reads the hlog at `path` ([`read_result_file`]'s size cap applies); see [`parse_hlog`].
 pub fn read_hlog(path: &Path) -> Result<Hlog, ModelError> {
     parse_hlog(&read_result_file(path)?, &path.display().to_string())
@@ -492,7 +478,7 @@ mod tests {
         let starts: Vec<f64> = log.intervals.iter().map(|i| i.start_s).collect();
         assert_eq!(starts, [0.0, 1.0]);
         assert_eq!(log.intervals[1].histogram.max(), 2_000_000 | 1023);
-        assert_eq!(log.sum_from(1.0).unwrap().len(), 1);
+        assert_eq!(sum_hlog_from(&text, "p.hlog", 1.0).unwrap().len(), 1);
         // HdrHistogram's own reader sees the same start.
         use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
         let start = IntervalLogIterator::new(text.as_bytes()).find_map(|e| match e {

@@ -445,7 +445,8 @@ mod tests {
         // lblab's reader agrees, and the measured intervals are what the summary counted.
         let log = crate::results::parse_hlog(&res.hlog, "p.hlog").unwrap();
         assert_eq!(log.intervals[2].tag.as_deref(), Some("od(peak_ewma)_x"));
-        assert_eq!(log.sum_from(1.5).unwrap().len(), 2000);
+        let measured = crate::results::sum_hlog_from(&res.hlog, "p.hlog", 1.5).unwrap();
+        assert_eq!(measured.len(), 2000);
         assert_eq!(res.summary.ok, 2500);
     }
 
