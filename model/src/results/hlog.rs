@@ -33,7 +33,7 @@ pub(super) struct IntervalLog {
 const WARMUP_SUFFIX: &str = "-warmup";
 
 /// `label` as an interval tag: HdrHistogram's log format allows no comma or white space in one.
-pub fn hlog_tag(label: &str) -> String {
+fn hlog_tag(label: &str) -> String {
     label
         .chars()
         .map(|c| {
