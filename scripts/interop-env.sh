@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Python gRPC interop environment: a virtualenv under target/ (git-ignored) with the
+# Installs the Python gRPC interop environment: a virtualenv under the Cargo target folder
+# ($CARGO_TARGET_DIR, else target/, git-ignored) with the
 # pinned grpcio packages of interop/python/requirements.txt from PyPI, and the generated code of
 # the greeter and of lblab's Echo service. Idempotent: a second run with unchanged requirements
 # does nothing; concurrent runs wait for each other. Prints the virtualenv's python on its last line.
@@ -9,7 +10,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 src="$root/interop/python"
-venv="${LBLAB_VENV:-$root/target/interop-venv}"
+venv="${LBLAB_VENV:-${CARGO_TARGET_DIR:-$root/target}/interop-venv}"
 stamp="$venv/.lblab-stamp"
 mkdir -p "$(dirname "$venv")"
 # One installer at a time (tests may call this concurrently).

@@ -11,7 +11,7 @@
 #   scripts/interop-node.sh one-slow             # just one
 #   LBLAB_BIN=/path/to/lblab RATE=400 DURATION=8 WARMUP=3 scripts/interop-node.sh
 #   OUT=/tmp/somewhere scripts/interop-node.sh   # raw files and node.md elsewhere
-#   scripts/interop-node.sh --install            # only npm ci (tests/interop_node.rs uses it)
+#   scripts/interop-node.sh --install            # only npm ci, prints NODE_PATH (tests/interop_node.rs)
 #
 # Only loopback; every process it starts stops by itself (the fleet with --for) and is also
 # stopped when the script exits.
@@ -24,16 +24,24 @@ source "$root/scripts/interop-fleet.sh"
 command -v node >/dev/null || { echo "error: node is not installed (Node 20 or newer is needed)" >&2; exit 2; }
 command -v npm >/dev/null || { echo "error: npm is not installed (it comes with Node 20)" >&2; exit 2; }
 
-# The Node packages, exactly as package-lock.json pins them; skipped when already installed from
-# this lock file.
-stamp="$node_dir/node_modules/.lblab-stamp"
+# The Node packages, exactly as package-lock.json pins them, installed outside the checkout (under
+# the Cargo target folder, or $LBLAB_NODE_PREFIX) and found through NODE_PATH; skipped when
+# already installed from this lock file. One installer at a time (tests may call this concurrently).
+prefix="${LBLAB_NODE_PREFIX:-${CARGO_TARGET_DIR:-$root/target}/interop-node}"
+mkdir -p "$prefix"
+prefix="$(cd "$prefix" && pwd)"
+exec 8>"$prefix.lock"
+flock 8
+stamp="$prefix/node_modules/.lblab-stamp"
 want="$(sha256sum "$node_dir/package-lock.json" | cut -d' ' -f1)"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-    (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error) >&2
+    cp "$node_dir/package.json" "$node_dir/package-lock.json" "$prefix/"
+    npm ci --prefix "$prefix" --no-audit --no-fund --loglevel=error >&2
     echo "$want" > "$stamp"
 fi
+export NODE_PATH="$prefix/node_modules"
 if [[ "${1:-}" == "--install" ]]; then
-    echo "$node_dir/node_modules"
+    echo "$NODE_PATH"
     exit 0
 fi
 (cd "$node_dir" && node --test test/ >/dev/null) || { echo "error: interop/node unit tests fail" >&2; exit 2; }

@@ -744,24 +744,39 @@ fn only_lblabs_own_temporary_files_and_stale_hlogs_are_removed() {
 }
 
 #[test]
-fn a_target_off_this_host_is_warned_about() {
-    // Nothing listens on the TEST-NET address; the warning comes before any connection attempt.
-    let out = lblab(&[
+fn a_target_off_this_host_is_warned_about_without_dialling_it() {
+    // --dry-run stops before the first connection: the documentation address is never dialled.
+    let out = succeeds(&[
         "loadgen",
         "scenarios/healthy.toml",
         "--targets",
-        "192.0.2.1:1",
+        "127.0.0.1:1,192.0.2.1:1", // lblab:not-dialled (--dry-run)
         "--duration",
         "1s",
+        "--dry-run",
     ]);
     let err = text(&out.stderr);
-    assert!(err.contains("is not a loopback address"), "{err}");
+    assert!(
+        err.contains("192.0.2.1:1 is not a loopback address"),
+        "{err}"
+    ); // lblab:not-dialled
+    assert!(!err.contains("127.0.0.1:1 is not"), "{err}");
+    let said = text(&out.stdout);
+    assert_says(
+        &said,
+        &[
+            "dry run: nothing was sent",
+            "policy round_robin",
+            "target 127.0.0.1:1",
+        ],
+    );
 }
 
 #[test]
 fn a_run_that_fails_leaves_no_empty_results_folder() {
     let dir = scratch("no-empty-out");
-    let out = dir.join("never-written");
+    // Parents the run would have made for the folder go too (lblab-out/<scenario>/ by default).
+    let out = dir.join("made").join("never-written");
     let msg = fails(&[
         "real",
         "scenarios/one-slow.toml",
@@ -774,6 +789,8 @@ fn a_run_that_fails_leaves_no_empty_results_folder() {
     ]);
     assert!(msg.contains("none of the selected policies"), "{msg}");
     assert!(!out.exists(), "{} was left behind", out.display());
+    assert!(!dir.join("made").exists(), "its parent was left behind");
+    assert!(dir.exists(), "a folder that was there stays");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -10,7 +10,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -20,37 +20,50 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `npm ci` in interop/node, through the script, once for all the tests of this file (they run
-/// in parallel; two `npm ci` in one folder would trip over each other); panics with what went
-/// wrong.
-fn install() {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+/// `npm ci` of interop/node's lock file, through the script, once for all the tests of this file
+/// (they run in parallel), into this test build's scratch space; returns the `NODE_PATH` that
+/// finds the packages, or panics with what went wrong.
+fn install() -> &'static Path {
+    static DONE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let done = DONE.get_or_init(|| {
         let out = Command::new("bash")
             .arg(root().join("scripts/interop-node.sh"))
             .arg("--install")
+            .env(
+                "LBLAB_NODE_PREFIX",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-node"),
+            )
             .output()
             .map_err(|e| format!("cannot run bash scripts/interop-node.sh --install: {e}"))?;
         if out.status.success() {
-            Ok(())
+            let stdout = text(&out.stdout);
+            let path = stdout.lines().last().unwrap_or_default().trim();
+            Ok(PathBuf::from(path))
         } else {
             Err(format!(
-                "the grpc-js interop test needs Node 20 and npm (it runs `npm ci` in \
-                 interop/node); scripts/interop-node.sh --install failed:\n{}",
+                "the grpc-js interop test needs Node 20 and npm (it runs `npm ci` of \
+                 interop/node's lock file); scripts/interop-node.sh --install failed:\n{}",
                 text(&out.stderr)
             ))
         }
     });
-    if let Err(e) = done {
-        panic!("{e}");
+    match done {
+        Ok(path) => path,
+        Err(e) => panic!("{e}"),
     }
+}
+
+/// `node`, finding the installed packages.
+fn node() -> Command {
+    let mut cmd = Command::new("node");
+    cmd.env("NODE_PATH", install());
+    cmd
 }
 
 /// The port's unit tests and its replay of the conformance vectors pass under `node --test`.
 #[test]
 fn the_grpc_js_port_passes_its_unit_tests_and_replays_the_conformance_vectors() {
-    install();
-    let run = Command::new("node")
+    let run = node()
         .arg("--test")
         .arg("interop/node/test/")
         .current_dir(root())
@@ -77,7 +90,7 @@ fn the_grpc_js_port_passes_its_unit_tests_and_replays_the_conformance_vectors() 
 
 /// Runs the grpc-js client with `policy` for 2 s and returns its summary.json.
 fn grpc_js(targets: &str, policy: &str, out: &Path) -> serde_json::Value {
-    let run = Command::new("node")
+    let run = node()
         .arg(root().join("interop/node/client.js"))
         .args(["--targets", targets, "--policy", policy])
         .args(["--rate", "100", "--duration", "2", "--warmup", "0.5"])
@@ -96,7 +109,6 @@ fn grpc_js(targets: &str, policy: &str, out: &Path) -> serde_json::Value {
 
 #[test]
 fn grpc_js_round_robin_splits_evenly_and_the_peak_ewma_port_avoids_the_slow_backend() {
-    install();
     let backend = common::Backend::start(&root().join("interop/node/smoke.toml"));
     let targets = backend.targets.clone();
     let dir = scratch("interop-node");

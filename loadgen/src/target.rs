@@ -3,7 +3,7 @@
 //! periodically, as gRPC's DNS resolver does; addresses that come and go change the balancers'
 //! endpoint lists while the run goes on.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use crate::LoadgenError;
@@ -34,6 +34,11 @@ impl Target {
             addr,
             connect_to: addr.to_string(),
         }
+    }
+
+    /// Whether calls to this target stay on this machine ([`stays_on_this_host`]).
+    pub fn is_on_this_host(&self) -> bool {
+        stays_on_this_host(self.addr.ip())
     }
 
     /// `host:port` or the address, for tables: the address alone when the name is it.
@@ -176,6 +181,19 @@ impl TargetSpec {
     }
 }
 
+/// Whether traffic to `ip` stays on this machine: the loopback range `127.0.0.0/8`, `::1`, and
+/// `127.0.0.0/8` written as an IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, which
+/// [`IpAddr::is_loopback`] does not count). Any other address, private ranges included, may be
+/// another host.
+pub fn stays_on_this_host(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    }
+}
+
 /// `host:port`, `[v6]:port`, or a bare host.
 fn split_host_port(s: &str) -> Result<(&str, Option<u16>), String> {
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {
@@ -229,13 +247,39 @@ mod tests {
     }
 
     #[test]
+    fn only_loopback_addresses_stay_on_this_host() {
+        // Classified, never dialled: the addresses off this host are documentation and private
+        // ranges that no test connects to.
+        for (ip, local) in [
+            ("127.0.0.1", true),
+            ("127.255.0.9", true),
+            ("::1", true),
+            ("::ffff:127.0.0.1", true),
+            ("0.0.0.0", false),
+            ("::", false),
+            ("192.0.2.1", false),        // lblab:not-dialled
+            ("10.0.0.5", false),         // lblab:not-dialled
+            ("2001:db8::1", false),      // lblab:not-dialled
+            ("::ffff:192.0.2.1", false), // lblab:not-dialled
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            assert_eq!(stays_on_this_host(ip), local, "{ip}");
+            assert_eq!(
+                Target::of_addr(SocketAddr::new(ip, 80)).is_on_this_host(),
+                local,
+                "{ip}"
+            );
+        }
+    }
+
+    #[test]
     fn bad_targets_are_named() {
         for (bad, says) in [
             (vec!["localhost"], "not host:port"),
             (vec!["localhost:0"], "not a port"),
             (vec!["localhost:99999"], "not a port"),
             (vec!["http://localhost:80"], "scheme"),
-            (vec!["dns://8.8.8.8/svc:80"], "DNS server"),
+            (vec!["dns://8.8.8.8/svc:80"], "DNS server"), // lblab:not-dialled (refused when parsed)
             (vec!["dns:///a:1", "b:2"], "alone"),
             (vec![], "no target"),
         ] {

@@ -120,6 +120,15 @@ pub fn check_policies(scenario: &Scenario, only: &[String]) -> anyhow::Result<()
     scenario.check_labels(only).map_err(anyhow::Error::msg)
 }
 
+/// Warns when `--listen` exposes a fleet beyond this machine (anything but a loopback address).
+pub fn warn_if_listening_off_host(listen: std::net::SocketAddr) {
+    if !lblab_loadgen::target::stays_on_this_host(listen.ip()) {
+        eprintln!(
+            "warning: --listen {listen}: the fleet is reachable from other hosts, not only from this one"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,3 +183,4 @@ mod tests {
         );
     }
 }
+

@@ -100,12 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let scenario = lblab_model::Scenario::load(&args.scenario)?;
     let backends = select(&scenario, &args.only)?;
-    if !args.listen.ip().is_loopback() {
-        eprintln!(
-            "warning: --listen {}: the fleet is reachable from other hosts, not only from this one",
-            args.listen
-        );
-    }
+    super::args::warn_if_listening_off_host(args.listen);
     // A listener per backend, and the connections clients will open to it.
     let needed =
         64 + backends.len() as u64 * (1 + u64::from(scenario.file.workload.clients.max(1)));

@@ -116,6 +116,11 @@ pub struct Args {
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
+    /// Check the targets, flags, scenario and policies, print what would run, and exit without
+    /// connecting to anything (a `--call` schema is checked only from --proto files: reflection
+    /// would ask the server).
+    #[arg(long)]
+    dry_run: bool,
     /// Time 0 of the fault timeline as Unix time in seconds, the value given to `lblab backend`
     /// [default: when each policy's run starts].
     #[arg(long)]
@@ -157,14 +162,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting a runtime to resolve the targets")?;
     let targets = rt.block_on(spec.resolve())?;
-    for t in &targets {
-        if !t.addr.ip().is_loopback() {
-            eprintln!(
-                "warning: --targets {} is not a loopback address: this run sends its load over a \
-                 real network to that host",
-                t.label()
-            );
-        }
+    for t in targets.iter().filter(|t| !t.is_on_this_host()) {
+        eprintln!(
+            "warning: --targets {} is not a loopback address: this run sends its load over a \
+             real network to that host",
+            t.label()
+        );
+    }
+    if args.dry_run {
+        drop(rt);
+        return dry_run(&args, &targets, data.as_deref());
     }
     let call = match &args.call {
         Some(name) => {
@@ -213,6 +220,55 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = output::results_dir(&stem, "loadgen", args.out.as_deref());
     let _out_dir = output::prepare_dir(&dir)?;
     run_all(&args, &scenario, &targets, &spec, calls, &dir)
+}
+
+/// `--dry-run`: everything `run` checks before its first connection, then the plan; nothing is
+/// dialled and no results folder is made.
+fn dry_run(args: &Args, targets: &[Target], data: Option<&str>) -> anyhow::Result<ExitCode> {
+    let call = match &args.call {
+        Some(name) if !args.protos.is_empty() => {
+            let pool = method::pool_from_protos(&args.protos, &args.import_paths)?;
+            Some(method::resolve(&pool, name, data)?)
+        }
+        _ => None,
+    };
+    let scenario = scenario(args, targets, call.as_ref())?;
+    super::check_memory(
+        &scenario,
+        scenario.policies.len(),
+        lblab_model::budget::Mode::Real,
+    )?;
+    let w = &scenario.file.workload;
+    let load = match w.concurrency {
+        Some(c) => format!("closed loop, {c} calls in flight per client"),
+        None => format!(
+            "{} calls/s open loop ({})",
+            w.rate,
+            format!("{:?}", w.arrival).to_lowercase()
+        ),
+    };
+    println!(
+        "dry run: nothing was sent. Would run {} clients at {load}, warm-up {} then {} measured, per policy:",
+        w.clients, w.warmup, w.duration
+    );
+    for p in scenario.policies.iter().filter(|p| p.runs_in_real()) {
+        println!("  policy {}", p.name);
+    }
+    for t in targets {
+        println!("  target {}", t.label());
+    }
+    match (&args.call, &call) {
+        (Some(name), None) => println!(
+            "  calling {name}: its schema is read by reflection when the run starts (not checked)"
+        ),
+        (Some(_), Some(c)) => println!(
+            "  calling {} with a {}-byte request",
+            c.name,
+            c.request.len()
+        ),
+        (None, _) => println!("  calling lblab's Echo/Unary (the scenario's backend behaviour)"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs every policy one after the other and writes the results, keeping what was measured if a

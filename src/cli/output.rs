@@ -25,7 +25,12 @@ const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".s
 /// are named by the program (policy labels go through `results::file_stem`), so nothing is
 /// written outside it.
 pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
-    let created = !dir.exists();
+    // The folders this run makes, deepest first: on failure each is removed again while empty.
+    let created: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!(
             "--out {}: exists and is not a folder; give a folder for the results",
@@ -34,9 +39,7 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))?;
-    let guard = OutDir {
-        created: created.then(|| dir.to_path_buf()),
-    };
+    let guard = OutDir { created };
     let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
     std::fs::write(&probe, b"probe")
         .and_then(|()| std::fs::remove_file(&probe))
@@ -66,17 +69,21 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
 
 /// A results folder [`prepare_dir`] made ready. Hold it for the whole run: when it is dropped, a
 /// folder this run created and left empty (the run failed before writing anything) is removed,
-/// so a failure leaves no empty results folder behind. A folder with anything in it is kept.
+/// and so are the parents it created for it (`lblab-out/<scenario>/`), so a failure leaves no
+/// empty folder behind. A folder with anything in it is kept.
 #[must_use = "hold the guard until the run has written its results"]
 pub struct OutDir {
-    created: Option<PathBuf>,
+    /// Deepest first.
+    created: Vec<PathBuf>,
 }
 
 impl Drop for OutDir {
     fn drop(&mut self) {
-        if let Some(dir) = &self.created {
-            // remove_dir only removes an empty folder.
-            let _ = std::fs::remove_dir(dir);
+        for dir in &self.created {
+            // remove_dir only removes an empty folder; a parent with content stops the walk.
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
         }
     }
 }

@@ -61,12 +61,7 @@ pub struct HarnessArgs {
 impl HarnessArgs {
     /// The harness options these flags give, for the policies `only` (all if empty).
     pub fn options(&self, only: &[String]) -> HarnessOptions<'static> {
-        if !self.listen.ip().is_loopback() {
-            eprintln!(
-                "warning: --listen {}: the fleet is reachable from other hosts, not only from this one",
-                self.listen
-            );
-        }
+        super::args::warn_if_listening_off_host(self.listen);
         HarnessOptions {
             listen: self.listen,
             stop: Some(output::stop_flag()),

@@ -361,13 +361,18 @@ impl Drop for Backend {
 }
 
 /// The python of the project's interop virtualenv (grpcio from PyPI), installed by
-/// `scripts/interop-env.sh` once per test binary.
+/// `scripts/interop-env.sh` once per test binary into the test build's scratch space (never into
+/// the checkout).
 pub fn interop_python() -> &'static Path {
     static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     PYTHON.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let out = Command::new("bash")
             .arg(root.join("scripts/interop-env.sh"))
+            .env(
+                "LBLAB_VENV",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-venv"),
+            )
             .output()
             .expect("runs scripts/interop-env.sh");
         assert!(
