@@ -18,8 +18,8 @@ use serde_json::{json, Map, Value};
 
 use crate::p2c::MAX_CHOICES;
 use crate::{
-    duration, envoy_peak_ewma, least_request, outlier_detection, peak_ewma, pick_first,
-    round_robin, weighted_round_robin, Nanos, Policy,
+    duration, envoy_peak_ewma, finagle_peak_ewma, least_request, outlier_detection, peak_ewma,
+    pick_first, round_robin, weighted_round_robin, Nanos, Policy,
 };
 
 /// The policy table: one line per policy, `Variant(module)`, in the order [`SUPPORTED`] lists
@@ -78,6 +78,8 @@ policies! {
     PeakEwma(peak_ewma),
     /// `envoy_peak_ewma`: Envoy's shipped balancer, as a reference.
     EnvoyPeakEwma(envoy_peak_ewma),
+    /// `finagle_peak_ewma`: Finagle's balancer, as a reference.
+    FinaglePeakEwma(finagle_peak_ewma),
 }
 
 /// What a policy's module implements for its `Config`, beside the algorithm: reading the config

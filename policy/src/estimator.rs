@@ -140,9 +140,22 @@ impl PeakEwma {
         self.comparable
     }
 
+    /// The stored estimate (ns) as of the last update, without any decay.
+    #[inline]
+    pub fn stored(&self) -> f64 {
+        self.estimate
+    }
+
+    /// Replaces the estimate with `rtt` (ns) as of `at`, whatever it was: the first sample of an
+    /// endpoint, where the configured prior is no measurement to blend with.
+    #[inline]
+    pub fn replace(&mut self, at: Moment, rtt: Nanos) {
+        self.set(at, rtt as f64);
+    }
+
     /// `e^(−(now − stamp)/τ)`, exactly 1 at the stamp.
     #[inline]
-    fn weight(&self, at: Moment) -> f64 {
+    pub fn weight(&self, at: Moment) -> f64 {
         if at.now <= self.stamp {
             1.0
         } else {
@@ -166,7 +179,13 @@ impl PeakEwma {
     /// `estimate = decayed + (1 − w) × rtt` with `w = e^(−(now − stamp)/τ)`.
     #[inline]
     pub fn observe(&mut self, at: Moment, rtt: Nanos) {
-        let w = self.weight(at);
+        self.observe_weighted(at, rtt, self.weight(at));
+    }
+
+    /// [`PeakEwma::observe`] with the decay weight `w` given (in `(0, 1]`) instead of the one of
+    /// the time since the last sample: for an idle clock that is not the wall clock.
+    #[inline]
+    pub fn observe_weighted(&mut self, at: Moment, rtt: Nanos, w: f64) {
         let decayed = self.estimate * w;
         let rtt = rtt as f64;
         let estimate = if rtt > decayed {

@@ -20,6 +20,7 @@
 //! | `outlier_detection_experimental` (gRFC A50) | [`outlier_detection`] | wraps a child; ejects failing endpoints |
 //! | `peak_ewma_experimental` (proposed) | [`peak_ewma`] | peak-EWMA RTT × (outstanding + 1), P2C |
 //! | `envoy_peak_ewma` (lblab reference: Envoy's balancer) | [`envoy_peak_ewma`] | whole-ms EWMA × (active + 1), folded every interval, two distinct choices |
+//! | `finagle_peak_ewma` (lblab reference: Finagle's balancer) | [`finagle_peak_ewma`] | peak EWMA decayed on read × (pending + 1), cost 0 or a penalty before the first sample, two distinct choices |
 //!
 //! Policies are built from gRPC service-config JSON with [`config::parse_service_config`] and
 //! [`config::PolicyConfig::build`]. Envoy xDS forms (a `Cluster`'s `load_balancing_policy`, gRFC
@@ -94,6 +95,7 @@ pub mod duration;
 mod endpoints;
 pub mod envoy_peak_ewma;
 pub mod estimator;
+pub mod finagle_peak_ewma;
 pub mod json;
 pub mod least_request;
 pub mod outlier_detection;

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use crate::config::{choice_name, ConfigError, Fields, Spec};
 use crate::endpoints::Endpoints;
-use crate::estimator::{Decay, DecayMode, PeakEwma};
+use crate::estimator::{Decay, DecayMode, Moment, PeakEwma};
 use crate::p2c::{self, Sampling};
 use crate::{
     duration, Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind,
@@ -50,6 +50,63 @@ const STREAMS: &[(&str, Streams)] = &[
     ("outstanding", Streams::Outstanding),
     ("count", Streams::Count),
 ];
+
+/// `lblabAblation.initial`'s values.
+const INITIALS: &[(&str, Initial)] = &[
+    ("prior", Initial::Prior),
+    ("first_sample", Initial::FirstSample),
+    ("penalty", Initial::Penalty),
+];
+
+/// `lblabAblation.idle`'s values.
+const IDLES: &[(&str, Idle)] = &[
+    ("to_zero", Idle::ToZero),
+    ("frozen", Idle::Frozen),
+    ("pick_clock", Idle::PickClock),
+];
+
+/// What an endpoint's estimate is before its first RTT sample (`lblabAblation.initial`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Initial {
+    /// `"prior"`, the proposal as first written: the estimate starts at `defaultRtt` and the
+    /// first samples blend into it like any other, so for about `decayTime` every endpoint looks
+    /// like `defaultRtt`.
+    Prior,
+    /// `"first_sample"`: `defaultRtt` is the cost until the first sample, which then replaces it
+    /// outright (Envoy's "the first sample initialises").
+    FirstSample,
+    /// `"penalty"`, Finagle's: before the first sample the cost is 0 while nothing is
+    /// outstanding and a penalty above any measured cost (growing with the outstanding count)
+    /// while calls are, so each new endpoint gets one call and then waits for its answer, which
+    /// becomes the estimate. `defaultRtt` is not used. The default, chosen by the design search
+    /// (`results/design/`).
+    #[default]
+    Penalty,
+}
+
+/// How an estimate decays while its endpoint gives no samples (`lblabAblation.idle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Idle {
+    /// `"to_zero"`, the proposal as first written (and tower's and Finagle's): toward 0 with time
+    /// constant `decayTime` on the wall clock, so every client re-probes an avoided endpoint
+    /// every `decayTime × ln(its RTT / the others')`, and probe traffic grows with the number of
+    /// clients.
+    ToZero,
+    /// `"frozen"`, Envoy's: no decay without samples (a sample still blends with weight
+    /// `1 − e^(−Δt/decayTime)`, and the peak test compares it with the stored estimate). An
+    /// avoided endpoint is never probed, so it never gets its traffic back after it heals unless
+    /// the others are loaded enough to cost more.
+    Frozen,
+    /// `"pick_clock"`: toward 0 as `"to_zero"`, but the time an endpoint has been idle counts at
+    /// most `decayTime / idlePicks` per pick this client made since its last sample. A busy client
+    /// decays on the wall clock; a client with few picks decays in proportion to its own traffic,
+    /// so its probes are a bounded share of its picks (about `1 / (idlePicks × ln(ratio))` per
+    /// avoided endpoint) and the fleet's probe traffic no longer grows with the number of
+    /// clients; the price is a slower return of a healed endpoint at clients with few picks. The
+    /// default, chosen by the design search (`results/design/`).
+    #[default]
+    PickClock,
+}
 
 /// What streaming RPCs do to an endpoint's load (service config `lblabAblation.streams`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -93,18 +150,37 @@ pub struct Ablation {
     /// What streaming RPCs count for: nothing (the proposal), outstanding load, or load and
     /// samples.
     pub streams: Streams,
+    /// The estimate before the first sample.
+    pub initial: Initial,
+    /// How an estimate decays without samples.
+    pub idle: Idle,
+    /// With [`Idle::PickClock`]: picks per `decayTime` of idle decay at most (at least 1).
+    pub idle_picks: u32,
 }
 
 impl Default for Ablation {
-    /// The proposal: time-weighted decay, distinct draws, streams ignored.
+    /// The chosen semantics: time-weighted blend, distinct draws, streams ignored, Finagle's first
+    /// estimate, idle decay on the pick clock with `idlePicks` 5000.
     fn default() -> Self {
         Ablation {
             decay: DecayMode::TimeWeighted,
             sampling: Sampling::Distinct,
             streams: Streams::Ignore,
+            initial: Initial::Penalty,
+            idle: Idle::PickClock,
+            idle_picks: DEFAULT_IDLE_PICKS,
         }
     }
 }
+
+/// `lblabAblation.idlePicks`' default: the design search's trade-off between the probes of many
+/// clients with few picks each and the return of a healed backend (`results/design/README.md`).
+const DEFAULT_IDLE_PICKS: u32 = 5000;
+
+/// The cost of an endpoint without a sample but with calls outstanding, under
+/// [`Initial::Penalty`]: above any measured cost (comparable values stay below `e^64 × 1 h`),
+/// growing with the outstanding count as Finagle's `penalty + pending`.
+const PENALTY: f64 = 1e300;
 
 /// Configuration of `peak_ewma_experimental`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,11 +215,33 @@ impl Spec for Config {
         let ablation = f
             .object("lblabAblation", |a| {
                 let d = Ablation::default();
-                Ok(Ablation {
-                    decay: a.choice("decay", DECAYS, d.decay)?,
+                let decay = a.choice("decay", DECAYS, d.decay)?;
+                // tower's and Finagle's decay on read is a decay toward 0.
+                let idle = match decay {
+                    DecayMode::OnRead => Idle::ToZero,
+                    DecayMode::TimeWeighted => d.idle,
+                };
+                let ablation = Ablation {
+                    decay,
                     sampling: a.choice("sampling", SAMPLINGS, d.sampling)?,
                     streams: a.choice("streams", STREAMS, d.streams)?,
-                })
+                    initial: a.choice("initial", INITIALS, d.initial)?,
+                    idle: a.choice("idle", IDLES, idle)?,
+                    idle_picks: a.u32("idlePicks", d.idle_picks)?,
+                };
+                if ablation.idle_picks == 0 {
+                    return Err(a.err("idlePicks", "0 picks: give at least 1"));
+                }
+                if ablation.decay == DecayMode::OnRead && ablation.idle != Idle::ToZero {
+                    return Err(a.err(
+                        "decay",
+                        format!(
+                            "\"on_read\" decays toward 0 on every read; it does not combine with idle \"{}\"",
+                            choice_name(IDLES, ablation.idle)
+                        ),
+                    ));
+                }
+                Ok(ablation)
             })?
             .unwrap_or_default();
         Ok(Config {
@@ -163,6 +261,9 @@ impl Spec for Config {
                 "decay": choice_name(DECAYS, self.ablation.decay),
                 "sampling": choice_name(SAMPLINGS, self.ablation.sampling),
                 "streams": choice_name(STREAMS, self.ablation.streams),
+                "initial": choice_name(INITIALS, self.ablation.initial),
+                "idle": choice_name(IDLES, self.ablation.idle),
+                "idlePicks": self.ablation.idle_picks,
             },
         })
     }
@@ -176,6 +277,10 @@ impl Spec for Config {
 struct Load {
     rtt: PeakEwma,
     outstanding: u32,
+    /// Whether the endpoint has given an RTT sample since it became READY.
+    sampled: bool,
+    /// The policy's pick count at the last sample (or when the endpoint became READY).
+    picks_at: u64,
 }
 
 /// The cost as the picker compares it: proportional to `decayed × (outstanding + 1)` with the same
@@ -186,24 +291,47 @@ fn comparable_cost(load: &Load) -> f64 {
     load.rtt.comparable() * (f64::from(load.outstanding) + 1.0)
 }
 
+/// [`Initial::Penalty`]'s cost of an endpoint without a sample: 0 while idle, else above every
+/// measured cost.
+#[inline]
+fn unsampled_cost(load: &Load) -> f64 {
+    if load.outstanding == 0 {
+        0.0
+    } else {
+        PENALTY * (1.0 + 1e-6 * f64::from(load.outstanding))
+    }
+}
+
 /// The `peak_ewma_experimental` policy.
 #[derive(Debug)]
 pub struct PeakEwmaPolicy {
+    /// The policy's name: [`NAME`], or a reference's that is a fixed configuration of this one.
+    name: &'static str,
     config: Config,
     /// `decayTime` and the epoch the estimates are compared against.
     decay: Decay,
     endpoints: Endpoints<Load>,
     clock: Clock,
+    /// Picks made so far (the clock of [`Idle::PickClock`]).
+    picks: u64,
 }
 
 impl PeakEwmaPolicy {
     /// A policy with no endpoints.
     pub fn new(config: Config) -> Self {
+        Self::named(NAME, config)
+    }
+
+    /// A policy with no endpoints that reports `name` (for a reference algorithm that is a fixed
+    /// configuration of this one, such as Finagle's).
+    pub fn named(name: &'static str, config: Config) -> Self {
         PeakEwmaPolicy {
+            name,
             decay: Decay::new(config.decay_time, 0),
             config,
             endpoints: Endpoints::default(),
             clock: Clock::default(),
+            picks: 0,
         }
     }
 
@@ -221,16 +349,49 @@ impl PeakEwmaPolicy {
     }
 
     fn fresh(&self, now: Nanos) -> Load {
+        let initial = match self.config.ablation.initial {
+            Initial::Penalty => 0,
+            Initial::Prior | Initial::FirstSample => self.config.default_rtt,
+        };
         Load {
-            rtt: PeakEwma::new(self.config.default_rtt, self.decay.at(now)),
+            rtt: PeakEwma::new(initial, self.decay.at(now)),
             outstanding: 0,
+            sampled: false,
+            picks_at: self.picks,
         }
+    }
+}
+
+/// The weight `e^(−idle/τ)` of `load`'s estimate at `at` under [`Idle::PickClock`], with `picks`
+/// made so far: the wall-clock weight, or that of `picks since the last sample × τ / idle_picks`
+/// if larger.
+#[inline]
+fn pick_clock_weight(picks: u64, idle_picks: u32, load: &Load, at: Moment) -> f64 {
+    let since = picks.saturating_sub(load.picks_at) as f64;
+    let by_picks = (-since / f64::from(idle_picks)).exp();
+    load.rtt.weight(at).max(by_picks)
+}
+
+/// The cost the picker compares at `at` (`picks` made so far): `comparable_cost` for
+/// [`Idle::ToZero`], else the decayed estimate in ns times `outstanding + 1` (the same scale for
+/// every endpoint at one instant, as the picker needs); an unsampled endpoint's under
+/// [`Initial::Penalty`].
+#[inline]
+fn cost(a: &Ablation, picks: u64, load: &Load, at: Moment) -> f64 {
+    if !load.sampled && a.initial == Initial::Penalty {
+        return unsampled_cost(load);
+    }
+    let n = f64::from(load.outstanding) + 1.0;
+    match a.idle {
+        Idle::ToZero => comparable_cost(load),
+        Idle::Frozen => load.rtt.stored() * n,
+        Idle::PickClock => load.rtt.stored() * pick_clock_weight(picks, a.idle_picks, load, at) * n,
     }
 }
 
 impl Policy for PeakEwmaPolicy {
     fn name(&self) -> &'static str {
-        NAME
+        self.name
     }
 
     fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
@@ -259,21 +420,34 @@ impl Policy for PeakEwmaPolicy {
             return self.endpoints.unready();
         }
         let (choices, sampling) = (self.config.choice_count, self.config.ablation.sampling);
+        let a = self.config.ablation;
+        let plain = a.idle == Idle::ToZero && a.initial != Initial::Penalty;
         let slot = match self.config.ablation.decay {
-            DecayMode::TimeWeighted => p2c::pick(ready, choices, sampling, rng, |s| {
+            DecayMode::TimeWeighted if plain => p2c::pick(ready, choices, sampling, rng, |s| {
                 comparable_cost(&slots[s as usize].data)
             }),
+            DecayMode::TimeWeighted => {
+                let (at, picks) = (self.decay.at(now), self.picks);
+                p2c::pick(ready, choices, sampling, rng, |s| {
+                    cost(&a, picks, &slots[s as usize].data, at)
+                })
+            }
             DecayMode::OnRead => {
                 // Reading decays the estimate and moves its stamp; it does not change the cost
                 // now, only how the next sample blends.
                 let at = self.decay.at(now);
+                let penalty = a.initial == Initial::Penalty;
                 p2c::pick(ready, choices, sampling, rng, |s| {
                     let load = &mut slots[s as usize].data;
+                    if penalty && !load.sampled {
+                        return unsampled_cost(load);
+                    }
                     load.rtt.read_on(at);
                     comparable_cost(load)
                 })
             }
         };
+        self.picks += 1;
         if self.config.ablation.streams.outstanding(kind) {
             let load = &mut self.endpoints.slot_mut(slot).data;
             load.outstanding = load.outstanding.saturating_add(1);
@@ -287,22 +461,43 @@ impl Policy for PeakEwmaPolicy {
         if !streams.outstanding(kind) {
             return; // by default a stream's duration is not a latency, and streams are not counted
         }
-        let (decay, mode) = (&self.decay, self.config.ablation.decay);
-        if let Some(load) = self.endpoints.redeem(&ticket) {
-            load.outstanding = load.outstanding.saturating_sub(1);
-            if outcome.status != Status::Cancelled && streams.samples(kind) {
-                match mode {
-                    DecayMode::TimeWeighted => load.rtt.observe(decay.at(now), outcome.elapsed),
-                    DecayMode::OnRead => load.rtt.observe_stored(decay.at(now), outcome.elapsed),
+        let (at, picks, a) = (self.decay.at(now), self.picks, self.config.ablation);
+        let Some(load) = self.endpoints.redeem(&ticket) else {
+            return;
+        };
+        load.outstanding = load.outstanding.saturating_sub(1);
+        if outcome.status != Status::Cancelled && streams.samples(kind) {
+            let rtt = outcome.elapsed;
+            if !load.sampled && a.initial != Initial::Prior {
+                load.rtt.replace(at, rtt);
+            } else {
+                match (a.decay, a.idle) {
+                    (DecayMode::OnRead, _) => load.rtt.observe_stored(at, rtt),
+                    (DecayMode::TimeWeighted, Idle::ToZero) => load.rtt.observe(at, rtt),
+                    (DecayMode::TimeWeighted, Idle::Frozen) => load.rtt.observe_stored(at, rtt),
+                    (DecayMode::TimeWeighted, Idle::PickClock) => {
+                        let w = pick_clock_weight(picks, a.idle_picks, load, at);
+                        load.rtt.observe_weighted(at, rtt, w);
+                    }
                 }
             }
+            load.sampled = true;
+            load.picks_at = picks;
         }
     }
 
     fn endpoint_view(&self, now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
         let s = self.endpoints.slot(self.endpoints.lookup(endpoint)?);
         let now = now.max(self.clock.latest());
-        let cost = s.data.rtt.decayed(now, &self.decay) * (f64::from(s.data.outstanding) + 1.0);
+        let load = &s.data;
+        let n = f64::from(load.outstanding) + 1.0;
+        let a = &self.config.ablation;
+        let cost = match a.idle {
+            Idle::ToZero if load.sampled || a.initial != Initial::Penalty => {
+                load.rtt.decayed(now, &self.decay) * n
+            }
+            _ => cost(a, self.picks, load, self.decay.at(now)),
+        };
         Some(EndpointView {
             state: s.state,
             outstanding: s.data.outstanding,

@@ -502,6 +502,8 @@ impl Recorder {
 struct Sequences {
     policy: &'static str,
     out: Vec<Value>,
+    /// `lblabAblation` fields every sequence's config carries (the semantics the file encodes).
+    pin: Option<Value>,
 }
 
 impl Sequences {
@@ -512,6 +514,10 @@ impl Sequences {
         config: Value,
         run: impl FnOnce(&mut Recorder),
     ) {
+        let mut config = config;
+        if let Some(pin) = &self.pin {
+            config["lblabAblation"] = pin.clone();
+        }
         let mut r = Recorder::new(self.policy, &config);
         run(&mut r);
         self.out.push(r.finish(name, description, config));
@@ -621,6 +627,10 @@ fn peak_ewma_file() -> (&'static str, Value) {
     let mut s = Sequences {
         policy,
         out: Vec::new(),
+        // The sequences encode the semantics as first written (the `defaultRtt` prior, decay toward 0
+        // on the wall clock), which the grpc-js port implements; the chosen default's first
+        // estimate and pick clock are not in the vectors yet.
+        pin: Some(json!({"initial": "prior", "idle": "to_zero"})),
     };
     let defaults = json!({});
     s.add(
@@ -836,7 +846,9 @@ fn peak_ewma_file() -> (&'static str, Value) {
     let doc = document(
         policy,
         "peak_ewma_experimental: per endpoint a peak-EWMA estimate of unary RTT; cost = \
-         decayed estimate × (outstanding + 1); pick the cheapest of choiceCount distinct draws.",
+         decayed estimate × (outstanding + 1); pick the cheapest of choiceCount distinct draws. \
+         The sequences pin the semantics as first written (lblabAblation initial prior, idle \
+         to_zero); lblab's default since the design search differs in both.",
         cases,
         s.out,
     );
@@ -867,6 +879,7 @@ fn least_request_file() -> (&'static str, Value) {
     let mut s = Sequences {
         policy,
         out: Vec::new(),
+        pin: None,
     };
     s.add(
         "counting",
@@ -967,6 +980,7 @@ fn outlier_detection_file() -> (&'static str, Value) {
     let mut s = Sequences {
         policy,
         out: Vec::new(),
+        pin: None,
     };
     let five = [0, 1, 2, 3, 4];
     s.add(

@@ -60,8 +60,16 @@ function scripted(draws, n, where) {
   return rng;
 }
 
+// The semantics this port implements: the proposal as first written. A sequence pins them in its
+// lblab-only `lblabAblation` field; a sequence of any other semantics is not this port's.
+const PORTED = { initial: 'prior', idle: 'to_zero' };
+
 function replay(seq) {
-  const config = core.parseConfig(seq.config);
+  const ablation = seq.config.lblabAblation || {};
+  for (const [k, v] of Object.entries(PORTED)) {
+    assert.equal(ablation[k], v, `${seq.name}: lblabAblation.${k} is ${ablation[k]}; this port implements ${v}`);
+  }
+  const config = core.parseConfig(withoutLblabOnly(seq.config));
   const tau = config.decayTime;
   /** id → { state, load } */
   const endpoints = new Map();

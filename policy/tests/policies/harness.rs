@@ -39,6 +39,11 @@ pub const EVERY_POLICY: &[(&str, &str)] = &[
     ("wrr", r#"{"weighted_round_robin":{}}"#),
     ("peak_ewma", r#"{"peak_ewma_experimental":{}}"#),
     ("envoy_peak_ewma", r#"{"envoy_peak_ewma":{}}"#),
+    ("finagle_peak_ewma", r#"{"finagle_peak_ewma":{}}"#),
+    (
+        "peak_ewma(penalty, pick_clock)",
+        r#"{"peak_ewma_experimental":{"lblabAblation":{"initial":"penalty","idle":"pick_clock"}}}"#,
+    ),
     (
         "outlier_detection(peak_ewma)",
         r#"{"outlier_detection_experimental":{"failurePercentageEjection":{},"childPolicy":[{"peak_ewma_experimental":{}}]}}"#,

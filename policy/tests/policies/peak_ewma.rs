@@ -5,9 +5,23 @@ use lblab_policy::{Connectivity, EndpointId, Pick, RpcKind, Status};
 
 use crate::harness::{config, Lab, Script, MS, SEC};
 
-const PE: &str = r#"{"peak_ewma_experimental":{}}"#;
+/// The semantics as first written, whose formulas these tests pin: the `defaultRtt` prior and the
+/// decay toward 0 on the wall clock (`lblabAblation` `initial: prior`, `idle: to_zero`; the chosen
+/// default's first estimate and idle decay are tested in `peak_ewma_variants.rs`).
+const FIRST_WRITTEN: &str = r#""initial":"prior","idle":"to_zero""#;
 
+/// `peak_ewma_experimental` with `fields`, under the semantics as first written.
 fn pe(fields: &str) -> String {
+    let fields = if fields.contains(r#""lblabAblation":{"#) {
+        fields.replace(
+            r#""lblabAblation":{"#,
+            &format!(r#""lblabAblation":{{{FIRST_WRITTEN},"#),
+        )
+    } else if fields.is_empty() {
+        format!(r#""lblabAblation":{{{FIRST_WRITTEN}}}"#)
+    } else {
+        format!(r#"{fields},"lblabAblation":{{{FIRST_WRITTEN}}}"#)
+    };
     format!(r#"{{"peak_ewma_experimental":{{{fields}}}}}"#)
 }
 
@@ -31,7 +45,7 @@ fn new_ready_endpoint_costs_default_rtt() {
 
 #[test]
 fn slow_sample_raises_the_estimate_at_once() {
-    let mut lab = Lab::ready(PE, 1);
+    let mut lab = Lab::ready(&pe(""), 1);
     lab.step(SEC);
     let t = lab.unary();
     assert_eq!(lab.view(0).outstanding, 1);
@@ -73,7 +87,7 @@ fn cost_decays_by_one_time_constant_per_decay_time_while_unpicked() {
 
 #[test]
 fn fast_sample_blends_by_time_since_the_last_sample() {
-    let mut lab = Lab::ready(PE, 1);
+    let mut lab = Lab::ready(&pe(""), 1);
     let t = lab.unary();
     lab.done(t, Status::Ok, 100 * MS);
     // One decayTime (10 s) later a 10 ms sample: w = e^-1.
@@ -88,7 +102,7 @@ fn fast_sample_blends_by_time_since_the_last_sample() {
 #[test]
 fn sample_above_the_decayed_estimate_is_a_new_peak() {
     // 100 ms at 0 has decayed to 36.8 ms at 10 s: a 50 ms sample then is a peak, not a blend.
-    let mut lab = Lab::ready(PE, 1);
+    let mut lab = Lab::ready(&pe(""), 1);
     let t = lab.unary();
     lab.done(t, Status::Ok, 100 * MS);
     lab.step(10 * SEC);
@@ -99,7 +113,7 @@ fn sample_above_the_decayed_estimate_is_a_new_peak() {
 
 #[test]
 fn cost_multiplies_by_outstanding_plus_one() {
-    let mut lab = Lab::ready(PE, 1);
+    let mut lab = Lab::ready(&pe(""), 1);
     let tickets: Vec<_> = (0..3).map(|_| lab.unary()).collect();
     assert_eq!(lab.view(0).outstanding, 3);
     assert_eq!(lab.cost(0), 4.0 * 30.0 * MS as f64);
@@ -145,7 +159,7 @@ fn reconnect_resets_estimate_and_outstanding_and_old_tickets_are_harmless() {
 
 #[test]
 fn streaming_calls_change_neither_outstanding_nor_estimate() {
-    let mut lab = Lab::ready(PE, 1);
+    let mut lab = Lab::ready(&pe(""), 1);
     let before = lab.cost(0);
     let s = lab.ticket(RpcKind::Streaming);
     assert_eq!(s.kind(), RpcKind::Streaming);
@@ -230,7 +244,7 @@ fn open_streams_steer_unary_traffic_away_only_when_counted() {
 
 #[test]
 fn cancelled_call_gives_no_sample_but_ends_outstanding() {
-    let mut lab = Lab::ready(PE, 1);
+    let mut lab = Lab::ready(&pe(""), 1);
     let t = lab.unary();
     assert_eq!(lab.view(0).outstanding, 1);
     lab.done(t, Status::Cancelled, 30 * SEC);
@@ -241,7 +255,7 @@ fn cancelled_call_gives_no_sample_but_ends_outstanding() {
 #[test]
 fn deadline_exceeded_and_errors_are_samples() {
     for status in [Status::DeadlineExceeded, Status::Error, Status::Ok] {
-        let mut lab = Lab::ready(PE, 1);
+        let mut lab = Lab::ready(&pe(""), 1);
         let t = lab.unary();
         lab.done(t, status, 2 * SEC);
         assert_eq!(lab.cost(0), 2.0 * SEC as f64, "{status:?}");
@@ -251,7 +265,7 @@ fn deadline_exceeded_and_errors_are_samples() {
 
 #[test]
 fn slow_backend_gets_fewer_picks() {
-    let mut lab = Lab::ready(PE, 5);
+    let mut lab = Lab::ready(&pe(""), 5);
     for e in 0..5 {
         lab.backend(e).latency = 5 * MS;
     }
@@ -415,7 +429,7 @@ fn distinct_sampling_never_picks_the_costlier_of_two() {
         lab.done(held, Status::Cancelled, 0);
         costlier
     };
-    assert_eq!(count_costlier(PE), 0);
+    assert_eq!(count_costlier(&pe("")), 0);
     assert_eq!(
         count_costlier(&pe(r#""lblabAblation":{"sampling":"distinct"}"#)),
         0
@@ -429,7 +443,7 @@ fn distinct_sampling_never_picks_the_costlier_of_two() {
 #[test]
 fn fails_fast_backend_attracts_traffic_without_outlier_detection() {
     // The documented failure mode: errors are fast, so they look cheap.
-    let mut lab = Lab::ready(PE, 4);
+    let mut lab = Lab::ready(&pe(""), 4);
     for e in 0..4 {
         lab.backend(e).latency = 20 * MS;
     }
@@ -551,7 +565,7 @@ fn on_read_pick_reads_only_the_drawn_candidates() {
 fn pick_chooses_among_the_drawn_candidates_only() {
     // Endpoint 2 is the cheapest of all, but the draw is endpoints 0 and 1: the pick is the
     // cheaper of those two (endpoint 1; endpoint 0 has a call outstanding), never endpoint 2.
-    let mut lab = Lab::ready(PE, 3);
+    let mut lab = Lab::ready(&pe(""), 3);
     let held0 = pick_drawing(&mut lab, 3, &[0, 1]);
     assert_eq!(held0.endpoint(), EndpointId(0));
     let held1 = pick_drawing(&mut lab, 3, &[1, 2]);

@@ -93,7 +93,7 @@ struct Divergence(String);
 /// Runs one random trace; returns the number of cost comparisons made.
 async fn trace(seed: u64, decay: Nanos, default_rtt: Nanos, ops: usize) -> Result<u32, Divergence> {
     let entry = format!(
-        r#"{{"peak_ewma_experimental":{{"decayTime":"{}s","defaultRtt":"{}s","lblabAblation":{{"decay":"on_read"}}}}}}"#,
+        r#"{{"peak_ewma_experimental":{{"decayTime":"{}s","defaultRtt":"{}s","lblabAblation":{{"decay":"on_read","initial":"prior"}}}}}}"#,
         decay as f64 / 1e9,
         default_rtt as f64 / 1e9
     );

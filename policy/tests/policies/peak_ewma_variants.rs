@@ -1,0 +1,159 @@
+//! `peak_ewma_experimental`'s variations of the first estimate (`lblabAblation.initial`) and of the
+//! decay without samples (`lblabAblation.idle`): what each does to a cold start, to an avoided
+//! endpoint and to the probes a client with few picks sends it.
+
+use lblab_policy::config::parse_service_config;
+use lblab_policy::Status;
+
+use crate::harness::{Lab, MS, SEC};
+
+fn variant(ablation: &str) -> String {
+    format!(r#"{{"peak_ewma_experimental":{{"lblabAblation":{{{ablation}}}}}}}"#)
+}
+
+/// Four endpoints, three answering in 1 ms and endpoint 3 in 20 ms.
+fn one_slow(entry: &str) -> Lab {
+    let mut lab = Lab::ready(entry, 4);
+    for e in 0..3 {
+        lab.backend(e).latency = MS;
+    }
+    lab.backend(3).latency = 20 * MS;
+    lab
+}
+
+#[test]
+fn finagles_penalty_learns_a_cold_fleet_from_one_answer_each() {
+    // 20 calls/s for 10 s from cold (rarely a call outstanding, so only the estimates steer).
+    // With the blended prior (30 ms) every endpoint looks alike until samples have blended in;
+    // with the first sample replacing the prior, an endpoint not yet answered still costs
+    // defaultRtt (30 ms), above the slow one's 20 ms, so the slow one wins against it; with
+    // Finagle's penalty every endpoint is tried once at once and the slow one is avoided from its
+    // first answer on.
+    let share = |initial: &str| {
+        let mut lab = one_slow(&variant(&format!(r#""initial":"{initial}""#)));
+        lab.drive(10 * SEC, 20);
+        lab.finish();
+        lab.share(3)
+    };
+    let (prior, first, penalty) = (share("prior"), share("first_sample"), share("penalty"));
+    assert!(penalty <= 0.01, "{penalty}");
+    assert!(
+        penalty < prior && penalty < first,
+        "{prior} {first} {penalty}"
+    );
+}
+
+#[test]
+fn the_first_sample_replaces_the_prior_outright() {
+    let mut lab = Lab::ready(&variant(r#""initial":"first_sample""#), 1);
+    assert_eq!(lab.cost(0), 30.0 * MS as f64, "defaultRtt until a sample");
+    let t = lab.unary();
+    lab.step(2 * MS);
+    lab.done(t, Status::Ok, 2 * MS);
+    assert_eq!(lab.cost(0), 2.0 * MS as f64);
+}
+
+#[test]
+fn penalty_costs_nothing_idle_and_more_than_anything_while_waiting_for_a_first_answer() {
+    let mut lab = Lab::ready(&variant(r#""initial":"penalty""#), 2);
+    assert_eq!(lab.cost(0), 0.0);
+    let t = lab.unary();
+    let e = t.endpoint().0;
+    assert!(lab.cost(e) >= 1e300, "{}", lab.cost(e));
+    // The other endpoint gets the next call: nothing is known of either, but one is waiting.
+    let u = lab.unary();
+    assert_ne!(u.endpoint().0, e);
+    lab.step(3 * MS);
+    lab.done(t, Status::Ok, 3 * MS);
+    assert_eq!(
+        lab.cost(e),
+        3.0 * MS as f64,
+        "the first answer is the estimate"
+    );
+    let other = u.endpoint().0;
+    lab.done(u, Status::Cancelled, 0);
+    assert_eq!(lab.cost(other), 0.0, "a cancelled call is no sample");
+}
+
+#[test]
+fn a_frozen_estimate_never_decays_so_an_avoided_endpoint_is_never_probed() {
+    let mut lab = one_slow(&variant(r#""initial":"first_sample","idle":"frozen""#));
+    lab.drive(2 * SEC, 200);
+    let slow = lab.cost(3);
+    lab.step(60 * SEC);
+    assert_eq!(lab.cost(3), slow, "no samples, no change");
+    lab.reset_picks();
+    lab.drive(60 * SEC, 200);
+    assert_eq!(lab.picks(3), 0, "never probed again");
+}
+
+/// Probes of the slow endpoint in `seconds` at `rate` calls/s, after a warm start.
+fn probes(entry: &str, rate: u64, seconds: u64) -> u64 {
+    let mut lab = one_slow(entry);
+    lab.drive(5 * SEC, rate);
+    lab.reset_picks();
+    lab.drive(seconds * SEC, rate);
+    lab.picks(3)
+}
+
+#[test]
+fn the_pick_clock_bounds_the_probes_of_a_client_with_few_picks() {
+    // Toward zero on the wall clock a client re-probes every decayTime × ln(20) ≈ 30 s whatever
+    // its rate; on the pick clock a client with 4 picks/s decays 1000/4 = 250× slower than that.
+    // (Finagle's penalty, so that every endpoint is tried once at once: with first_sample an
+    // endpoint that got no call yet costs defaultRtt, 30 ms, above the slow one's 20 ms.)
+    let to_zero = variant(r#""initial":"penalty","idle":"to_zero""#);
+    let pick_clock = variant(r#""initial":"penalty","idle":"pick_clock","idlePicks":1000"#);
+    assert!(
+        probes(&to_zero, 4, 600) >= 10,
+        "{}",
+        probes(&to_zero, 4, 600)
+    );
+    assert!(
+        probes(&pick_clock, 4, 600) <= 1,
+        "{}",
+        probes(&pick_clock, 4, 600)
+    );
+    // A busy client decays on the wall clock either way: the two probe alike.
+    let (a, b) = (probes(&to_zero, 500, 120), probes(&pick_clock, 500, 120));
+    assert!(a >= 3 && b >= 3 && a.abs_diff(b) <= a / 2 + 2, "{a} {b}");
+}
+
+#[test]
+fn a_healed_endpoint_comes_back_under_the_pick_clock_at_a_busy_client() {
+    let mut lab = one_slow(&variant(r#""initial":"penalty","idle":"pick_clock""#));
+    lab.drive(5 * SEC, 500);
+    lab.backend(3).latency = MS; // heals
+    lab.drive(40 * SEC, 500);
+    lab.reset_picks();
+    lab.drive(10 * SEC, 500);
+    assert!(lab.share(3) > 0.2, "{}", lab.share(3));
+}
+
+#[test]
+fn variant_fields_are_checked_and_normalized() {
+    let c = parse_service_config(&format!(
+        r#"{{"loadBalancingConfig":[{}]}}"#,
+        variant(r#""initial":"penalty","idle":"pick_clock","idlePicks":50"#)
+    ))
+    .unwrap();
+    let json = c.to_json().to_string();
+    for want in [
+        r#""initial":"penalty""#,
+        r#""idle":"pick_clock""#,
+        r#""idlePicks":50"#,
+    ] {
+        assert!(json.contains(want), "{json}");
+    }
+    for (bad, says) in [
+        (r#""initial":"zero""#, "initial"),
+        (r#""idle":"floor""#, "idle"),
+        (r#""idlePicks":0"#, "idlePicks"),
+        (r#""decay":"on_read","idle":"frozen""#, "does not combine"),
+    ] {
+        let e = parse_service_config(&format!(r#"{{"loadBalancingConfig":[{}]}}"#, variant(bad)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The design search for peak_ewma_experimental's semantics: runs the policies of scenarios/design/
+# (the proposal as first written, its lblabAblation variations and the references: Finagle's,
+# Envoy's, least_request, the oracle) through
+#   cold-four  (four backends, one slow, one client, no warm-up: the first 10 s count), 10 seeds;
+#   one-slow   swept over 1 to 1,000 client channels at one total rate, 10 seeds;
+#   recovery   (the slow backend heals at 30 s: time until it carries 80 % of its fair share), 10 seeds;
+#   scale-out  (4 of 20 backends join at 20 s: time until they carry 80 % of theirs), 10 seeds;
+# and writes results/design/: the raw outputs and README.md (scripts/design_report.py), every
+# number on it read from those files. About two minutes on 2 cores.
+#
+#   scripts/design-search.sh
+#   SEEDS=5 OUT=/tmp/design scripts/design-search.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+bin="${CARGO_TARGET_DIR:-target}/release/lblab"
+seeds=${SEEDS:-10}
+out=${OUT:-results/design}
+mkdir -p "$out"
+
+echo "== cold-four"
+"$bin" sim scenarios/design/cold-four.toml --seeds "$seeds" --out "$out/cold-four" >/dev/null
+echo "== clients"
+"$bin" sweep scenarios/design/one-slow.toml --vary workload.clients=1,10,50,200,1000 \
+    --seeds "$seeds" --out "$out/clients" >/dev/null
+# Recovery and scale-out are read from each seed's per-second traffic shares.
+for scenario in recovery scale-out; do
+    echo "== $scenario"
+    for seed in $(seq 1 "$seeds"); do
+        "$bin" sim "scenarios/design/$scenario.toml" --seed "$seed" --out "$out/$scenario/seed-$seed" >/dev/null
+        # Only the files the report reads are kept.
+        find "$out/$scenario/seed-$seed" -type f ! -name timeseries.csv ! -name summary.csv -delete
+    done
+done
+python3 scripts/design_report.py "$out"
+echo "wrote $out/README.md"
