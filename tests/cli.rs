@@ -42,7 +42,8 @@ fn check_fills_in_every_default() {
     assert_eq!(pe["defaultRtt"], "0.03s");
     assert_eq!(
         pe["lblabAblation"],
-        serde_json::json!({"decay": "time_weighted", "sampling": "distinct", "streams": "ignore"})
+        serde_json::json!({"decay": "time_weighted", "sampling": "distinct", "streams": "ignore",
+            "initial": "penalty", "idle": "pick_clock", "idlePicks": 5000})
     );
 }
 
