@@ -747,20 +747,20 @@ fn only_lblabs_own_temporary_files_and_stale_hlogs_are_removed() {
 #[test]
 fn a_target_off_this_host_is_warned_about_without_dialling_it() {
     // --dry-run stops before the first connection: the documentation address is never dialled.
+    const OFF_HOST: &str = "192.0.2.1:1"; // lblab:not-dialled (--dry-run)
+    let targets = format!("127.0.0.1:1,{OFF_HOST}");
     let out = succeeds(&[
         "loadgen",
         "scenarios/healthy.toml",
         "--targets",
-        "127.0.0.1:1,192.0.2.1:1", // lblab:not-dialled (--dry-run)
+        &targets,
         "--duration",
         "1s",
         "--dry-run",
     ]);
     let err = text(&out.stderr);
-    assert!(
-        err.contains("192.0.2.1:1 is not a loopback address"),
-        "{err}"
-    ); // lblab:not-dialled
+    let warned = format!("{OFF_HOST} is not a loopback address");
+    assert!(err.contains(&warned), "{err}");
     assert!(!err.contains("127.0.0.1:1 is not"), "{err}");
     let said = text(&out.stdout);
     assert_says(
