@@ -31,7 +31,7 @@ fn install() -> &'static Path {
             .arg("--install")
             .env(
                 "LBLAB_NODE_PREFIX",
-                Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-node"),
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-packages"),
             )
             .output()
             .map_err(|e| format!("cannot run bash scripts/interop-node.sh --install: {e}"))?;
