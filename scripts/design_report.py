@@ -17,6 +17,9 @@ POLICIES = [
     ("pe_penalty_pick3k", "penalty; pick clock, idlePicks 3000"),
     ("pe_penalty_pick5k", "penalty; pick clock, idlePicks 5000"),
     ("pe_penalty_pick10k", "penalty; pick clock, idlePicks 10000"),
+    ("pe_penalty_one", "penalty; decay to 0; one probe at a time (`probes: one`)"),
+    ("pe_penalty_pick1k_one", "penalty; pick clock, idlePicks 1000; one probe at a time"),
+    ("pe_penalty_pick5k_one", "penalty; pick clock, idlePicks 5000; one probe at a time"),
     ("peak_ewma", "`peak_ewma_experimental` with its defaults in this build"),
     ("finagle_peak_ewma", "reference: Finagle"),
     ("envoy_peak_ewma", "reference: Envoy (contrib, as shipped)"),
@@ -83,6 +86,52 @@ def fmt_time(ts):
     med = statistics.median(vals)
     s = "never" if med == float("inf") else f"{med:.0f} s"
     return s + (f" ({never}/{len(ts)} never)" if never else "")
+
+
+# The real runs of scripts/design-real.sh: (folder, what, faulty group and time from which it
+# should carry its share, or None).
+REAL = [
+    ("one-slow", "one-slow (20 backends, one 10× slower), 4 clients, 20 s measured", None),
+    ("cold-four", "cold-four, no warm-up, 10 s measured", None),
+    ("recovery", "recovery: the slow backend heals at 30 s", ("slow", 30)),
+    ("many-clients", "many-clients: 50 client channels at 40 req/s each", None),
+    ("crash-restart", "crash-restart: 2 of 20 crash at 20 s, back at 30 s, cold for 10 s", ("crashy", 30)),
+]
+
+
+def real_section(d):
+    """The real-gRPC table, if scripts/design-real.sh has run."""
+    base = os.path.join(d, "real")
+    if not os.path.isdir(base):
+        return []
+    L = ["## Over real gRPC\n"]
+    L.append(
+        "`scripts/design-real.sh`: the same policies over real gRPC (a tonic fleet and an open-loop tonic "
+        "client on loopback, one policy at a time, one run each; `results/design/real/`). p99 and p99.9 of "
+        "the measured calls, the share sent to a backend while it was faulty, and where a backend heals or "
+        "comes back, the seconds until it carries 80 % of its fair share.\n"
+    )
+    L.append("| scenario | policy | p99 ms | p99.9 ms | to faulty | back to its share |")
+    L.append("|---|---|---|---|---|---|")
+    for folder, what, back in REAL:
+        path = os.path.join(base, folder, "summary.csv")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+        times = {}
+        if back:
+            n = len(next(iter(csv.reader(open(os.path.join(base, folder, "timeseries.csv")))))) - 5
+            times = time_to_fair(os.path.join(base, folder, "timeseries.csv"), back[0], back[1], n)
+        for k, r in enumerate(rows):
+            t = times.get(r["policy"], "") if back else ""
+            t = "never" if back and t is None else (f"{t} s" if t != "" else "–")
+            L.append(
+                f"| {what if k == 0 else ''} | `{r['policy']}` | {float(r['p99_ms']):.2f} | "
+                f"{float(r['p999_ms']):.2f} | {100 * float(r['slow_share']):.2f} % | {t} |"
+            )
+    L.append("")
+    return L
 
 
 def main():
@@ -163,6 +212,7 @@ def main():
             cells.append(", ".join(lost) or "–")
         L.append("| " + " | ".join(cells) + " |")
     L.append("")
+    L += real_section(d)
     with open(os.path.join(sys.argv[1], "README.md"), "w") as f:
         f.write("\n".join(L))
 

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use lblab_model::stats::Interval;
 
-use crate::fmt::{iv, num, param_pct};
+use crate::fmt::{iv, num, param_pct, pct_iv};
 use crate::load::{Evidence, Sweep};
 use crate::text::{surely_lower, PROPOSAL};
 
@@ -256,27 +256,45 @@ pub fn conclusions(ev: &Evidence) -> Vec<String> {
         let pts = s.points(col);
         if let (Some(first), Some(last)) = (pts.first(), pts.last()) {
             let g = |p: &str, pt: &str, m: &str| at(s, col, pt, p, m);
-            if let (Some(p0), Some(p1), Some(l0), Some(l1), Some(h0), Some(h1)) = (
-                g(PROPOSAL, first, "p99_ms"),
-                g(PROPOSAL, last, "p99_ms"),
-                g("least_request", first, "p99_ms"),
-                g("least_request", last, "p99_ms"),
-                g(PROPOSAL, first, "herd"),
-                g(PROPOSAL, last, "herd"),
+            let span = |p: &str, m: &str| Some((g(p, first, m)?, g(p, last, m)?));
+            if let (Some(p999), Some(slow), Some(lr)) = (
+                span(PROPOSAL, "p999_ms"),
+                span(PROPOSAL, "slow_share"),
+                span("least_request", "p99_ms"),
             ) {
-                out.push(format!(
-                    "**Clients** ([`clients/`](sweeps/clients/), {first} to {last} clients \
-                     sharing the load): peak_ewma's p99 rises from {} to {} ms as each client's \
-                     estimates get fewer samples (least_request {} → {} ms). No herd: the \
-                     busiest healthy backend's share over its fair share goes from {} to {} \
-                     (`herd.png`).",
-                    iv(p0),
-                    iv(p1),
-                    num(l0.median),
-                    num(l1.median),
-                    iv(h0),
-                    iv(h1)
+                let mut line = format!(
+                    "**Clients** ([`clients/`](sweeps/clients/), {first} to {last} client \
+                     channels sharing the load, each its own policy instance): peak_ewma's p99.9 \
+                     goes from {} to {} ms and its share to the slow backend from {} to {} \
+                     (`p999.png`, `slow_share.png`)",
+                    iv(p999.0),
+                    iv(p999.1),
+                    pct_iv(slow.0),
+                    pct_iv(slow.1),
+                );
+                for (label, name) in [
+                    ("peak_ewma(first_written)", "the semantics as first written"),
+                    ("envoy_peak_ewma", "Envoy's algorithm"),
+                    ("finagle_peak_ewma", "Finagle's"),
+                ] {
+                    if let (Some(a), Some(b)) = (span(label, "p999_ms"), span(label, "slow_share"))
+                    {
+                        line.push_str(&format!(
+                            "; {name}'s from {} to {} ms ({} to {})",
+                            iv(a.0),
+                            iv(a.1),
+                            pct_iv(b.0),
+                            pct_iv(b.1)
+                        ));
+                    }
+                }
+                line.push_str(&format!(
+                    ". least_request's p99 goes from {} to {} ms as each client's counts get \
+                     sparser.",
+                    num(lr.0.median),
+                    num(lr.1.median)
                 ));
+                out.push(line);
             }
         }
     }

@@ -2,16 +2,23 @@
 // The core of peak_ewma_experimental, free of grpc-js: config parsing and validation, the
 // peak-sensitive EWMA, the cost, and the pick among explicit candidate draws. Time is a Number of
 // nanoseconds from an arbitrary origin (exact up to 2^53 ns, about 104 days). The semantics are
-// those of the proposal (lblab's policy/src/peak_ewma.rs and policy/src/estimator.rs):
+// lblab's (policy/src/peak_ewma.rs and policy/src/estimator.rs), as its design search chose them
+// (results/design/README.md); the proposal as first written is kept as FIRST_WRITTEN:
 //
-//   decayed(now) = estimate × exp(−(now − stamp)/decayTime)        (reading changes nothing)
-//   sample rtt at now, w = exp(−(now − stamp)/decayTime):
-//     rtt > decayed(now)  → estimate = rtt                         (the peak)
-//     otherwise           → estimate = decayed(now) + (1 − w) × rtt
-//     stamp = now (never moved backwards)
-//   cost(now) = decayed(now) × (outstanding + 1)
+//   per endpoint: estimate, stamp (time of the last sample), sampled, picksAt (the policy's pick
+//   count at the last sample), outstanding; the policy counts its picks.
+//   w(now) = exp(−(now − stamp)/decayTime), and on the pick clock (CHOSEN) the larger of that and
+//            exp(−(picks − picksAt)/idlePicks)
+//   cost(now) = estimate × w(now) × (outstanding + 1); before the first sample (CHOSEN): 0 while
+//               nothing is outstanding, else PENALTY × (1 + 1e−6 × outstanding)
+//   sample rtt at now: the first one replaces the estimate (CHOSEN); otherwise
+//     rtt > estimate × w  → estimate = rtt                         (the peak)
+//     otherwise           → estimate = estimate × w + (1 − w) × rtt
+//     stamp = now (never moved backwards), picksAt = picks
 //   pick: choiceCount distinct draws among READY endpoints (all when fewer), lowest cost, the
-//   earlier draw wins ties (strict <).
+//   earlier draw wins ties (strict <); every pick counts, one READY endpoint too.
+//   FIRST_WRITTEN: the estimate starts at defaultRtt and blends like any sample; w on the wall
+//   clock only.
 //
 // The grpc-js shell (peak_ewma_lb.js) supplies the clock, the randomness and the call hooks.
 
@@ -116,39 +123,75 @@ function configToJson(c) {
   };
 }
 
+/** The semantics lblab chose: Finagle's first estimate, idle decay on the pick clock. */
+const CHOSEN = Object.freeze({ initial: 'penalty', idle: 'pick_clock', idlePicks: 5000 });
+/** The proposal as first written: the defaultRtt prior, decay toward 0 on the wall clock. */
+const FIRST_WRITTEN = Object.freeze({ initial: 'prior', idle: 'to_zero', idlePicks: 5000 });
+/** The cost of an endpoint without a sample but with calls outstanding (CHOSEN). */
+const PENALTY = 1e300;
+
+/**
+ * What one policy instance shares among its endpoints: the parsed config, the semantics and the
+ * count of picks made so far (the pick clock).
+ */
+function context(config, semantics = CHOSEN) {
+  return { config, semantics, picks: 0 };
+}
+
 /**
  * One endpoint's load: the peak EWMA of its RTT and its outstanding (unary) calls. A new one is
- * made when the endpoint becomes READY: estimate = defaultRtt, stamp = now, outstanding = 0.
+ * made when the endpoint becomes READY, with nothing outstanding and no sample; its estimate is
+ * `initial` if given (tests), else 0 (CHOSEN) or defaultRtt (FIRST_WRITTEN).
  */
 class EndpointLoad {
-  constructor(defaultRtt, now) {
-    this.estimate = defaultRtt;
+  constructor(ctx, now, initial) {
+    const prior = ctx.semantics.initial === 'prior' || ctx.semantics.initial === 'first_sample';
+    this.estimate = initial !== undefined ? initial : prior ? ctx.config.defaultRtt : 0;
     this.stamp = now;
+    this.sampled = false;
+    this.picksAt = ctx.picks;
     this.outstanding = 0;
   }
 
-  /** exp(−(now − stamp)/τ); a clock behind the stamp counts as no time passed. */
-  weight(now, decayTime) {
+  /** The decay weight at `now`; a clock behind the stamp counts as no time passed. */
+  weight(now, ctx) {
     const dt = Math.max(0, now - this.stamp);
-    return Math.exp(-dt / decayTime);
+    const wall = Math.exp(-dt / ctx.config.decayTime);
+    if (ctx.semantics.idle !== 'pick_clock') return wall;
+    const byPicks = Math.exp(-Math.max(0, ctx.picks - this.picksAt) / ctx.semantics.idlePicks);
+    return Math.max(wall, byPicks);
   }
 
-  /** The estimate decayed to `now` (ns). Does not change state. */
-  decayed(now, decayTime) {
-    return this.estimate * this.weight(now, decayTime);
+  /** Whether the cost is CHOSEN's before-the-first-sample rule. */
+  unsampled(ctx) {
+    return !this.sampled && ctx.semantics.initial === 'penalty';
   }
 
-  /** decayed(now) × (outstanding + 1). */
-  cost(now, decayTime) {
-    return this.decayed(now, decayTime) * (this.outstanding + 1);
+  /** cost(now) / (outstanding + 1): the estimate as the cost reads it (ns). Changes nothing. */
+  decayed(now, ctx) {
+    return this.cost(now, ctx) / (this.outstanding + 1);
+  }
+
+  /** The cost at `now`. */
+  cost(now, ctx) {
+    if (this.unsampled(ctx)) {
+      return this.outstanding === 0 ? 0 : PENALTY * (1 + 1e-6 * this.outstanding);
+    }
+    return this.estimate * this.weight(now, ctx) * (this.outstanding + 1);
   }
 
   /** Takes an RTT sample `rtt` (ns) observed at `now`. */
-  observe(now, rtt, decayTime) {
-    const w = this.weight(now, decayTime);
-    const decayed = this.estimate * w;
-    this.estimate = rtt > decayed ? rtt : decayed + (1 - w) * rtt;
+  observe(now, rtt, ctx) {
+    if (!this.sampled && ctx.semantics.initial !== 'prior') {
+      this.estimate = rtt;
+    } else {
+      const w = this.weight(now, ctx);
+      const decayed = this.estimate * w;
+      this.estimate = rtt > decayed ? rtt : decayed + (1 - w) * rtt;
+    }
     if (now > this.stamp) this.stamp = now;
+    this.sampled = true;
+    this.picksAt = ctx.picks;
   }
 
   /** A call was started on this endpoint. */
@@ -160,9 +203,9 @@ class EndpointLoad {
    * A call started here ended at `now` after `elapsed` ns: one fewer outstanding, and a sample
    * unless `sample` is false (the call was cancelled by the client).
    */
-  onEnd(now, elapsed, sample, decayTime) {
+  onEnd(now, elapsed, sample, ctx) {
     if (this.outstanding > 0) this.outstanding -= 1;
-    if (sample) this.observe(now, elapsed, decayTime);
+    if (sample) this.observe(now, elapsed, ctx);
   }
 }
 
@@ -192,11 +235,11 @@ function drawDistinct(n, choiceCount, rng) {
  * Of the candidate loads, in draw order, the position of the cheapest at `now`: strict <, so
  * the earlier draw wins ties. Returns -1 for no candidates.
  */
-function cheapest(candidates, now, decayTime) {
+function cheapest(candidates, now, ctx) {
   let best = -1;
   let bestCost = Infinity;
   for (let k = 0; k < candidates.length; k++) {
-    const c = candidates[k].cost(now, decayTime);
+    const c = candidates[k].cost(now, ctx);
     if (best < 0 || c < bestCost) {
       best = k;
       bestCost = c;
@@ -207,12 +250,13 @@ function cheapest(candidates, now, decayTime) {
 
 /**
  * A pick among READY endpoints' loads: draws `choiceCount` distinct ones with `rng` and returns
- * the index (into `ready`) of the cheapest; -1 if none is READY.
+ * the index (into `ready`) of the cheapest; -1 if none is READY. Counts the pick on `ctx`.
  */
-function pick(ready, now, config, rng) {
+function pick(ready, now, ctx, rng) {
   if (ready.length === 0) return -1;
-  const draws = drawDistinct(ready.length, config.choiceCount, rng);
-  const k = cheapest(draws.map((i) => ready[i]), now, config.decayTime);
+  const draws = drawDistinct(ready.length, ctx.config.choiceCount, rng);
+  const k = cheapest(draws.map((i) => ready[i]), now, ctx);
+  ctx.picks += 1;
   return draws[k];
 }
 
@@ -240,6 +284,10 @@ module.exports = {
   formatDuration,
   parseConfig,
   configToJson,
+  CHOSEN,
+  FIRST_WRITTEN,
+  PENALTY,
+  context,
   EndpointLoad,
   drawDistinct,
   cheapest,

@@ -55,10 +55,10 @@ class PeakEwmaLoadBalancingConfig {
 
 class PeakEwmaPicker {
   /** `ready`: [{ picker, load }] of the READY children; `config`: the parsed config. */
-  constructor(ready, config, rng) {
+  constructor(ready, ctx, rng) {
     this.ready = ready;
     this.loads = ready.map((r) => r.load);
-    this.config = config;
+    this.ctx = ctx;
     this.rng = rng;
   }
 
@@ -66,8 +66,8 @@ class PeakEwmaPicker {
     const kinds = pickArgs.metadata.get(RPC_KIND_KEY);
     if (kinds.length > 0) pickArgs.metadata.remove(RPC_KIND_KEY);
     const unary = kinds.length === 0 || kinds[0] === 'unary';
-    const config = this.config;
-    const i = core.pick(this.loads, nowNs(), config, this.rng);
+    const ctx = this.ctx;
+    const i = core.pick(this.loads, nowNs(), ctx, this.rng);
     const child = this.ready[i];
     const result = child.picker.pick(pickArgs);
     if (result.pickResultType !== PickResultType.COMPLETE || !unary) {
@@ -88,7 +88,7 @@ class PeakEwmaPicker {
         const t = nowNs();
         // A call cancelled by the client gives no sample; every other status does
         // (DEADLINE_EXCEEDED too).
-        load.onEnd(t, t - t0, code !== Status.CANCELLED, config.decayTime);
+        load.onEnd(t, t - t0, code !== Status.CANCELLED, ctx);
         if (ended) ended(code, details, metadata);
       },
     };
@@ -101,6 +101,8 @@ class PeakEwmaLoadBalancer {
     /** endpoint string → { leaf, state, load } */
     this.children = new Map();
     this.config = core.parseConfig({});
+    // The config, the semantics and the pick clock, shared by every picker of this balancer.
+    this.ctx = core.context(this.config);
     this.state = State.IDLE;
     this.updatesPaused = false;
     this.lastError = null;
@@ -114,9 +116,9 @@ class PeakEwmaLoadBalancer {
         entry.state = state;
         entry.picker = picker;
         if (state === State.READY && !wasReady) {
-          // A (re)connected endpoint starts over: defaultRtt, nothing outstanding. Calls of the
+          // A (re)connected endpoint starts over: no sample, nothing outstanding. Calls of the
           // old connection hold the old load object and no longer count.
-          entry.load = new core.EndpointLoad(this.config.defaultRtt, nowNs());
+          entry.load = new core.EndpointLoad(this.ctx, nowNs());
         }
         if (errorMessage) this.lastError = errorMessage;
         if (this.state === State.READY && state !== State.READY) {
@@ -140,7 +142,7 @@ class PeakEwmaLoadBalancer {
         State.READY,
         new PeakEwmaPicker(
           ready.map((e) => ({ picker: e.picker, load: e.load })),
-          this.config,
+          this.ctx,
           this.rng,
         ),
         null,
@@ -177,6 +179,7 @@ class PeakEwmaLoadBalancer {
       return true;
     }
     this.config = lbConfig.parsed;
+    this.ctx.config = this.config; // the pick count goes on
     const wanted = new Map(endpointList.value.map((e) => [endpointToString(e), e]));
     this.updatesPaused = true;
     for (const [key, entry] of this.children) {

@@ -22,7 +22,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::SummaryRow;
+use crate::results::{SummaryRow, TimeseriesRow};
+use lblab_policy::{Nanos, NANOS_PER_SEC};
 
 /// The confidence the intervals aim for.
 pub const CONFIDENCE: f64 = 0.95;
@@ -109,6 +110,66 @@ pub struct RunSample {
     pub row: SummaryRow,
     /// The herd measure ([`herd`]).
     pub herd: f64,
+    /// Seconds until backends whose faults ended carry their share ([`time_to_fair_share`]).
+    pub time_to_fair_s: f64,
+}
+
+/// The share of a fair share (`1/n`) a backend must carry, averaged over [`FAIR_WINDOW_S`]
+/// seconds, to count as back ([`time_to_fair_share`]).
+pub const FAIR_FRACTION: f64 = 0.8;
+/// The seconds [`FAIR_FRACTION`] is averaged over.
+pub const FAIR_WINDOW_S: usize = 3;
+
+/// How long a policy takes to give back their traffic to backends whose faults end within the run
+/// (a slowdown that heals, a crashed backend that restarts, one that joins): the seconds from the
+/// latest end of a fault window before `run_end` until the backends whose last window ended then
+/// carry, on average over them and over [`FAIR_WINDOW_S`] seconds, [`FAIR_FRACTION`] of a fair
+/// share (`1/backends`) each. Infinite if that never happens in the run; NaN if no fault window
+/// ends before `run_end` (nothing to come back). `timeseries` holds the per-second traffic shares;
+/// the last second, cut short by the drain, is not counted.
+pub fn time_to_fair_share(
+    timeseries: &[TimeseriesRow],
+    windows: &[(usize, Nanos, Nanos)],
+    backends: usize,
+    run_end: Nanos,
+) -> f64 {
+    // Each backend's last window end, if before the end of the run.
+    let mut last_end = vec![0; backends];
+    for &(b, _, end) in windows {
+        if let Some(e) = last_end.get_mut(b) {
+            *e = (*e).max(end);
+        }
+    }
+    let Some(back_at) = last_end
+        .iter()
+        .copied()
+        .filter(|&e| e > 0 && e < run_end)
+        .max()
+    else {
+        return f64::NAN;
+    };
+    let coming_back: Vec<usize> = (0..backends).filter(|&b| last_end[b] == back_at).collect();
+    let fair = FAIR_FRACTION / backends.max(1) as f64;
+    let from = back_at.div_ceil(NANOS_PER_SEC);
+    let rows: Vec<&TimeseriesRow> = timeseries
+        .iter()
+        .filter(|r| r.second >= from && (r.second + 1) * NANOS_PER_SEC <= run_end)
+        .collect();
+    let share = |r: &TimeseriesRow| {
+        coming_back
+            .iter()
+            .map(|&b| r.shares.get(b).copied().unwrap_or(0.0))
+            .sum::<f64>()
+            / coming_back.len() as f64
+    };
+    for w in rows.windows(FAIR_WINDOW_S) {
+        let consecutive =
+            w.last().map(|r| r.second) == Some(w[0].second + FAIR_WINDOW_S as u64 - 1);
+        if consecutive && w.iter().map(|r| share(r)).sum::<f64>() / FAIR_WINDOW_S as f64 >= fair {
+            return (w[0].second * NANOS_PER_SEC) as f64 / 1e9 - back_at as f64 / 1e9;
+        }
+    }
+    f64::INFINITY
 }
 
 /// The herd measure: the busiest healthy backend's share of the traffic sent to healthy
@@ -155,6 +216,7 @@ const METRICS: &[Metric] = &[
         s.row.errors as f64 / (s.row.requests.max(1)) as f64
     }),
     metric("herd", |s| s.herd),
+    metric("time_to_fair_s", |s| s.time_to_fair_s),
 ];
 
 /// The quantities compared with a baseline as a paired ratio.
@@ -261,8 +323,12 @@ pub fn intervals_csv(rows: &[PolicyIntervals]) -> Result<Vec<u8>, csv::Error> {
     w.into_inner().map_err(|e| e.into_error().into())
 }
 
-/// A number for a CSV cell: 6 significant digits, empty when not finite.
+/// A number for a CSV cell: 6 significant digits, `inf` for an infinite one (a time that never
+/// came, [`time_to_fair_share`]), empty for NaN (not applicable).
 pub fn num(v: f64) -> String {
+    if v == f64::INFINITY {
+        return "inf".into();
+    }
     if v.is_finite() {
         let s = format!("{v:.6}");
         let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -342,7 +408,12 @@ mod tests {
     #[test]
     fn ratios_are_paired_by_seed() {
         let samples = |p99s: [f64; 3], herd: f64| -> Vec<RunSample> {
-            p99s.map(|p| RunSample { row: row(p), herd }).into()
+            p99s.map(|p| RunSample {
+                row: row(p),
+                herd,
+                time_to_fair_s: f64::NAN,
+            })
+            .into()
         };
         let rr = samples([10.0, 20.0, 30.0], 1.0);
         let pe = samples([5.0, 10.0, 15.0], 1.2);
@@ -358,6 +429,31 @@ mod tests {
         assert!(out[1].get("p99_vs_oracle").is_none());
         let csv = String::from_utf8(intervals_csv(&out).unwrap()).unwrap();
         assert!(csv.contains("peak_ewma,p99_vs_round_robin,0.5,0.5,0.5,3,0.7500"));
+    }
+
+    #[test]
+    fn time_to_fair_share_counts_from_the_end_of_the_last_window() {
+        let row = |second: u64, share1: f64| TimeseriesRow {
+            policy: "p".into(),
+            second,
+            completed: 1,
+            p50_ms: 1.0,
+            p99_ms: 1.0,
+            shares: vec![1.0 - share1, share1],
+        };
+        let s = NANOS_PER_SEC;
+        // Backend 1 faulty from 0 to 2.5 s; back from second 5 (0.4 ≥ 0.8 × 1/2 for 3 s).
+        let rows: Vec<_> = (0..10)
+            .map(|t| row(t, if t >= 5 { 0.45 } else { 0.05 }))
+            .collect();
+        let windows = [(1, 0, 5 * s / 2)];
+        assert_eq!(time_to_fair_share(&rows, &windows, 2, 10 * s), 2.5);
+        // Never back within the run: infinite; no window ending in the run: NaN.
+        let low: Vec<_> = (0..10).map(|t| row(t, 0.1)).collect();
+        assert_eq!(time_to_fair_share(&low, &windows, 2, 10 * s), f64::INFINITY);
+        assert!(time_to_fair_share(&rows, &[(1, 0, 10 * s)], 2, 10 * s).is_nan());
+        assert!(time_to_fair_share(&rows, &[], 2, 10 * s).is_nan());
+        assert_eq!(num(f64::INFINITY), "inf");
     }
 
     #[test]

@@ -1,21 +1,36 @@
 //! `peak_ewma_experimental`: the proposed latency-aware policy (Finagle's and linkerd-tower's
-//! algorithm with gRPC's P2C picker).
+//! algorithm with gRPC's P2C picker), with the semantics lblab's design search chose
+//! (`results/design/README.md`, `docs/design.md`).
 //!
 //! Per endpoint a [`PeakEwma`] of client-observed RTT (unary RPCs only) and a count of outstanding
 //! unary RPCs; `cost = decayed_rtt × (outstanding + 1)`; per pick, sample `choiceCount` *distinct*
-//! READY endpoints (all of them when fewer are READY) and keep the cheapest. The estimate decays toward 0 with time constant `decayTime`
-//! also while the endpoint is not picked, so a backend that was slow becomes cheap again, is probed,
-//! and recovers its share once it answers fast. The policy has no ejection of its own: a backend
-//! that fails fast looks fast, so wrap it in `outlier_detection_experimental`.
+//! READY endpoints (all of them when fewer are READY) and keep the cheapest.
+//!
+//! - **The first estimate** ([`Initial::Penalty`], Finagle's): an endpoint without a sample costs
+//!   0 while nothing is outstanding on it and more than any measured endpoint while a call is; its
+//!   first answer becomes the estimate. So a cold start, a joining endpoint and a reconnected one
+//!   are learnt from one call each, where the proposal as first written blended fast samples into
+//!   `defaultRtt` for about `decayTime`.
+//! - **Idle decay** ([`Idle::PickClock`]): the estimate decays toward 0 while the endpoint gives
+//!   no samples, so a backend that was slow is probed again and recovers its share once it answers
+//!   fast; but the idle time counts at most `decayTime / idlePicks` per pick this client made
+//!   since the endpoint's last sample. A busy client decays on the wall clock; a client with few
+//!   picks probes in proportion to its own traffic, so many clients do not each re-probe a slow
+//!   backend on their own clocks.
+//!
+//! The policy has no ejection of its own: a backend that fails fast looks fast, so wrap it in
+//! `outlier_detection_experimental`.
 //!
 //! Distinct draws depart from gRFC A48 on purpose. A48 samples with replacement, so both draws land
 //! on the same endpoint `1/n²` of the time whatever its cost: with one slow endpoint among 10, 1 %
 //! of picks go to it no matter how slow it is, which is exactly the p99. tower, Finagle and Envoy
 //! draw distinct endpoints.
 //!
-//! Three variations are switchable for ablations through [`Ablation`] (service config field
-//! `lblabAblation`, an lblab extension): decay-on-read as tower and Finagle do it, A48's
-//! with-replacement draw, and what streaming RPCs count for ([`Streams`]).
+//! The variations are switchable for ablations through [`Ablation`] (service config field
+//! `lblabAblation`, an lblab extension): the first estimate ([`Initial`]), the idle decay
+//! ([`Idle`]) and its `idlePicks`, one probe at a time ([`Probes`]), decay-on-read as tower and
+//! Finagle do it, A48's with-replacement draw, and what streaming RPCs count for ([`Streams`]).
+//! `{"initial":"prior","idle":"to_zero"}` is the proposal as first written.
 
 use rand::RngCore;
 use serde_json::{json, Value};
@@ -64,6 +79,22 @@ const IDLES: &[(&str, Idle)] = &[
     ("frozen", Idle::Frozen),
     ("pick_clock", Idle::PickClock),
 ];
+
+/// `lblabAblation.probes`' values.
+const PROBES: &[(&str, Probes)] = &[("many", Probes::Many), ("one", Probes::One)];
+
+/// How many calls an avoided endpoint whose estimate has decayed may get before it answers
+/// (`lblabAblation.probes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Probes {
+    /// `"many"`: the decayed estimate is the cost whatever is outstanding, so a client may send
+    /// several calls to an endpoint it is probing before the first answers.
+    #[default]
+    Many,
+    /// `"one"`: while calls are outstanding on an endpoint, its cost uses the estimate as of its
+    /// last sample, undecayed; so an avoided endpoint gets one probe, and the answer decides.
+    One,
+}
 
 /// What an endpoint's estimate is before its first RTT sample (`lblabAblation.initial`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -156,6 +187,8 @@ pub struct Ablation {
     pub idle: Idle,
     /// With [`Idle::PickClock`]: picks per `decayTime` of idle decay at most (at least 1).
     pub idle_picks: u32,
+    /// Whether the idle decay also counts while calls are outstanding on the endpoint.
+    pub probes: Probes,
 }
 
 impl Default for Ablation {
@@ -169,6 +202,7 @@ impl Default for Ablation {
             initial: Initial::Penalty,
             idle: Idle::PickClock,
             idle_picks: DEFAULT_IDLE_PICKS,
+            probes: Probes::Many,
         }
     }
 }
@@ -228,6 +262,7 @@ impl Spec for Config {
                     initial: a.choice("initial", INITIALS, d.initial)?,
                     idle: a.choice("idle", IDLES, idle)?,
                     idle_picks: a.u32("idlePicks", d.idle_picks)?,
+                    probes: a.choice("probes", PROBES, d.probes)?,
                 };
                 if ablation.idle_picks == 0 {
                     return Err(a.err("idlePicks", "0 picks: give at least 1"));
@@ -264,6 +299,7 @@ impl Spec for Config {
                 "initial": choice_name(INITIALS, self.ablation.initial),
                 "idle": choice_name(IDLES, self.ablation.idle),
                 "idlePicks": self.ablation.idle_picks,
+                "probes": choice_name(PROBES, self.ablation.probes),
             },
         })
     }
@@ -372,18 +408,21 @@ fn pick_clock_weight(picks: u64, idle_picks: u32, load: &Load, at: Moment) -> f6
     load.rtt.weight(at).max(by_picks)
 }
 
-/// The cost the picker compares at `at` (`picks` made so far): `comparable_cost` for
-/// [`Idle::ToZero`], else the decayed estimate in ns times `outstanding + 1` (the same scale for
-/// every endpoint at one instant, as the picker needs); an unsampled endpoint's under
-/// [`Initial::Penalty`].
+/// The cost the picker compares at `at` (`picks` made so far): the decayed estimate in ns times
+/// `outstanding + 1` (the same scale for every endpoint at one instant, as the picker needs; the
+/// default-free fast path compares `comparable_cost` instead); an unsampled endpoint's under
+/// [`Initial::Penalty`]; the undecayed estimate while calls are outstanding under [`Probes::One`].
 #[inline]
 fn cost(a: &Ablation, picks: u64, load: &Load, at: Moment) -> f64 {
     if !load.sampled && a.initial == Initial::Penalty {
         return unsampled_cost(load);
     }
     let n = f64::from(load.outstanding) + 1.0;
+    if a.probes == Probes::One && load.outstanding > 0 {
+        return load.rtt.stored() * n;
+    }
     match a.idle {
-        Idle::ToZero => comparable_cost(load),
+        Idle::ToZero => load.rtt.stored() * load.rtt.weight(at) * n,
         Idle::Frozen => load.rtt.stored() * n,
         Idle::PickClock => load.rtt.stored() * pick_clock_weight(picks, a.idle_picks, load, at) * n,
     }
@@ -421,7 +460,8 @@ impl Policy for PeakEwmaPolicy {
         }
         let (choices, sampling) = (self.config.choice_count, self.config.ablation.sampling);
         let a = self.config.ablation;
-        let plain = a.idle == Idle::ToZero && a.initial != Initial::Penalty;
+        let plain =
+            a.idle == Idle::ToZero && a.initial != Initial::Penalty && a.probes == Probes::Many;
         let slot = match self.config.ablation.decay {
             DecayMode::TimeWeighted if plain => p2c::pick(ready, choices, sampling, rng, |s| {
                 comparable_cost(&slots[s as usize].data)
@@ -493,7 +533,10 @@ impl Policy for PeakEwmaPolicy {
         let n = f64::from(load.outstanding) + 1.0;
         let a = &self.config.ablation;
         let cost = match a.idle {
-            Idle::ToZero if load.sampled || a.initial != Initial::Penalty => {
+            Idle::ToZero
+                if (load.sampled || a.initial != Initial::Penalty)
+                    && (a.probes == Probes::Many || load.outstanding == 0) =>
+            {
                 load.rtt.decayed(now, &self.decay) * n
             }
             _ => cost(a, self.picks, load, self.decay.at(now)),

@@ -843,6 +843,59 @@ fn peak_ewma_file() -> (&'static str, Value) {
             }
         },
     );
+    // From here on the sequences encode the chosen default: Finagle's first estimate and the
+    // idle decay on the pick clock.
+    s.pin = None;
+    s.add(
+        "first_answer_sets_the_estimate",
+        "The chosen default: an endpoint without a sample costs 0 while nothing is outstanding on \
+         it and more than any measured endpoint while a call is; its first answer becomes the \
+         estimate outright; a cancelled call is no sample.",
+        defaults.clone(),
+        |r| {
+            r.ready_all(0, &[0, 1, 2]);
+            let a = r.unary(MS, &[0, 1]);
+            let b = r.unary(MS, &[0, 1]);
+            let c = r.unary(MS, &[2, 0]);
+            let d = r.unary(2 * MS, &[0, 2]);
+            r.done(5 * MS, a, Ok, 4 * MS);
+            r.done(30 * MS, b, Ok, 29 * MS);
+            r.done(31 * MS, c, Cancelled, 30 * MS);
+            let e = r.unary(40 * MS, &[1, 0]);
+            let f = r.unary(41 * MS, &[2, 0]);
+            r.done(45 * MS, e, Ok, 5 * MS);
+            r.done(60 * MS, d, Ok, 58 * MS);
+            r.done(61 * MS, f, Ok, 20 * MS);
+            r.check(SEC);
+        },
+    );
+    s.add(
+        "idle_decay_on_the_pick_clock",
+        "The chosen default, with idlePicks 50 (lblab-only) to keep the sequence short: between \
+         samples an estimate decays toward 0 by the larger of e^(−Δt/decayTime) and \
+         e^(−picks/idlePicks), picks counted since its last sample (every pick of the policy \
+         counts). 25 picks over 100 s barely decay the avoided endpoint 1, however long the wait; \
+         100 more within 0.2 s decay it below endpoint 0, which then probes it.",
+        json!({"lblabAblation": {"idlePicks": 50}}),
+        |r| {
+            r.ready_all(0, &[0, 1]);
+            let a = r.unary(0, &[0, 1]);
+            let b = r.unary(0, &[1, 0]);
+            r.done(2 * MS, a, Ok, 2 * MS);
+            r.done(20 * MS, b, Ok, 20 * MS);
+            for k in 1..=25u64 {
+                let c = r.unary(k * 4 * SEC, &[0, 1]);
+                r.done(k * 4 * SEC + 2 * MS, c, Ok, 2 * MS);
+            }
+            r.check(101 * SEC);
+            for k in 0..100u64 {
+                let at = 102 * SEC + k * 2 * MS;
+                let c = r.unary(at, &[0, 1]);
+                r.done(at + MS, c, Ok, MS);
+            }
+            r.check(103 * SEC);
+        },
+    );
     let doc = document(
         policy,
         "peak_ewma_experimental: per endpoint a peak-EWMA estimate of unary RTT; cost = \

@@ -11,6 +11,10 @@ use std::sync::atomic::AtomicBool;
 use lblab_model::stats::{self, PolicyIntervals, RunSample};
 use lblab_model::vary::{self, Axis, Override, VaryError};
 use lblab_model::Scenario;
+use lblab_policy::Nanos;
+
+/// `(backend, start, end)` of every fault window ([`Scenario::fault_windows`]).
+type FaultWindows = Vec<(usize, Nanos, Nanos)>;
 use serde::Serialize;
 
 use crate::batch::{self, Job};
@@ -153,11 +157,27 @@ pub fn run(
         .iter()
         .map(|p| healthy_backends(&p.scenarios[0]))
         .collect();
+    // Each point's fault windows, backend count and run end, for the time to fair share.
+    let windows: Vec<(FaultWindows, usize, Nanos)> = plan
+        .points
+        .iter()
+        .map(|p| {
+            let s = &p.scenarios[0];
+            (s.fault_windows(), s.backends.len(), s.workload.end())
+        })
+        .collect();
     let results = batch::run(&jobs, threads, stop, progress, &|i, run| {
         let healthy = &healthy[point_of[i]];
+        let (windows, backends, end) = &windows[point_of[i]];
         (
             RunSample {
                 herd: stats::herd(&run.result.backend_sends, healthy),
+                time_to_fair_s: stats::time_to_fair_share(
+                    &run.result.timeseries,
+                    windows,
+                    *backends,
+                    *end,
+                ),
                 row: run.result.summary,
             },
             run.stats.interrupted,
@@ -228,6 +248,7 @@ pub const CSV_METRICS: &[&str] = &[
     "slow_share",
     "error_share",
     "herd",
+    "time_to_fair_s",
     "p99_vs_round_robin",
     "p999_vs_round_robin",
     "p99_vs_oracle",
@@ -299,7 +320,7 @@ pub fn sweep_csv(paths: &[String], points: &[PointResult]) -> Result<Vec<u8>, cs
 /// `runs.csv`: every run behind the intervals, one row per point, seed and policy.
 pub fn runs_csv(paths: &[String], points: &[PointResult]) -> Result<Vec<u8>, csv::Error> {
     const COLUMNS: &str = "seed,policy,requests,ok,errors,deadline_exceeded,dropped,p50_ms,\
-                           p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,herd";
+                           p90_ms,p99_ms,p999_ms,max_ms,mean_ms,slow_share,herd,time_to_fair_s";
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header = paths.to_vec();
     header.extend(COLUMNS.split(',').map(String::from));
@@ -321,7 +342,11 @@ pub fn runs_csv(paths: &[String], points: &[PointResult]) -> Result<Vec<u8>, csv
                 [r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms, r.mean_ms]
                     .map(|v| format!("{v:.3}")),
             );
-            row.extend([format!("{:.5}", r.slow_share), stats::num(s.herd)]);
+            row.extend([
+                format!("{:.5}", r.slow_share),
+                stats::num(s.herd),
+                stats::num(s.time_to_fair_s),
+            ]);
             w.write_record(&row)?;
         }
     }

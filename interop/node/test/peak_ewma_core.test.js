@@ -1,6 +1,6 @@
 'use strict';
-// Unit tests of peak_ewma_core.js, written from the proposal's formulas (lblab's DESIGN notes §2,
-// policy/src/peak_ewma.rs): no grpc-js, explicit times (ns) and explicit draws.
+// Unit tests of peak_ewma_core.js, written from the formulas (policy/src/peak_ewma.rs and the
+// design notes, docs/design.md): no grpc-js, explicit times (ns) and explicit draws.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const core = require('../peak_ewma_core');
@@ -8,6 +8,8 @@ const core = require('../peak_ewma_core');
 const MS = 1e6;
 const S = 1e9;
 const TAU = 10 * S;
+// These tests pin the formulas of the proposal as first written; the chosen semantics' are below.
+const FW = core.context(core.parseConfig({}), core.FIRST_WRITTEN);
 
 function close(actual, expected, rel = 1e-12) {
   assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `${actual} != ${expected}`);
@@ -46,91 +48,91 @@ test('config rejects what lblab rejects, naming the field', () => {
 });
 
 test('a new endpoint starts at defaultRtt with nothing outstanding', () => {
-  const e = new core.EndpointLoad(30 * MS, 5 * S);
-  assert.equal(e.decayed(5 * S, TAU), 30 * MS);
-  assert.equal(e.cost(5 * S, TAU), 30 * MS);
+  const e = new core.EndpointLoad(FW, 5 * S, 30 * MS);
+  assert.equal(e.decayed(5 * S, FW), 30 * MS);
+  assert.equal(e.cost(5 * S, FW), 30 * MS);
   assert.equal(e.outstanding, 0);
 });
 
 test('the estimate decays toward 0 with time constant decayTime while not picked, and reading changes nothing', () => {
-  const e = new core.EndpointLoad(30 * MS, 0);
-  close(e.decayed(10 * S, TAU), 30 * MS * Math.exp(-1));
-  close(e.decayed(20 * S, TAU), 30 * MS * Math.exp(-2));
+  const e = new core.EndpointLoad(FW, 0, 30 * MS);
+  close(e.decayed(10 * S, FW), 30 * MS * Math.exp(-1));
+  close(e.decayed(20 * S, FW), 30 * MS * Math.exp(-2));
   assert.equal(e.estimate, 30 * MS);
   assert.equal(e.stamp, 0);
-  close(e.decayed(10 * S, TAU), 30 * MS * Math.exp(-1));
+  close(e.decayed(10 * S, FW), 30 * MS * Math.exp(-1));
 });
 
 test('a slower sample replaces the decayed estimate at once (the peak)', () => {
-  const e = new core.EndpointLoad(30 * MS, 0);
-  e.observe(1 * S, 50 * MS, TAU);
+  const e = new core.EndpointLoad(FW, 0, 30 * MS);
+  e.observe(1 * S, 50 * MS, FW);
   assert.equal(e.estimate, 50 * MS);
   assert.equal(e.stamp, 1 * S);
   // The peak test compares with the estimate decayed to now, not the stored one: after 10 s,
   // 50 ms has decayed to 18.4 ms, so a 20 ms sample is a new peak.
-  e.observe(11 * S, 20 * MS, TAU);
+  e.observe(11 * S, 20 * MS, FW);
   assert.equal(e.estimate, 20 * MS);
 });
 
 test('a faster sample blends in with weight 1 - exp(-dt/decayTime)', () => {
-  const e = new core.EndpointLoad(30 * MS, 0);
-  e.observe(2 * S, 1 * MS, TAU);
+  const e = new core.EndpointLoad(FW, 0, 30 * MS);
+  e.observe(2 * S, 1 * MS, FW);
   const w = Math.exp(-2 * S / TAU);
   close(e.estimate, 30 * MS * w + (1 - w) * 1 * MS);
   assert.equal(e.stamp, 2 * S);
   // A sample at the same instant has weight 0: the estimate stays.
   const before = e.estimate;
-  e.observe(2 * S, 0.5 * MS, TAU);
+  e.observe(2 * S, 0.5 * MS, FW);
   assert.equal(e.estimate, before);
 });
 
 test('a clock that goes backwards is clamped: no negative dt, stamp never moves back', () => {
-  const e = new core.EndpointLoad(30 * MS, 5 * S);
-  assert.equal(e.decayed(4 * S, TAU), 30 * MS);
-  e.observe(4 * S, 1 * MS, TAU);
+  const e = new core.EndpointLoad(FW, 5 * S, 30 * MS);
+  assert.equal(e.decayed(4 * S, FW), 30 * MS);
+  e.observe(4 * S, 1 * MS, FW);
   assert.equal(e.estimate, 30 * MS);
   assert.equal(e.stamp, 5 * S);
-  assert.ok(Number.isFinite(e.cost(0, TAU)));
+  assert.ok(Number.isFinite(e.cost(0, FW)));
 });
 
 test('cost is decayed x (outstanding + 1); completion takes one off and samples unless cancelled', () => {
-  const e = new core.EndpointLoad(10 * MS, 0);
+  const e = new core.EndpointLoad(FW, 0, 10 * MS);
   e.onStart();
   e.onStart();
-  close(e.cost(1 * S, TAU), 10 * MS * Math.exp(-0.1) * 3);
-  e.onEnd(1 * S, 40 * MS, true, TAU);
+  close(e.cost(1 * S, FW), 10 * MS * Math.exp(-0.1) * 3);
+  e.onEnd(1 * S, 40 * MS, true, FW);
   assert.equal(e.outstanding, 1);
   assert.equal(e.estimate, 40 * MS);
-  e.onEnd(2 * S, 80 * MS, false, TAU); // cancelled by the client: no sample
+  e.onEnd(2 * S, 80 * MS, false, FW); // cancelled by the client: no sample
   assert.equal(e.outstanding, 0);
   assert.equal(e.estimate, 40 * MS);
-  e.onEnd(2 * S, 1 * MS, false, TAU); // never below 0
+  e.onEnd(2 * S, 1 * MS, false, FW); // never below 0
   assert.equal(e.outstanding, 0);
 });
 
 test('the cheapest draw wins; the earlier draw wins ties', () => {
-  const a = new core.EndpointLoad(10 * MS, 0);
-  const b = new core.EndpointLoad(10 * MS, 0);
-  assert.equal(core.cheapest([a, b], 0, TAU), 0);
-  assert.equal(core.cheapest([b, a], 0, TAU), 0);
+  const a = new core.EndpointLoad(FW, 0, 10 * MS);
+  const b = new core.EndpointLoad(FW, 0, 10 * MS);
+  assert.equal(core.cheapest([a, b], 0, FW), 0);
+  assert.equal(core.cheapest([b, a], 0, FW), 0);
   b.onStart();
-  assert.equal(core.cheapest([b, a], 0, TAU), 1);
-  assert.equal(core.cheapest([], 0, TAU), -1);
+  assert.equal(core.cheapest([b, a], 0, FW), 1);
+  assert.equal(core.cheapest([], 0, FW), -1);
 });
 
 test('a slow endpoint becomes cheap again by decay and is probed', () => {
-  const fast = new core.EndpointLoad(1 * MS, 0);
-  const slow = new core.EndpointLoad(1 * MS, 0);
-  for (let t = 1; t <= 100; t++) fast.observe(t * 10 * MS, 2 * MS, TAU); // ~2 ms
-  slow.observe(10 * MS, 20 * MS, TAU); // a peak: 20 ms
+  const fast = new core.EndpointLoad(FW, 0, 1 * MS);
+  const slow = new core.EndpointLoad(FW, 0, 1 * MS);
+  for (let t = 1; t <= 100; t++) fast.observe(t * 10 * MS, 2 * MS, FW); // ~2 ms
+  slow.observe(10 * MS, 20 * MS, FW); // a peak: 20 ms
   const t1 = 1 * S;
-  assert.equal(core.cheapest([fast, slow], t1, TAU), 0);
+  assert.equal(core.cheapest([fast, slow], t1, FW), 0);
   // Not picked for a while, the slow endpoint's estimate decays below the busy fast one's.
   fast.onStart();
   fast.onStart();
   const later = t1 + 30 * S;
-  fast.observe(later, 2 * MS, TAU);
-  assert.equal(core.cheapest([fast, slow], later, TAU), 1);
+  fast.observe(later, 2 * MS, FW);
+  assert.equal(core.cheapest([fast, slow], later, FW), 1);
 });
 
 test('draws are distinct, min(choiceCount, n) of them, in draw order', () => {
@@ -148,17 +150,17 @@ test('draws are distinct, min(choiceCount, n) of them, in draw order', () => {
 });
 
 test('with two endpoints, distinct draws always see both: the costlier is never picked', () => {
-  const cheap = new core.EndpointLoad(1 * MS, 0);
-  const dear = new core.EndpointLoad(9 * MS, 0);
-  const cfg = core.parseConfig({});
+  const cheap = new core.EndpointLoad(FW, 0, 1 * MS);
+  const dear = new core.EndpointLoad(FW, 0, 9 * MS);
+  const cfg = core.context(core.parseConfig({}), core.FIRST_WRITTEN);
   for (let i = 0; i < 1000; i++) assert.equal(core.pick([dear, cheap], 0, cfg, Math.random), 1);
   assert.equal(core.pick([], 0, cfg, Math.random), -1);
 });
 
 test('one slow endpoint among 10 is never picked while it is the dearest: distinct draws', () => {
-  const cfg = core.parseConfig({});
-  const loads = Array.from({ length: 10 }, () => new core.EndpointLoad(2 * MS, 0));
-  loads[3] = new core.EndpointLoad(20 * MS, 0);
+  const cfg = core.context(core.parseConfig({}), core.FIRST_WRITTEN);
+  const loads = Array.from({ length: 10 }, () => new core.EndpointLoad(FW, 0, 2 * MS));
+  loads[3] = new core.EndpointLoad(FW, 0, 20 * MS);
   let slow = 0;
   for (let i = 0; i < 10000; i++) if (core.pick(loads, 0, cfg, Math.random) === 3) slow += 1;
   assert.equal(slow, 0); // with replacement it would be ~1 % (1/n²)
@@ -173,10 +175,10 @@ test('durations format as the shortest proto3 form', () => {
 });
 
 test('one READY endpoint is taken without a draw; none, nothing drawn', () => {
-  const cfg = core.parseConfig({});
+  const cfg = core.context(core.parseConfig({}), core.FIRST_WRITTEN);
   const never = () => assert.fail('no draw expected');
   assert.deepEqual(core.drawDistinct(1, 2, never), [0]);
-  assert.equal(core.pick([new core.EndpointLoad(1 * MS, 0)], 0, cfg, never), 0);
+  assert.equal(core.pick([new core.EndpointLoad(FW, 0, 1 * MS)], 0, cfg, never), 0);
   assert.equal(core.pick([], 0, cfg, never), -1);
 });
 
@@ -187,4 +189,27 @@ test('aggregate state: READY, else queue while anything is CONNECTING or IDLE, e
   assert.equal(core.aggregateState(['IDLE', 'IDLE']), 'IDLE');
   assert.equal(core.aggregateState(['TRANSIENT_FAILURE', 'TRANSIENT_FAILURE']), 'TRANSIENT_FAILURE');
   assert.equal(core.aggregateState([]), 'TRANSIENT_FAILURE');
+});
+
+test('chosen: an endpoint without a sample costs 0 idle, the penalty while a call is pending, then its first answer', () => {
+  const ctx = core.context(core.parseConfig({}));
+  const e = new core.EndpointLoad(ctx, 0);
+  assert.equal(e.cost(0, ctx), 0);
+  e.onStart();
+  assert.ok(e.cost(0, ctx) >= core.PENALTY);
+  e.onEnd(3 * MS, 3 * MS, true, ctx);
+  assert.equal(e.cost(3 * MS, ctx), 3 * MS);
+});
+
+test('chosen: idle decay runs on the pick clock, capped by the wall clock', () => {
+  const ctx = core.context(core.parseConfig({}));
+  const e = new core.EndpointLoad(ctx, 0);
+  e.onStart();
+  e.onEnd(0, 20 * MS, true, ctx); // estimate 20 ms at t = 0, pick count 0
+  // 100 s later without picks: the pick clock has not moved, so no decay.
+  close(e.cost(100 * S, ctx), 20 * MS);
+  // 5000 picks later (idlePicks): one time constant of decay, unless the wall clock says less.
+  ctx.picks = 5000;
+  close(e.cost(100 * S, ctx), 20 * MS * Math.exp(-1));
+  close(e.cost(2 * S, ctx), 20 * MS * Math.exp(-0.2));
 });

@@ -60,17 +60,20 @@ function scripted(draws, n, where) {
   return rng;
 }
 
-// The semantics this port implements: the proposal as first written. A sequence pins them in its
-// lblab-only `lblabAblation` field; a sequence of any other semantics is not this port's.
-const PORTED = { initial: 'prior', idle: 'to_zero' };
+// The semantics a sequence encodes: lblab's default (core.CHOSEN), or the ones its lblab-only
+// `lblabAblation` field pins (the port implements the proposal as first written too).
+function semanticsOf(seq) {
+  const a = seq.config.lblabAblation || {};
+  const s = { ...core.CHOSEN };
+  for (const k of ['initial', 'idle', 'idlePicks']) if (k in a) s[k] = a[k];
+  const known = [core.CHOSEN, core.FIRST_WRITTEN].some((t) => t.initial === s.initial && t.idle === s.idle);
+  assert.ok(known, `${seq.name}: lblabAblation ${JSON.stringify(a)} is not a semantics this port implements`);
+  return Object.freeze(s);
+}
 
 function replay(seq) {
-  const ablation = seq.config.lblabAblation || {};
-  for (const [k, v] of Object.entries(PORTED)) {
-    assert.equal(ablation[k], v, `${seq.name}: lblabAblation.${k} is ${ablation[k]}; this port implements ${v}`);
-  }
   const config = core.parseConfig(withoutLblabOnly(seq.config));
-  const tau = config.decayTime;
+  const ctx = core.context(config, semanticsOf(seq));
   /** id → { state, load } */
   const endpoints = new Map();
   let order = [];
@@ -86,7 +89,7 @@ function replay(seq) {
       case 'set_endpoints': {
         const next = new Map();
         for (const id of step.endpoints) {
-          next.set(id, endpoints.get(id) || { state: 'IDLE', load: new core.EndpointLoad(config.defaultRtt, now) });
+          next.set(id, endpoints.get(id) || { state: 'IDLE', load: new core.EndpointLoad(ctx, now) });
         }
         endpoints.clear();
         for (const [id, e] of next) endpoints.set(id, e);
@@ -97,7 +100,7 @@ function replay(seq) {
         const e = endpoints.get(step.endpoint);
         assert.ok(e, `${where}: endpoint ${step.endpoint} is not in the list`);
         if (step.state === 'READY' && e.state !== 'READY') {
-          e.load = new core.EndpointLoad(config.defaultRtt, now);
+          e.load = new core.EndpointLoad(ctx, now);
         }
         e.state = step.state;
         break;
@@ -111,7 +114,7 @@ function replay(seq) {
         if (aggregate === 'READY') {
           const rng = scripted(step.draws, readyIds.length, where);
           const ready = readyIds.map((id) => endpoints.get(id).load);
-          const i = core.pick(ready, now, config, rng);
+          const i = core.pick(ready, now, ctx, rng);
           assert.equal(rng.used, step.draws.length, `${where}: the core drew ${rng.used} times, the vector ${step.draws.length}`);
           const id = readyIds[i];
           got = { result: 'endpoint', endpoint: id };
@@ -131,7 +134,7 @@ function replay(seq) {
         assert.ok(call, `${where}: unknown call ${step.call}`);
         calls.delete(step.call);
         assert.equal(call.unary, step.kind === 'unary', `${where}: kind differs from the pick's`);
-        if (call.unary) call.load.onEnd(now, step.elapsed_ns, step.status !== 'CANCELLED', tau);
+        if (call.unary) call.load.onEnd(now, step.elapsed_ns, step.status !== 'CANCELLED', ctx);
         break;
       }
       case 'check':
@@ -147,8 +150,8 @@ function replay(seq) {
       assert.equal(id, want.endpoint, `${w}: id`);
       assert.equal(e.state, want.state, `${w}: state`);
       assert.equal(e.load.outstanding, want.outstanding, `${w}: outstanding`);
-      closeTo(e.load.decayed(now, tau), want.estimate_ns, `${w}: estimate_ns`);
-      closeTo(e.load.cost(now, tau), want.cost_ns, `${w}: cost_ns`);
+      closeTo(e.load.decayed(now, ctx), want.estimate_ns, `${w}: estimate_ns`);
+      closeTo(e.load.cost(now, ctx), want.cost_ns, `${w}: cost_ns`);
     }
   }
   return seq.steps.length;

@@ -157,3 +157,25 @@ fn variant_fields_are_checked_and_normalized() {
         assert!(e.contains(says), "{bad}: {e}");
     }
 }
+
+#[test]
+fn with_one_probe_an_endpoint_waiting_for_an_answer_costs_its_undecayed_estimate() {
+    let one = variant(r#""initial":"penalty","idle":"to_zero","probes":"one""#);
+    let many = variant(r#""initial":"penalty","idle":"to_zero""#);
+    for (entry, undecayed) in [(one, true), (many, false)] {
+        let mut lab = Lab::ready(&entry, 1);
+        let t = lab.unary();
+        lab.step(20 * MS);
+        lab.done(t, Status::Ok, 20 * MS);
+        lab.step(10 * SEC);
+        let _probe = lab.unary();
+        let want = if undecayed {
+            20.0
+        } else {
+            20.0 * (-1.0f64).exp()
+        } * MS as f64
+            * 2.0;
+        let got = lab.cost(0);
+        assert!((got / want - 1.0).abs() < 1e-9, "{entry}: {got} vs {want}");
+    }
+}

@@ -114,3 +114,32 @@ fn peak_ewma_vectors_agree_with_the_closed_forms() {
     let w = (-(12_005.0 - 10_280.0) * 1e6 / tau).exp();
     close(cost_0("done", 12_005 * ms), 80e6 * w + (1.0 - w) * 5e6);
 }
+
+#[test]
+fn the_pick_clock_vectors_agree_with_the_closed_forms() {
+    // Independent of the generator: `idle_decay_on_the_pick_clock` with idlePicks 50. Endpoint 1
+    // answered 20 ms at 20 ms, when the policy had made 2 picks; at 101 s it has made 27, so its
+    // cost is 20 ms × max(e^(−(101 − 0.02)/10), e^(−25/50)).
+    let f = vectors::files()
+        .into_iter()
+        .find(|f| f.name == "peak_ewma_experimental.json")
+        .expect("the peak_ewma file");
+    let doc: serde_json::Value = serde_json::from_str(&f.text).expect("JSON");
+    let seq = doc["sequences"]
+        .as_array()
+        .expect("sequences")
+        .iter()
+        .find(|s| s["name"] == "idle_decay_on_the_pick_clock")
+        .expect("the sequence");
+    let check = seq["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["op"] == "check" && s["at_ns"] == 101_000_000_000u64)
+        .expect("the check at 101 s");
+    let cost = check["expect"]["endpoints"][1]["cost_ns"]
+        .as_f64()
+        .expect("a cost");
+    let want = 20e6 * (-25.0f64 / 50.0).exp();
+    assert!((cost / want - 1.0).abs() < 1e-12, "{cost} vs {want}");
+}
