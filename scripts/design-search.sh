@@ -4,8 +4,9 @@
 # Envoy's, least_request, the oracle) through
 #   cold-four  (four backends, one slow, one client, no warm-up: the first 10 s count), 10 seeds;
 #   one-slow   swept over 1 to 1,000 client channels at one total rate, 10 seeds;
-#   recovery   (the slow backend heals at 30 s: time until it carries 80 % of its fair share), 10 seeds;
-#   scale-out  (4 of 20 backends join at 20 s: time until they carry 80 % of theirs), 10 seeds;
+#   recovery   (the slow backend heals at 30 s: time_to_fair_s, until it carries 80 % of its fair
+#              share), 10 seeds;
+#   scale-out  (4 of 20 backends join at 20 s: time_to_fair_s of those), 10 seeds;
 # and writes results/design/: the raw outputs and README.md (scripts/design_report.py), every
 # number on it read from those files. About two minutes on 2 cores.
 #
@@ -24,14 +25,10 @@ echo "== cold-four"
 echo "== clients"
 "$bin" sweep scenarios/design/one-slow.toml --vary workload.clients=1,10,50,200,1000 \
     --seeds "$seeds" --out "$out/clients" >/dev/null
-# Recovery and scale-out are read from each seed's per-second traffic shares.
+# Recovery and scale-out: the simulator's time_to_fair_s over seeds (intervals.csv).
 for scenario in recovery scale-out; do
     echo "== $scenario"
-    for seed in $(seq 1 "$seeds"); do
-        "$bin" sim "scenarios/design/$scenario.toml" --seed "$seed" --out "$out/$scenario/seed-$seed" >/dev/null
-        # Only the files the report reads are kept.
-        find "$out/$scenario/seed-$seed" -type f ! -name timeseries.csv ! -name summary.csv -delete
-    done
+    "$bin" sim "scenarios/design/$scenario.toml" --seeds "$seeds" --out "$out/$scenario" >/dev/null
 done
 python3 scripts/design_report.py "$out"
 echo "wrote $out/README.md"

@@ -3,7 +3,6 @@
 the page is read from them. Usage: design_report.py DIR"""
 import csv
 import os
-import statistics
 import sys
 
 # The variations and references, in table order, with what each is.
@@ -35,7 +34,7 @@ def intervals(path):
     out = {}
     with open(path) as f:
         for r in csv.DictReader(f):
-            out[(r["policy"], r["metric"])] = tuple(float(r[k]) for k in ("median", "lo", "hi"))
+            out[(r["policy"], r["metric"])] = tuple(float(r[k] or "nan") for k in ("median", "lo", "hi"))
     return out
 
 
@@ -50,7 +49,9 @@ def sweep(path):
 
 def time_to_fair(path, prefix, start, n):
     """{policy: seconds from `start` until the backends whose names start with `prefix` carry
-    FAIR × 1/n each on a 3-s average, or None if never within the run}."""
+    FAIR × 1/n each on a 3-s average, or None if never within the run}: the simulator's
+    `time_to_fair_s` (model/src/stats.rs, `time_to_fair_share`), for the real runs, whose
+    summaries do not carry that column; `start` is the end of the last fault window."""
     series = {}
     with open(path) as f:
         for r in csv.DictReader(f):
@@ -71,21 +72,14 @@ def time_to_fair(path, prefix, start, n):
     return out
 
 
-def seeds_of(folder, prefix, start, n):
-    per = {}
-    for seed in sorted(os.listdir(folder)):
-        for p, t in time_to_fair(os.path.join(folder, seed, "timeseries.csv"), prefix, start, n).items():
-            per.setdefault(p, []).append(t)
-    return per
-
-
-def fmt_time(ts):
-    """Median over seeds, a run that never got there counting as infinitely long."""
-    never = sum(t is None for t in ts)
-    vals = sorted(float("inf") if t is None else t for t in ts)
-    med = statistics.median(vals)
-    s = "never" if med == float("inf") else f"{med:.0f} s"
-    return s + (f" ({never}/{len(ts)} never)" if never else "")
+def fmt_time(iv):
+    """A time_to_fair_s interval (median, lo, hi) of the simulator; inf: never within the run."""
+    def one(x):
+        return "never" if x == float("inf") else f"{x:.0f}"
+    med, lo, hi = iv
+    if med == float("inf"):
+        return f"never [{one(lo)}, {one(hi)}]"
+    return f"{one(med)} s [{one(lo)}, {one(hi)}]"
 
 
 # The real runs of scripts/design-real.sh: (folder, what, faulty group and time from which it
@@ -95,7 +89,7 @@ REAL = [
     ("cold-four", "cold-four, no warm-up, 10 s measured", None),
     ("recovery", "recovery: the slow backend heals at 30 s", ("slow", 30)),
     ("many-clients", "many-clients: 50 client channels at 40 req/s each", None),
-    ("crash-restart", "crash-restart: 2 of 20 crash at 20 s, back at 30 s, cold for 10 s", ("crashy", 30)),
+    ("crash-restart", "crash-restart: 2 of 20 crash at 20 s, back at 30 s, cold until 40 s", ("crashy", 40)),
 ]
 
 
@@ -109,7 +103,8 @@ def real_section(d):
         "`scripts/design-real.sh`: the same policies over real gRPC (a tonic fleet and an open-loop tonic "
         "client on loopback, one policy at a time, one run each; `results/design/real/`). p99 and p99.9 of "
         "the measured calls, the share sent to a backend while it was faulty, and where a backend heals or "
-        "comes back, the seconds until it carries 80 % of its fair share.\n"
+        "comes back, the seconds from the end of its last fault window until it carries 80 % of its fair "
+        "share.\n"
     )
     L.append("| scenario | policy | p99 ms | p99.9 ms | to faulty | back to its share |")
     L.append("|---|---|---|---|---|---|")
@@ -139,9 +134,10 @@ def main():
     cold = intervals(os.path.join(d, "cold-four", "intervals.csv"))
     sw = sweep(os.path.join(d, "clients", "sweep.csv"))
     clients = sorted({x for x, _ in sw})
-    rec = seeds_of(os.path.join(d, "recovery"), "slow", 30, 20)
-    scale = seeds_of(os.path.join(d, "scale-out"), "late", 20, 20)
-    seeds = len(rec[next(iter(rec))])
+    rec = intervals(os.path.join(d, "recovery", "intervals.csv"))
+    scale = intervals(os.path.join(d, "scale-out", "intervals.csv"))
+    with open(os.path.join(d, "cold-four", "intervals.csv")) as f:
+        seeds = int(next(csv.DictReader(f))["seeds"])
     L = []
     L.append("# The design search: peak_ewma_experimental's semantics decided by measurement\n")
     L.append(
@@ -159,8 +155,9 @@ def main():
         "p99.9 of the first 10 s.\n"
         f"- **clients N**: one-slow (20 backends, one 10× slower for the whole run, 2,000 req/s in all) with N "
         "client channels, each its own policy instance: p99.9, and the share of calls sent to the slow backend.\n"
-        f"- **recovery**: one-slow whose slow backend heals at 30 s (4 clients): seconds until it carries "
-        f"{FAIR:.0%} of its fair share (3-s average); `never` = not within the remaining 30 s.\n"
+        "- **recovery**: one-slow whose slow backend heals at 30 s (4 clients): `time_to_fair_s`, the seconds "
+        "until it carries 80 % of its fair share (3-s average), median [interval] over seeds; `never` = not "
+        "within the remaining 30 s.\n"
         f"- **scale-out**: 4 of 20 backends join at 20 s (their connections come up after gRPC's reconnect "
         "backoff, a few seconds): seconds until they carry their share. The oracle's time is the floor.\n"
     )
@@ -179,7 +176,7 @@ def main():
                 f"{float(r['p999_ms']):.1f} [{float(r['p999_ms_lo']):.1f}, {float(r['p999_ms_hi']):.1f}]"
                 f" · {100 * float(r['slow_share']):.3f} %"
             )
-        cells += [fmt_time(rec[p]), fmt_time(scale[p])]
+        cells += [fmt_time(rec[(p, "time_to_fair_s")]), fmt_time(scale[(p, "time_to_fair_s")])]
         L.append("| " + " | ".join(cells) + " |")
     L.append("")
     L.append("## Where each variation is beaten by a reference beyond the intervals\n")

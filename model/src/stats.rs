@@ -32,16 +32,53 @@ pub const CONFIDENCE: f64 = 0.95;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     /// Median of the values.
+    #[serde(with = "extended_f64")]
     pub median: f64,
     /// Lower end of the confidence interval for the median.
+    #[serde(with = "extended_f64")]
     pub lo: f64,
     /// Upper end.
+    #[serde(with = "extended_f64")]
     pub hi: f64,
     /// How many values (seeds).
     pub n: usize,
     /// The interval's actual coverage: at least [`CONFIDENCE`] from 6 values on; with fewer, the
     /// interval is the whole range and covers less.
     pub coverage: f64,
+}
+
+/// JSON for an interval's ends: a number, `"inf"` for a time that never came (JSON has no
+/// infinity), `null` for NaN.
+mod extended_f64 {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if *v == f64::INFINITY {
+            s.serialize_str("inf")
+        } else if v.is_nan() {
+            s.serialize_none()
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Cell {
+            Number(f64),
+            Text(String),
+            Null(()),
+        }
+        match Option::<Cell>::deserialize(d)? {
+            Some(Cell::Number(v)) => Ok(v),
+            Some(Cell::Text(t)) if t == "inf" => Ok(f64::INFINITY),
+            Some(Cell::Text(t)) => Err(serde::de::Error::custom(format!(
+                "{t:?} is not a number or \"inf\""
+            ))),
+            Some(Cell::Null(())) | None => Ok(f64::NAN),
+        }
+    }
 }
 
 impl Interval {
@@ -58,10 +95,10 @@ impl Interval {
     }
 }
 
-/// The median of the finite `values` and its confidence interval (see the module docs). No finite
-/// values: every field NaN and `n` 0.
+/// The median of the `values` that are not NaN (an infinite one, a time that never came, counts as
+/// the largest) and its confidence interval (see the module docs). None: every field NaN and `n` 0.
 pub fn median_interval(values: &[f64]) -> Interval {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n == 0 {
@@ -307,7 +344,8 @@ pub fn intervals_csv(rows: &[PolicyIntervals]) -> Result<Vec<u8>, csv::Error> {
         "policy", "metric", "median", "lo", "hi", "seeds", "coverage",
     ])?;
     for r in rows {
-        for i in &r.intervals {
+        // A quantity that applies to no run (a time to fair share where no fault ends) is left out.
+        for i in r.intervals.iter().filter(|i| i.interval.n > 0) {
             let iv = &i.interval;
             w.write_record([
                 r.policy.clone(),
@@ -454,6 +492,14 @@ mod tests {
         assert!(time_to_fair_share(&rows, &[(1, 0, 10 * s)], 2, 10 * s).is_nan());
         assert!(time_to_fair_share(&rows, &[], 2, 10 * s).is_nan());
         assert_eq!(num(f64::INFINITY), "inf");
+        // Intervals of such times survive JSON.
+        let never = median_interval(&[f64::INFINITY, f64::INFINITY, 3.0]);
+        let back: Interval =
+            serde_json::from_str(&serde_json::to_string(&never).unwrap()).unwrap();
+        assert_eq!(back, never);
+        let none: Interval =
+            serde_json::from_str(&serde_json::to_string(&median_interval(&[])).unwrap()).unwrap();
+        assert!(none.median.is_nan());
     }
 
     #[test]
