@@ -273,14 +273,17 @@ pub fn conclusions(ev: &Evidence) -> Vec<String> {
                     pct_iv(slow.1),
                 );
                 for (label, name) in [
-                    ("peak_ewma(first_written)", "the semantics as first written"),
-                    ("envoy_peak_ewma", "Envoy's algorithm"),
-                    ("finagle_peak_ewma", "Finagle's"),
+                    (
+                        "peak_ewma(first_written)",
+                        "the semantics as first written go",
+                    ),
+                    ("envoy_peak_ewma", "Envoy's algorithm goes"),
+                    ("finagle_peak_ewma", "Finagle's goes"),
                 ] {
                     if let (Some(a), Some(b)) = (span(label, "p999_ms"), span(label, "slow_share"))
                     {
                         line.push_str(&format!(
-                            "; {name}'s from {} to {} ms ({} to {})",
+                            "; {name} from {} to {} ms ({} to {})",
                             iv(a.0),
                             iv(a.1),
                             pct_iv(b.0),

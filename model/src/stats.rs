@@ -494,8 +494,7 @@ mod tests {
         assert_eq!(num(f64::INFINITY), "inf");
         // Intervals of such times survive JSON.
         let never = median_interval(&[f64::INFINITY, f64::INFINITY, 3.0]);
-        let back: Interval =
-            serde_json::from_str(&serde_json::to_string(&never).unwrap()).unwrap();
+        let back: Interval = serde_json::from_str(&serde_json::to_string(&never).unwrap()).unwrap();
         assert_eq!(back, never);
         let none: Interval =
             serde_json::from_str(&serde_json::to_string(&median_interval(&[])).unwrap()).unwrap();
