@@ -167,9 +167,10 @@ fn proposal(out: &mut String, ev: &Evidence) {
     w!(out, "```json\n{}\n```\n", default.unwrap_or_else(|e| e));
     w!(
         out,
-        "`choiceCount` works as in A48; `decayTime` is the time constant of the estimate's decay; \
-         `defaultRtt` is the estimate of an endpoint with no sample yet. Validation, as the \
-         parser applies it:\n"
+        "`choiceCount` works as in A48; `decayTime` is the time constant of the estimate's decay. \
+         `defaultRtt` is accepted and validated but unused by the semantics below (an endpoint \
+         without a sample is costed by the penalty rule); this draft proposes to drop it. \
+         Validation, as the parser applies it:\n"
     );
     w!(out, "| config | result |");
     w!(out, "|---|---|");
@@ -196,20 +197,32 @@ fn proposal(out: &mut String, ev: &Evidence) {
     w!(out, "### Algorithm\n");
     w!(
         out,
-        "Per endpoint the policy keeps an estimate `e` (an RTT), the time `t` it was last \
-         updated and `outstanding`, the unary calls in flight.\n\n\
-         1. When an endpoint becomes READY: `e = defaultRtt`, `t = now`, `outstanding = 0`.\n\
-         2. The estimate decays toward 0 with time constant `decayTime`: \
-            `decayed(now) = e · exp(−(now − t)/decayTime)`. Reading it changes nothing, so an \
-            endpoint that is no longer picked becomes cheaper with time and is tried again.\n\
-         3. When a counted call completes after `rtt`: if `rtt > decayed(now)`, `e = rtt` (the \
-            peak: a slow answer counts at once); otherwise `e = decayed(now) + (1 − w) · rtt` with \
-            `w = exp(−(now − t)/decayTime)`. Then `t = now`.\n\
-         4. `cost(now) = decayed(now) · (outstanding + 1)`.\n\
-         5. Pick: draw `choiceCount` **distinct** READY endpoints uniformly at random (all of \
+        "The semantics were decided by measurement (`results/design/README.md`: the proposal as \
+         first written against variations of its first estimate and idle decay and against \
+         Finagle's and Envoy's algorithms). Per endpoint the policy keeps an estimate `e` (an \
+         RTT), whether it has a sample yet, the time `t` and the policy's pick count `k` at its \
+         last sample, and `outstanding`, the unary calls in flight; the policy counts its picks \
+         `K`.\n\n\
+         1. When an endpoint becomes READY: no sample, `e = 0`, `t = now`, `k = K`, \
+            `outstanding = 0`.\n\
+         2. Before its first sample an endpoint costs 0 while `outstanding = 0`, and more than any \
+            endpoint with a sample while calls are outstanding (Finagle's penalty, growing with \
+            `outstanding`): each new or reconnected endpoint gets one call, and its answer is \
+            the first estimate.\n\
+         3. The estimate decays toward 0 while the endpoint gives no samples, on the pick clock: \
+            `w(now) = max(exp(−(now − t)/decayTime), exp(−(K − k)/5000))`, \
+            `decayed(now) = e · w(now)`. Reading it changes nothing, so an endpoint that is no \
+            longer picked becomes cheaper and is tried again; a client with few picks probes in \
+            proportion to its own traffic, so many clients do not each re-probe a slow backend \
+            on their own wall clocks.\n\
+         4. When a counted call completes after `rtt`: the first sample sets `e = rtt`; later, if \
+            `rtt > decayed(now)`, `e = rtt` (the peak: a slow answer counts at once), otherwise \
+            `e = decayed(now) + (1 − w(now)) · rtt`. Then `t = now`, `k = K`.\n\
+         5. `cost(now) = decayed(now) · (outstanding + 1)`.\n\
+         6. Pick: draw `choiceCount` **distinct** READY endpoints uniformly at random (all of \
             them when fewer are READY) and take the one with the lowest cost; the earlier draw \
-            wins a tie. The chosen endpoint's `outstanding` goes up by one; it goes down when \
-            the call ends, whatever its status.\n"
+            wins a tie; `K` goes up by one. The chosen endpoint's `outstanding` goes up by one; \
+            it goes down when the call ends, whatever its status.\n"
     );
     w!(out, "### Which calls count\n");
     w!(
@@ -339,6 +352,26 @@ fn rationale(out: &mut String, ev: &Evidence) {
             envoy.join("; ")
         );
     }
+    if let (Some(pe), Some(en)) = (
+        ev.interval("crash-restart", PROPOSAL, "time_to_fair_s"),
+        ev.interval("crash-restart", "envoy_peak_ewma", "time_to_fair_s"),
+    ) {
+        let secs = |i: lblab_model::stats::Interval| {
+            if i.median.is_infinite() {
+                "never within the run".to_string()
+            } else {
+                format!("{} s", iv(i))
+            }
+        };
+        w!(
+            out,
+            "- **Why the estimate must decay while idle.** After `crash-restart`, the restarted \
+             backends carry their share again after {} with this policy, and {} with Envoy's, \
+             whose frozen estimate never probes them (`time_to_fair_s`).",
+            secs(pe),
+            secs(en)
+        );
+    }
     if let (Some(alone), Some(od)) = (
         ev.interval("fail-fast", PROPOSAL, "error_share"),
         ev.interval("fail-fast", "od(peak_ewma)", "error_share"),
@@ -402,8 +435,11 @@ fn implementation(out: &mut String, ev: &Evidence) {
          round_robin's {} (`bench/policy-pick.csv`).\n\
          - The picker needs each endpoint's estimate and outstanding count; both are updated on \
          call completion, which every gRPC implementation already observes for least_request.\n\
-         - Reset the estimate to `defaultRtt` when an endpoint becomes READY again, so a \
-         restarted backend starts from the configured guess, not from its last life.\n",
+         - Forget the estimate when an endpoint becomes READY again, so a restarted backend is \
+         learnt afresh from its first answer, not judged by its last life.\n\
+         - The pick clock needs one counter per policy instance, incremented on every pick, and \
+         one per endpoint, set on every sample; the larger of the two weights costs one \
+         exponential per drawn candidate.\n",
         pick(PROPOSAL),
         pick("round_robin")
     );
