@@ -32,6 +32,18 @@ pub fn render(ev: &Evidence, s: &ScenarioResults) -> String {
         secs(warmup),
         secs(measured)
     );
+    let rate = s.scenario.workload.rate;
+    if rate > 0.0 {
+        let capacity = lblab_model::vary::capacity(&s.scenario);
+        w!(
+            out,
+            "Offered load: {} calls/s, {} of the fleet's capacity with every backend at full \
+             speed (faults not counted). Outstanding counts, what least_request routes by and \
+             what peak_ewma multiplies its estimate by, are informative only where this is high.\n",
+            num(rate),
+            pct(rate / capacity)
+        );
+    }
     simulated(&mut out, s);
     if let Some(c) = &s.compare {
         real(&mut out, s, &c.real);
@@ -63,14 +75,34 @@ fn simulated(out: &mut String, s: &ScenarioResults) {
         ints.seeds(),
         link("sim/intervals.csv")
     );
-    w!(out, "| policy | p50 ms | p99 ms | p99.9 ms | to faulty backends | errors | p99 / round_robin | p99 / oracle |");
-    w!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    // Where fault windows end within the run: how soon each policy gives those backends back
+    // their share.
+    let back = ints
+        .policies
+        .iter()
+        .any(|p| ints.get(p, "time_to_fair_s").is_some());
+    let (back_head, back_rule) = if back {
+        (" back to its share, s |", "---:|")
+    } else {
+        ("", "")
+    };
+    w!(out, "| policy | p50 ms | p99 ms | p99.9 ms | to faulty backends | errors | p99 / round_robin | p99 / oracle |{back_head}");
+    w!(out, "|---|---:|---:|---:|---:|---:|---:|---:|{back_rule}");
     for p in &ints.policies {
         let g = |m: &str| ints.get(p, m).map_or("–".into(), iv);
         let share = |m: &str| ints.get(p, m).map_or("–".into(), pct_iv);
+        let back_cell = if !back {
+            String::new()
+        } else {
+            match ints.get(p, "time_to_fair_s") {
+                Some(i) if i.median.is_infinite() => " never |".into(),
+                Some(i) => format!(" {} |", iv(i)),
+                None => " – |".into(),
+            }
+        };
         w!(
             out,
-            "| {p} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {p} | {} | {} | {} | {} | {} | {} | {} |{back_cell}",
             g("p50_ms"),
             g("p99_ms"),
             g("p999_ms"),
@@ -78,6 +110,14 @@ fn simulated(out: &mut String, s: &ScenarioResults) {
             share("error_share"),
             g("p99_vs_round_robin"),
             g("p99_vs_oracle")
+        );
+    }
+    if back {
+        w!(
+            out,
+            "\nBack to its share: seconds from the end of the last fault window until the \
+             backends it ended on carry 80 % of a fair share each, on a 3-s average \
+             (`time_to_fair_s`; never: not within the run).\n"
         );
     }
     w!(

@@ -196,6 +196,15 @@ impl PeakEwma {
         self.set(at, estimate);
     }
 
+    /// Takes an RTT sample (ns) observed at `at` without the peak test: always
+    /// `estimate × w + (1 − w) × rtt`, a plain time-weighted EWMA as Envoy's, with the decay
+    /// weight `w` given.
+    #[inline]
+    pub fn observe_blend(&mut self, at: Moment, rtt: Nanos, w: f64) {
+        let estimate = self.estimate * w + (1.0 - w) * rtt as f64;
+        self.set(at, estimate);
+    }
+
     /// Takes an RTT sample (ns) observed at `at` as tower's `RttEstimate::update` does
     /// ([`DecayMode::OnRead`]): the peak test compares the sample with the *stored* estimate (as
     /// of the last read or update); otherwise `estimate = stored × w + rtt × (1 − w)`, the same

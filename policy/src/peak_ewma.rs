@@ -83,6 +83,20 @@ const IDLES: &[(&str, Idle)] = &[
 /// `lblabAblation.probes`' values.
 const PROBES: &[(&str, Probes)] = &[("many", Probes::Many), ("one", Probes::One)];
 
+/// `lblabAblation.peak`'s values.
+const PEAKS: &[(&str, Peak)] = &[("jump", Peak::Jump), ("blend", Peak::Blend)];
+
+/// What a sample above the estimate does (`lblabAblation.peak`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Peak {
+    /// `"jump"`: it replaces the estimate at once (the peak EWMA of Finagle, tower and the
+    /// proposal).
+    #[default]
+    Jump,
+    /// `"blend"`: it blends in like any other sample (a plain time-weighted EWMA, as Envoy's).
+    Blend,
+}
+
 /// How many calls an avoided endpoint whose estimate has decayed may get before it answers
 /// (`lblabAblation.probes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -189,6 +203,8 @@ pub struct Ablation {
     pub idle_picks: u32,
     /// Whether the idle decay also counts while calls are outstanding on the endpoint.
     pub probes: Probes,
+    /// Whether a slow sample replaces the estimate or blends in.
+    pub peak: Peak,
 }
 
 impl Default for Ablation {
@@ -203,6 +219,7 @@ impl Default for Ablation {
             idle: Idle::PickClock,
             idle_picks: DEFAULT_IDLE_PICKS,
             probes: Probes::Many,
+            peak: Peak::Jump,
         }
     }
 }
@@ -263,6 +280,7 @@ impl Spec for Config {
                     idle: a.choice("idle", IDLES, idle)?,
                     idle_picks: a.u32("idlePicks", d.idle_picks)?,
                     probes: a.choice("probes", PROBES, d.probes)?,
+                    peak: a.choice("peak", PEAKS, d.peak)?,
                 };
                 if ablation.idle_picks == 0 {
                     return Err(a.err("idlePicks", "0 picks: give at least 1"));
@@ -300,6 +318,7 @@ impl Spec for Config {
                 "idle": choice_name(IDLES, self.ablation.idle),
                 "idlePicks": self.ablation.idle_picks,
                 "probes": choice_name(PROBES, self.ablation.probes),
+                "peak": choice_name(PEAKS, self.ablation.peak),
             },
         })
     }
@@ -510,6 +529,14 @@ impl Policy for PeakEwmaPolicy {
             let rtt = outcome.elapsed;
             if !load.sampled && a.initial != Initial::Prior {
                 load.rtt.replace(at, rtt);
+            } else if a.peak == Peak::Blend {
+                let w = match (a.decay, a.idle) {
+                    (DecayMode::TimeWeighted, Idle::PickClock) => {
+                        pick_clock_weight(picks, a.idle_picks, load, at)
+                    }
+                    _ => load.rtt.weight(at),
+                };
+                load.rtt.observe_blend(at, rtt, w);
             } else {
                 match (a.decay, a.idle) {
                     (DecayMode::OnRead, _) => load.rtt.observe_stored(at, rtt),

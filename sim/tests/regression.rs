@@ -65,7 +65,29 @@ const SCENARIOS: &[&str] = &[
     "many-clients",
     "streaming-mix",
     "long-streams",
+    "one-slow-busy",
+    "heterogeneous-busy",
+    "gc-pauses-busy",
+    "slow-path",
 ];
+
+#[test]
+fn every_canonical_scenario_is_held_to_bounds() {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("scenarios"))
+        .expect("scenarios/")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".toml").map(String::from)
+        })
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = SCENARIOS.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        listed, files,
+        "SCENARIOS must list every file in scenarios/"
+    );
+}
 
 fn run(scenario: &Scenario) -> BTreeMap<String, SummaryRow> {
     scenario

@@ -38,7 +38,7 @@ fn every_default_is_filled_in() {
                 "decayTime": "10s",
                 "defaultRtt": "0.03s",
                 "lblabAblation": {"decay": "time_weighted", "sampling": "distinct", "streams": "ignore",
-                    "initial": "penalty", "idle": "pick_clock", "idlePicks": 5000, "probes": "many"},
+                    "initial": "penalty", "idle": "pick_clock", "idlePicks": 5000, "probes": "many", "peak": "jump"},
             }}),
         ),
         (
@@ -83,7 +83,7 @@ fn every_default_is_filled_in() {
                     "decayTime": "10s",
                     "defaultRtt": "0.03s",
                     "lblabAblation": {"decay": "time_weighted", "sampling": "distinct", "streams": "ignore",
-                    "initial": "penalty", "idle": "pick_clock", "idlePicks": 5000, "probes": "many"},
+                    "initial": "penalty", "idle": "pick_clock", "idlePicks": 5000, "probes": "many", "peak": "jump"},
                 }}],
             }}),
         ),

@@ -179,3 +179,29 @@ fn with_one_probe_an_endpoint_waiting_for_an_answer_costs_its_undecayed_estimate
         assert!((got / want - 1.0).abs() < 1e-9, "{entry}: {got} vs {want}");
     }
 }
+
+#[test]
+fn without_the_peak_a_slow_answer_blends_in_like_any_other() {
+    let jump = variant(r#""initial":"penalty","idle":"to_zero""#);
+    let blend = variant(r#""initial":"penalty","idle":"to_zero","peak":"blend""#);
+    let mut costs = Vec::new();
+    for entry in [jump, blend] {
+        let mut lab = Lab::ready(&entry, 1);
+        let t = lab.unary();
+        lab.step(2 * MS);
+        lab.done(t, Status::Ok, 2 * MS); // the first answer: 2 ms
+        lab.step(SEC);
+        let t = lab.unary();
+        lab.step(20 * MS);
+        lab.done(t, Status::Ok, 20 * MS); // a slow one, 1.02 s later
+        costs.push(lab.cost(0));
+    }
+    assert_eq!(costs[0], 20.0 * MS as f64, "the peak");
+    let w = (-1.02f64 / 10.0).exp();
+    let want = 2.0 * MS as f64 * w + (1.0 - w) * 20.0 * MS as f64;
+    assert!(
+        (costs[1] / want - 1.0).abs() < 1e-9,
+        "{} vs {want}",
+        costs[1]
+    );
+}
