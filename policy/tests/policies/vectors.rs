@@ -76,21 +76,27 @@ fn a_changed_expectation_is_reported() {
     vectors::replay(&doc.to_string()).expect("within tolerance");
 }
 
-#[test]
-fn peak_ewma_vectors_agree_with_the_closed_forms() {
-    // Independent of the generator: a few expectations of `peak_then_decay_then_blend` computed
-    // from DESIGN §2's formulas.
+/// The sequence `name` of the generated `peak_ewma_experimental.json`.
+fn peak_ewma_sequence(name: &str) -> serde_json::Value {
     let f = vectors::files()
         .into_iter()
         .find(|f| f.name == "peak_ewma_experimental.json")
         .expect("the peak_ewma file");
     let doc: serde_json::Value = serde_json::from_str(&f.text).expect("JSON");
-    let seq = doc["sequences"]
+    doc["sequences"]
         .as_array()
         .expect("sequences")
         .iter()
-        .find(|s| s["name"] == "peak_then_decay_then_blend")
-        .expect("the sequence");
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no sequence {name}"))
+        .clone()
+}
+
+#[test]
+fn peak_ewma_vectors_agree_with_the_closed_forms() {
+    // Independent of the generator: a few expectations of `peak_then_decay_then_blend` computed
+    // from the formulas of the semantics as first written (docs/design.md).
+    let seq = peak_ewma_sequence("peak_then_decay_then_blend");
     let cost_0 = |op: &str, at: u64| {
         let step = seq["steps"]
             .as_array()
@@ -120,17 +126,7 @@ fn the_pick_clock_vectors_agree_with_the_closed_forms() {
     // Independent of the generator: `idle_decay_on_the_pick_clock` with idlePicks 50. Endpoint 1
     // answered 20 ms at 20 ms, when the policy had made 2 picks; at 101 s it has made 27, so its
     // cost is 20 ms × max(e^(−(101 − 0.02)/10), e^(−25/50)).
-    let f = vectors::files()
-        .into_iter()
-        .find(|f| f.name == "peak_ewma_experimental.json")
-        .expect("the peak_ewma file");
-    let doc: serde_json::Value = serde_json::from_str(&f.text).expect("JSON");
-    let seq = doc["sequences"]
-        .as_array()
-        .expect("sequences")
-        .iter()
-        .find(|s| s["name"] == "idle_decay_on_the_pick_clock")
-        .expect("the sequence");
+    let seq = peak_ewma_sequence("idle_decay_on_the_pick_clock");
     let check = seq["steps"]
         .as_array()
         .expect("steps")
