@@ -7,8 +7,10 @@
 #   recovery   (the slow backend heals at 30 s: time_to_fair_s, until it carries 80 % of its fair
 #              share), 10 seeds;
 #   scale-out  (4 of 20 backends join at 20 s: time_to_fair_s of those), 10 seeds;
+#   canonical  every canonical scenario (scenarios/*.toml) with the policies of
+#              scenarios/design/variants.toml in place of its own, 10 seeds (only the CSVs kept);
 # and writes results/design/: the raw outputs and README.md (scripts/design_report.py), every
-# number on it read from those files. About two minutes on 2 cores.
+# number on it read from those files. About four minutes on 2 cores.
 #
 #   scripts/design-search.sh
 #   SEEDS=5 OUT=/tmp/design scripts/design-search.sh
@@ -29,6 +31,17 @@ echo "== clients"
 for scenario in recovery scale-out; do
     echo "== $scenario"
     "$bin" sim "scenarios/design/$scenario.toml" --seeds "$seeds" --out "$out/$scenario" >/dev/null
+done
+# Every canonical scenario under the same variations and references.
+echo "== canonical"
+rm -rf "$out/canonical"
+python3 scripts/design_canonical.py scenarios/design/variants.toml "$out/canonical/scenarios"
+for scenario in "$out"/canonical/scenarios/*.toml; do
+    name=$(basename "$scenario" .toml)
+    "$bin" sim "$scenario" --seeds "$seeds" --out "$out/canonical/$name" >/dev/null
+    # The medians and intervals are the evidence; the charts and histograms of one seed are not.
+    find "$out/canonical/$name" -type f ! -name '*.csv' -delete
+    rm -f "$out/canonical/$name/timeseries.csv" "$out/canonical/$name/failures.csv"
 done
 python3 scripts/design_report.py "$out"
 echo "wrote $out/README.md"

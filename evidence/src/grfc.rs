@@ -222,7 +222,15 @@ fn proposal(out: &mut String, ev: &Evidence) {
          6. Pick: draw `choiceCount` **distinct** READY endpoints uniformly at random (all of \
             them when fewer are READY) and take the one with the lowest cost; the earlier draw \
             wins a tie; `K` goes up by one. The chosen endpoint's `outstanding` goes up by one; \
-            it goes down when the call ends, whatever its status.\n"
+            it goes down when the call ends, whatever its status.\n\n\
+         Why the peak (step 4) stays, measured in every canonical scenario (`results/design/`, \
+         *Every canonical scenario*): without it the policy's p99.9 is lower where slowness is \
+         steady (a busy fleet, one slow backend among many), but an estimate that blends slowly \
+         gives a healed or restarted backend its share back only after several `decayTime`s, \
+         and one that blends fast forgets a backend that stalls every few seconds (GC pauses) \
+         and sends it traffic into its next stall. With the peak the policy meets every \
+         time-to-fair-share target and its worst p99.9 against the best of tower's, Finagle's \
+         and Envoy's algorithms is the smallest of the variations measured.\n"
     );
     w!(out, "### Which calls count\n");
     w!(

@@ -336,6 +336,11 @@ impl<'a> Fields<'a> {
         ConfigError::at(&self.path_of(key), message)
     }
 
+    /// Whether field `key` is present (and not null), without marking it read.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.map.get(key).is_some_and(|v| !v.is_null())
+    }
+
     pub(crate) fn take(&mut self, key: &'static str) -> Option<&'a Value> {
         self.read.push(key);
         self.map.get(key).filter(|v| !v.is_null())

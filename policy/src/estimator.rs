@@ -93,6 +93,14 @@ pub struct Moment {
     lift: f64,
 }
 
+impl Moment {
+    /// The time (ns).
+    #[inline]
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+}
+
 /// A peak-sensitive exponentially weighted moving average of round-trip time.
 ///
 /// The estimate jumps to a sample that is above its (decayed) value at once and otherwise blends
@@ -144,6 +152,12 @@ impl PeakEwma {
     #[inline]
     pub fn stored(&self) -> f64 {
         self.estimate
+    }
+
+    /// The time of the last update (ns).
+    #[inline]
+    pub fn stamp(&self) -> Nanos {
+        self.stamp
     }
 
     /// Replaces the estimate with `rtt` (ns) as of `at`, whatever it was: the first sample of an

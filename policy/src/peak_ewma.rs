@@ -28,9 +28,18 @@
 //!
 //! The variations are switchable for ablations through [`Ablation`] (service config field
 //! `lblabAblation`, an lblab extension): the first estimate ([`Initial`]), the idle decay
-//! ([`Idle`]) and its `idlePicks`, one probe at a time ([`Probes`]), decay-on-read as tower and
-//! Finagle do it, A48's with-replacement draw, and what streaming RPCs count for ([`Streams`]).
-//! `{"initial":"prior","idle":"to_zero"}` is the proposal as first written.
+//! ([`Idle`]) and its `idlePicks`, one probe at a time ([`Probes`]), what a slow sample does
+//! ([`Peak`]: jump, blend, or a separate peak decaying over `peakDecayTime`), separate time
+//! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), decay-on-read as
+//! tower and Finagle do it, A48's with-replacement draw, and what streaming RPCs count for
+//! ([`Streams`]). `{"initial":"prior","idle":"to_zero"}` is the proposal as first written.
+//!
+//! Why the peak jump stays (`results/design/README.md`): its memory is what avoids a backend
+//! through repeated stalls (GC pauses) and what makes a probe's answer the new estimate at once, so
+//! a healed backend comes back within about `decayTime`; a plain EWMA (`peak: "blend"`) has the
+//! steadier estimate and the lower p99.9 where load or speeds vary steadily, but forgets stalls
+//! when it blends fast and gives a healed backend back only after about 5 × `decayTime` when it
+//! blends slowly.
 
 use rand::RngCore;
 use serde_json::{json, Value};
@@ -84,7 +93,11 @@ const IDLES: &[(&str, Idle)] = &[
 const PROBES: &[(&str, Probes)] = &[("many", Probes::Many), ("one", Probes::One)];
 
 /// `lblabAblation.peak`'s values.
-const PEAKS: &[(&str, Peak)] = &[("jump", Peak::Jump), ("blend", Peak::Blend)];
+const PEAKS: &[(&str, Peak)] = &[
+    ("jump", Peak::Jump),
+    ("blend", Peak::Blend),
+    ("decaying", Peak::Decaying),
+];
 
 /// What a sample above the estimate does (`lblabAblation.peak`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -95,6 +108,13 @@ pub enum Peak {
     Jump,
     /// `"blend"`: it blends in like any other sample (a plain time-weighted EWMA, as Envoy's).
     Blend,
+    /// `"decaying"`: every sample blends into a plain time-weighted EWMA (as `"blend"`), and a
+    /// sample above the current estimate also sets a separate *peak* that decays toward 0 with its
+    /// own, shorter time constant `peakDecayTime`; the estimate is the larger of the two. A
+    /// sudden slowdown is seen at once, as with `"jump"`, but one slow answer from a healthy
+    /// endpoint (its own tail, a queueing spike) marks it for about `peakDecayTime`, not for
+    /// about `decayTime`.
+    Decaying,
 }
 
 /// How many calls an avoided endpoint whose estimate has decayed may get before it answers
@@ -203,8 +223,20 @@ pub struct Ablation {
     pub idle_picks: u32,
     /// Whether the idle decay also counts while calls are outstanding on the endpoint.
     pub probes: Probes,
-    /// Whether a slow sample replaces the estimate or blends in.
+    /// Whether a slow sample replaces the estimate, blends in, or sets a decaying peak.
     pub peak: Peak,
+    /// With [`Peak::Decaying`]: the peak's time constant, ns (`peakDecayTime`); `None` is
+    /// `decayTime / 10`.
+    pub peak_decay_time: Option<Nanos>,
+    /// The time constant of the idle decay alone, ns (`idleDecayTime`); `None` is `decayTime`,
+    /// the proposal's single time constant. Set, it decouples how fast an avoided endpoint's cost
+    /// falls (and so how soon it is probed again) from how a sample blends, which keeps
+    /// `1 − e^(−Δt/decayTime)`.
+    pub idle_decay_time: Option<Nanos>,
+    /// The time constant of the blend alone, ns (`blendTime`): a sample blends into the stored
+    /// (undecayed) estimate with weight `1 − e^(−Δt/blendTime)`; `None` is the proposal's blend
+    /// into the decayed estimate with the idle weight.
+    pub blend_time: Option<Nanos>,
 }
 
 impl Default for Ablation {
@@ -220,7 +252,20 @@ impl Default for Ablation {
             idle_picks: DEFAULT_IDLE_PICKS,
             probes: Probes::Many,
             peak: Peak::Jump,
+            peak_decay_time: None,
+            idle_decay_time: None,
+            blend_time: None,
         }
+    }
+}
+
+impl Ablation {
+    /// Whether the estimate is read and updated with separate time constants for the peak, the
+    /// idle decay and the blend ([`Peak::Decaying`] or an `idleDecayTime`), rather than with the
+    /// proposal's one `decayTime`.
+    #[inline]
+    fn split(&self) -> bool {
+        self.peak == Peak::Decaying || self.idle_decay_time.is_some() || self.blend_time.is_some()
     }
 }
 
@@ -281,7 +326,16 @@ impl Spec for Config {
                     idle_picks: a.u32("idlePicks", d.idle_picks)?,
                     probes: a.choice("probes", PROBES, d.probes)?,
                     peak: a.choice("peak", PEAKS, d.peak)?,
+                    peak_decay_time: optional_duration(a, "peakDecayTime")?,
+                    idle_decay_time: optional_duration(a, "idleDecayTime")?,
+                    blend_time: optional_duration(a, "blendTime")?,
                 };
+                if ablation.decay == DecayMode::OnRead && ablation.split() {
+                    return Err(a.err(
+                        "decay",
+                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\" or idleDecayTime",
+                    ));
+                }
                 if ablation.idle_picks == 0 {
                     return Err(a.err("idlePicks", "0 picks: give at least 1"));
                 }
@@ -306,20 +360,30 @@ impl Spec for Config {
     }
 
     fn to_json(&self) -> Value {
+        let mut ablation = json!({
+            "decay": choice_name(DECAYS, self.ablation.decay),
+            "sampling": choice_name(SAMPLINGS, self.ablation.sampling),
+            "streams": choice_name(STREAMS, self.ablation.streams),
+            "initial": choice_name(INITIALS, self.ablation.initial),
+            "idle": choice_name(IDLES, self.ablation.idle),
+            "idlePicks": self.ablation.idle_picks,
+            "probes": choice_name(PROBES, self.ablation.probes),
+            "peak": choice_name(PEAKS, self.ablation.peak),
+        });
+        for (key, value) in [
+            ("peakDecayTime", self.ablation.peak_decay_time),
+            ("idleDecayTime", self.ablation.idle_decay_time),
+            ("blendTime", self.ablation.blend_time),
+        ] {
+            if let Some(d) = value {
+                ablation[key] = json!(duration::format(d));
+            }
+        }
         json!({
             "choiceCount": self.choice_count,
             "decayTime": duration::format(self.decay_time),
             "defaultRtt": duration::format(self.default_rtt),
-            "lblabAblation": {
-                "decay": choice_name(DECAYS, self.ablation.decay),
-                "sampling": choice_name(SAMPLINGS, self.ablation.sampling),
-                "streams": choice_name(STREAMS, self.ablation.streams),
-                "initial": choice_name(INITIALS, self.ablation.initial),
-                "idle": choice_name(IDLES, self.ablation.idle),
-                "idlePicks": self.ablation.idle_picks,
-                "probes": choice_name(PROBES, self.ablation.probes),
-                "peak": choice_name(PEAKS, self.ablation.peak),
-            },
+            "lblabAblation": ablation,
         })
     }
 
@@ -328,9 +392,20 @@ impl Spec for Config {
     }
 }
 
+/// An optional positive duration field: `None` when absent.
+fn optional_duration(f: &mut Fields<'_>, key: &'static str) -> Result<Option<Nanos>, ConfigError> {
+    if !f.has(key) {
+        return Ok(None);
+    }
+    f.positive_duration(key, 1).map(Some)
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Load {
     rtt: PeakEwma,
+    /// [`Peak::Decaying`]'s peak (ns) as of `peak_stamp`; 0 when none.
+    peak: f64,
+    peak_stamp: Nanos,
     outstanding: u32,
     /// Whether the endpoint has given an RTT sample since it became READY.
     sampled: bool,
@@ -369,6 +444,8 @@ pub struct PeakEwmaPolicy {
     clock: Clock,
     /// Picks made so far (the clock of [`Idle::PickClock`]).
     picks: u64,
+    /// The time constants of [`Ablation::split`].
+    split: Split,
 }
 
 impl PeakEwmaPolicy {
@@ -387,6 +464,7 @@ impl PeakEwmaPolicy {
             endpoints: Endpoints::default(),
             clock: Clock::default(),
             picks: 0,
+            split: Split::new(config.decay_time, &config.ablation),
         }
     }
 
@@ -410,6 +488,8 @@ impl PeakEwmaPolicy {
         };
         Load {
             rtt: PeakEwma::new(initial, self.decay.at(now)),
+            peak: 0.0,
+            peak_stamp: now,
             outstanding: 0,
             sampled: false,
             picks_at: self.picks,
@@ -432,9 +512,13 @@ fn pick_clock_weight(picks: u64, idle_picks: u32, load: &Load, at: Moment) -> f6
 /// default-free fast path compares `comparable_cost` instead); an unsampled endpoint's under
 /// [`Initial::Penalty`]; the undecayed estimate while calls are outstanding under [`Probes::One`].
 #[inline]
-fn cost(a: &Ablation, picks: u64, load: &Load, at: Moment) -> f64 {
+fn cost(a: &Ablation, split: &Split, picks: u64, load: &Load, at: Moment) -> f64 {
     if !load.sampled && a.initial == Initial::Penalty {
         return unsampled_cost(load);
+    }
+    if a.split() {
+        return split_estimate(a, split, picks, load, at.now(), true)
+            * (f64::from(load.outstanding) + 1.0);
     }
     let n = f64::from(load.outstanding) + 1.0;
     if a.probes == Probes::One && load.outstanding > 0 {
@@ -444,6 +528,107 @@ fn cost(a: &Ablation, picks: u64, load: &Load, at: Moment) -> f64 {
         Idle::ToZero => load.rtt.stored() * load.rtt.weight(at) * n,
         Idle::Frozen => load.rtt.stored() * n,
         Idle::PickClock => load.rtt.stored() * pick_clock_weight(picks, a.idle_picks, load, at) * n,
+    }
+}
+
+/// The time constants of [`Ablation::split`]'s estimate, resolved against `decayTime`: the blend's
+/// `τ`, the idle decay's and the peak's, as `1/τ` in 1/ns.
+#[derive(Debug, Clone, Copy)]
+struct Split {
+    tau: f64,
+    inv_idle: f64,
+    inv_peak: f64,
+    /// `1/blendTime`, when set.
+    inv_blend: Option<f64>,
+}
+
+impl Split {
+    fn new(decay_time: Nanos, a: &Ablation) -> Self {
+        let idle = a.idle_decay_time.unwrap_or(decay_time).max(1);
+        let peak = a.peak_decay_time.unwrap_or(decay_time / 10).max(1);
+        Split {
+            tau: decay_time.max(1) as f64,
+            inv_idle: 1.0 / idle as f64,
+            inv_peak: 1.0 / peak as f64,
+            inv_blend: a.blend_time.map(|b| 1.0 / b.max(1) as f64),
+        }
+    }
+}
+
+/// The weight `e^(−idle/τ_idle)` of `load`'s stored EWMA at `now` under [`Ablation::split`]: the
+/// idle time is the time since the last sample, on the pick clock at most `picks since the last
+/// sample × decayTime / idlePicks`; 0 when frozen, or when `probing` with `probes` one and calls
+/// outstanding.
+#[inline]
+fn idle_weight(
+    a: &Ablation,
+    split: &Split,
+    picks: u64,
+    load: &Load,
+    now: Nanos,
+    probing: bool,
+) -> f64 {
+    let wall = now.saturating_sub(load.rtt.stamp()) as f64;
+    let idle = match a.idle {
+        _ if probing && a.probes == Probes::One && load.outstanding > 0 => 0.0,
+        Idle::ToZero => wall,
+        Idle::Frozen => 0.0,
+        Idle::PickClock => {
+            let since = picks.saturating_sub(load.picks_at) as f64;
+            wall.min(since * split.tau / f64::from(a.idle_picks))
+        }
+    };
+    (-idle * split.inv_idle).exp()
+}
+
+/// [`Ablation::split`]'s estimate of `load` at `now` (ns, before the `outstanding + 1` factor):
+/// the stored EWMA times its [`idle_weight`], or the [`Peak::Decaying`] peak decayed with its own
+/// time constant, whichever is larger.
+#[inline]
+fn split_estimate(
+    a: &Ablation,
+    split: &Split,
+    picks: u64,
+    load: &Load,
+    now: Nanos,
+    probing: bool,
+) -> f64 {
+    let ewma = load.rtt.stored() * idle_weight(a, split, picks, load, now, probing);
+    if a.peak == Peak::Decaying && load.peak > 0.0 {
+        let age = now.saturating_sub(load.peak_stamp) as f64;
+        ewma.max(load.peak * (-age * split.inv_peak).exp())
+    } else {
+        ewma
+    }
+}
+
+/// Takes a sample `rtt` into `load` at `at` under [`Ablation::split`]: the peak test compares it
+/// with the estimate now. The EWMA blends it as `stored × w + (1 − w) × rtt`: with one time
+/// constant, `w` is the [`idle_weight`] (the decayed estimate is what the sample blends into, as
+/// the proposal has it); with an `idleDecayTime` or a frozen estimate, `w = e^(−Δt/decayTime)`,
+/// Δt since the last sample; with a `blendTime`, `w = e^(−Δt/blendTime)` and the stored estimate is
+/// what the sample blends into. Under [`Peak::Jump`] a peak replaces the EWMA and under
+/// [`Peak::Decaying`] a peak also sets the separate peak.
+#[inline]
+fn split_observe(a: &Ablation, split: &Split, picks: u64, load: &mut Load, at: Moment, rtt: Nanos) {
+    let now = at.now();
+    let current = split_estimate(a, split, picks, load, now, false);
+    let w = if let Some(inv_blend) = split.inv_blend {
+        (-(now.saturating_sub(load.rtt.stamp()) as f64) * inv_blend).exp()
+    } else if a.idle_decay_time.is_none() && a.idle != Idle::Frozen {
+        idle_weight(a, split, picks, load, now, false)
+    } else {
+        load.rtt.weight(at)
+    };
+    let above = rtt as f64 > current;
+    match a.peak {
+        Peak::Jump if above => load.rtt.replace(at, rtt),
+        Peak::Decaying if above => {
+            load.peak = rtt as f64;
+            load.peak_stamp = now;
+            load.rtt.observe_blend(at, rtt, w);
+        }
+        _ => load.rtt.observe_blend(at, rtt, w),
     }
 }
 
@@ -486,9 +671,9 @@ impl Policy for PeakEwmaPolicy {
                 comparable_cost(&slots[s as usize].data)
             }),
             DecayMode::TimeWeighted => {
-                let (at, picks) = (self.decay.at(now), self.picks);
+                let (at, picks, split) = (self.decay.at(now), self.picks, &self.split);
                 p2c::pick(ready, choices, sampling, rng, |s| {
-                    cost(&a, picks, &slots[s as usize].data, at)
+                    cost(&a, split, picks, &slots[s as usize].data, at)
                 })
             }
             DecayMode::OnRead => {
@@ -529,6 +714,8 @@ impl Policy for PeakEwmaPolicy {
             let rtt = outcome.elapsed;
             if !load.sampled && a.initial != Initial::Prior {
                 load.rtt.replace(at, rtt);
+            } else if a.split() {
+                split_observe(&a, &self.split, picks, load, at, rtt);
             } else if a.peak == Peak::Blend {
                 let w = match (a.decay, a.idle) {
                     (DecayMode::TimeWeighted, Idle::PickClock) => {
@@ -561,12 +748,13 @@ impl Policy for PeakEwmaPolicy {
         let a = &self.config.ablation;
         let cost = match a.idle {
             Idle::ToZero
-                if (load.sampled || a.initial != Initial::Penalty)
+                if !a.split()
+                    && (load.sampled || a.initial != Initial::Penalty)
                     && (a.probes == Probes::Many || load.outstanding == 0) =>
             {
                 load.rtt.decayed(now, &self.decay) * n
             }
-            _ => cost(a, self.picks, load, self.decay.at(now)),
+            _ => cost(a, &self.split, self.picks, load, self.decay.at(now)),
         };
         Some(EndpointView {
             state: s.state,

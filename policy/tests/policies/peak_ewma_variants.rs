@@ -205,3 +205,127 @@ fn without_the_peak_a_slow_answer_blends_in_like_any_other() {
         costs[1]
     );
 }
+
+/// One endpoint: a first answer of 2 ms, then after `gap` a slow one of 20 ms; its cost then.
+fn after_a_slow_answer(entry: &str, gap: u64) -> Lab {
+    let mut lab = Lab::ready(entry, 1);
+    let t = lab.unary();
+    lab.step(2 * MS);
+    lab.done(t, Status::Ok, 2 * MS);
+    lab.step(gap);
+    let t = lab.unary();
+    lab.step(20 * MS);
+    lab.done(t, Status::Ok, 20 * MS);
+    lab
+}
+
+#[test]
+fn a_decaying_peak_marks_a_slow_answer_for_its_own_time_constant_then_the_ewma_rules() {
+    let entry = variant(r#""idle":"to_zero","peak":"decaying","peakDecayTime":"1s""#);
+    let mut lab = after_a_slow_answer(&entry, SEC);
+    // At once: the peak, 20 ms.
+    assert_eq!(lab.cost(0), 20.0 * MS as f64);
+    // One peak time constant later the peak is 20/e ms; the EWMA (τ = 10 s) holds the slow
+    // answer with weight 1 − e^(−1.02/10) and decays over the same second.
+    lab.step(SEC);
+    let peak = 20.0 * (-1.0f64).exp();
+    let w = (-1.02f64 / 10.0).exp();
+    let ewma = (2.0 * w + (1.0 - w) * 20.0) * (-0.1f64).exp();
+    let want = peak.max(ewma) * MS as f64;
+    assert!(
+        (lab.cost(0) / want - 1.0).abs() < 1e-9,
+        "{} vs {want}",
+        lab.cost(0)
+    );
+    // Five peak time constants on, only the EWMA is left.
+    lab.step(4 * SEC);
+    let want = (2.0 * w + (1.0 - w) * 20.0) * (-0.5f64).exp() * MS as f64;
+    assert!(
+        (lab.cost(0) / want - 1.0).abs() < 1e-9,
+        "{} vs {want}",
+        lab.cost(0)
+    );
+}
+
+#[test]
+fn a_blend_time_weighs_a_sample_against_the_stored_estimate() {
+    // With blendTime 1 s a slow answer 1.02 s after the last blends with weight 1 − e^(−1.02),
+    // into the stored estimate; the cost then decays with decayTime (10 s) while idle.
+    let entry = variant(r#""idle":"to_zero","peak":"blend","blendTime":"1s""#);
+    let mut lab = after_a_slow_answer(&entry, SEC);
+    let w = (-1.02f64).exp();
+    let want = (2.0 * w + (1.0 - w) * 20.0) * MS as f64;
+    assert!(
+        (lab.cost(0) / want - 1.0).abs() < 1e-9,
+        "{} vs {want}",
+        lab.cost(0)
+    );
+    lab.step(10 * SEC);
+    let decayed = want * (-1.0f64).exp();
+    assert!(
+        (lab.cost(0) / decayed - 1.0).abs() < 1e-9,
+        "{}",
+        lab.cost(0)
+    );
+}
+
+#[test]
+fn an_idle_decay_time_decays_an_avoided_estimate_faster_than_samples_blend() {
+    // idleDecayTime 5 s: after 10 s without samples the 20 ms peak costs 20/e² ms, not 20/e.
+    let entry = variant(r#""idle":"to_zero","idleDecayTime":"5s""#);
+    let mut lab = after_a_slow_answer(&entry, SEC);
+    assert_eq!(lab.cost(0), 20.0 * MS as f64, "the peak");
+    lab.step(10 * SEC);
+    let want = 20.0 * (-2.0f64).exp() * MS as f64;
+    assert!(
+        (lab.cost(0) / want - 1.0).abs() < 1e-9,
+        "{} vs {want}",
+        lab.cost(0)
+    );
+    // A fast answer then blends into the stored estimate with the blend's own weight, e^(−10/10).
+    let t = lab.unary();
+    lab.step(MS);
+    lab.done(t, Status::Ok, MS);
+    let w = (-10.001f64 / 10.0).exp();
+    let want = (20.0 * w + (1.0 - w) * 1.0) * MS as f64;
+    assert!(
+        (lab.cost(0) / want - 1.0).abs() < 1e-6,
+        "{} vs {want}",
+        lab.cost(0)
+    );
+}
+
+#[test]
+fn the_time_constant_fields_are_checked_and_normalized_only_when_given() {
+    let norm = |ablation: &str| {
+        parse_service_config(&format!(
+            r#"{{"loadBalancingConfig":[{}]}}"#,
+            variant(ablation)
+        ))
+        .map(|c| c.to_json().to_string())
+    };
+    let json =
+        norm(r#""peak":"decaying","peakDecayTime":"0.5s","blendTime":"2.5s","idleDecayTime":"5s""#)
+            .unwrap();
+    for want in [
+        r#""peak":"decaying""#,
+        r#""peakDecayTime":"0.5s""#,
+        r#""blendTime":"2.5s""#,
+        r#""idleDecayTime":"5s""#,
+    ] {
+        assert!(json.contains(want), "{want} in {json}");
+    }
+    let plain = norm("").unwrap();
+    for absent in ["peakDecayTime", "blendTime", "idleDecayTime"] {
+        assert!(!plain.contains(absent), "{absent} in {plain}");
+    }
+    for (bad, says) in [
+        (r#""peakDecayTime":"0s""#, "peakDecayTime"),
+        (r#""blendTime":"soon""#, "blendTime"),
+        (r#""idleDecayTime":"-1s""#, "idleDecayTime"),
+        (r#""decay":"on_read","blendTime":"1s""#, "one time constant"),
+    ] {
+        let e = norm(bad).unwrap_err().to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}
