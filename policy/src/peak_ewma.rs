@@ -261,8 +261,8 @@ impl Default for Ablation {
 
 impl Ablation {
     /// Whether the estimate is read and updated with separate time constants for the peak, the
-    /// idle decay and the blend ([`Peak::Decaying`] or an `idleDecayTime`), rather than with the
-    /// proposal's one `decayTime`.
+    /// idle decay and the blend ([`Peak::Decaying`], an `idleDecayTime` or a `blendTime`), rather
+    /// than with the proposal's one `decayTime`.
     #[inline]
     fn split(&self) -> bool {
         self.peak == Peak::Decaying || self.idle_decay_time.is_some() || self.blend_time.is_some()
@@ -333,7 +333,7 @@ impl Spec for Config {
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
                     return Err(a.err(
                         "decay",
-                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\" or idleDecayTime",
+                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime or blendTime",
                     ));
                 }
                 if ablation.idle_picks == 0 {
