@@ -1,11 +1,13 @@
 //! `lblab`: the command-line front end. Parsing lives here; the work lives in the library crates.
 
+#[macro_use]
+mod stdout;
 mod cli;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    match cli::run() {
+    match stdout::finish(cli::run()) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {}", message(&err));

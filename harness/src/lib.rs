@@ -293,13 +293,10 @@ pub fn run_one(
     })
 }
 
-/// The floor: round_robin against zero-delay backends (same count, no faults) at the scenario's
-/// rate, for `length` after a warm-up of a tenth of that.
-pub fn run_floor(
-    scenario: &Scenario,
-    length: Duration,
-    options: &HarnessOptions<'_>,
-) -> Result<FloorSummary, LoadgenError> {
+/// The scenario the floor runs: `scenario`'s backends with zero delay and no faults, unary calls
+/// only, measured for `length` (at most the scenario's duration, at least 1 s) after a warm-up of
+/// a tenth of that (at most 2 s).
+fn floor_scenario(scenario: &Scenario, length: Duration) -> Scenario {
     let mut s = scenario.clone();
     s.backends = lblab_backend::zero_delay(&scenario.backends);
     let length = length
@@ -308,6 +305,23 @@ pub fn run_floor(
     s.workload.duration = length.max(NANOS_PER_SEC);
     s.workload.warmup = (length / 10).min(2 * NANOS_PER_SEC);
     s.workload.streaming_share = 0.0;
+    s
+}
+
+/// How long the floor of [`run_floor`] with `length` is scheduled to run (its warm-up and
+/// measured time), so that a progress display can count it in advance.
+pub fn floor_schedule(scenario: &Scenario, length: Duration) -> Duration {
+    Duration::from_nanos(floor_scenario(scenario, length).workload.end())
+}
+
+/// The floor: round_robin against zero-delay backends (same count, no faults) at the scenario's
+/// rate, for `length` after a warm-up of a tenth of that.
+pub fn run_floor(
+    scenario: &Scenario,
+    length: Duration,
+    options: &HarnessOptions<'_>,
+) -> Result<FloorSummary, LoadgenError> {
+    let s = floor_scenario(scenario, length);
     let config_json = r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#;
     let selected = config::parse_service_config(config_json)
         .map_err(|e| LoadgenError::Config(e.to_string()))?;
@@ -439,6 +453,9 @@ fn rerun_if_disturbed(
             "{}: disturbed run (dispatch lateness p99 {late:.0} µs): running it again",
             p.name
         ));
+        if let Some(live) = &options.live {
+            live.add_extra_run();
+        }
         let again = match run_one(scenario, p, options) {
             Ok(again) => again,
             Err(e) => {

@@ -58,6 +58,96 @@ impl Realtime {
     }
 }
 
+/// Where the canonical scenarios are, relative to the working directory.
+const SCENARIOS: &str = "scenarios";
+
+/// The scenario file `given` names: the path itself if it exists, else, for a bare name
+/// (`one-slow`, `one-slow.toml`), `scenarios/<name>.toml` if that exists (said on stderr). A path
+/// that names nothing is an error that says where it looked and suggests the closest scenario.
+pub fn scenario_path(given: &Path) -> anyhow::Result<PathBuf> {
+    if given.exists() {
+        return Ok(given.to_path_buf());
+    }
+    let bare = given.parent().is_none_or(|p| p.as_os_str().is_empty());
+    let name = given
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".toml").unwrap_or(&name).to_string();
+    let candidate = Path::new(SCENARIOS).join(format!("{stem}.toml"));
+    if bare && !stem.is_empty() && candidate.is_file() {
+        eprintln!(
+            "note: scenario {}: using {}",
+            given.display(),
+            candidate.display()
+        );
+        return Ok(candidate);
+    }
+    let mut message = format!("scenario file {}: no such file", given.display());
+    if bare && !stem.is_empty() {
+        let _ =
+            std::fmt::Write::write_fmt(&mut message, format_args!(", nor {}", candidate.display()));
+    }
+    let known = canonical_scenarios();
+    if let Some(closest) = closest(&stem, &known) {
+        let _ = std::fmt::Write::write_fmt(
+            &mut message,
+            format_args!("; did you mean {closest} ({SCENARIOS}/{closest}.toml)?"),
+        );
+    } else if !known.is_empty() {
+        let _ = std::fmt::Write::write_fmt(
+            &mut message,
+            format_args!("; the scenarios in {SCENARIOS}/ are {}", known.join(", ")),
+        );
+    }
+    anyhow::bail!(message)
+}
+
+/// The names of the scenario files in `scenarios/` (none when it is not there), sorted.
+fn canonical_scenarios() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(SCENARIOS)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.strip_suffix(".toml").map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The name in `known` closest to `name` by edit distance, if it is close (at most a third of
+/// its length, and at least one edit allowed).
+fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.as_str())
+}
+
+/// Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitute.min(previous + 1).min(row[j] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 /// Loads a scenario with a seed override.
 pub fn load(path: &Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
     let scenario = Scenario::load(path)?;
@@ -146,6 +236,18 @@ mod tests {
             duration: duration.map(|s| Dur(s * NS)),
             warmup: warmup.map(|s| Dur(s * NS)),
         }
+    }
+
+    #[test]
+    fn a_misspelt_scenario_name_is_matched_to_the_closest_known_one() {
+        let known: Vec<String> = ["healthy", "one-slow", "one-slow-busy", "gc-pauses"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(closest("one-slo", &known), Some("one-slow"));
+        assert_eq!(closest("gc-pause", &known), Some("gc-pauses"));
+        assert_eq!(closest("zzzzzzzz", &known), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 
     #[test]

@@ -92,7 +92,8 @@ fn select(
         .collect())
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.scenario = super::args::scenario_path(&args.scenario)?;
     if args.run_for.is_some_and(|d| d.0 == 0) {
         anyhow::bail!(
             "--for 0s: give a positive duration, or leave --for out to serve until Ctrl-C"
@@ -134,11 +135,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         })?;
     for (spec, addr) in backends.iter().zip(fleet.addrs()) {
-        println!("{:<16} {addr}", spec.name);
+        outln!("{:<16} {addr}", spec.name);
     }
     let targets: Vec<String> = fleet.addrs().iter().map(|a| a.to_string()).collect();
-    println!("--targets {}", targets.join(","));
-    println!(
+    outln!("--targets {}", targets.join(","));
+    outln!(
         "serving {}; fault timeline starts at {}",
         match args.run_for {
             Some(d) => format!("for {d} (or until Ctrl-C)"),
@@ -158,7 +159,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     });
     let acc = runtime.block_on(fleet.shutdown());
-    println!(
+    outln!(
         "served {} unary requests; delay error p50 {:.0} µs, p99 {:.0} µs, p99.9 {:.0} µs, max {:.0} µs",
         acc.count, acc.p50_us, acc.p99_us, acc.p999_us, acc.max_us
     );

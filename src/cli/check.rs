@@ -5,7 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_policy::{config, xds};
+use lblab_model::scenario::{REAL_ONLY_POLICIES, SIM_ONLY_POLICIES};
+use lblab_policy::config::{self, Selected};
+use lblab_policy::xds;
 
 /// Arguments of `lblab check`.
 #[derive(Debug, clap::Args)]
@@ -50,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(mapped) => {
                 let normalized =
                     serde_json::json!({ "loadBalancingConfig": [mapped.policy.to_json()] });
-                println!("{}", serde_json::to_string_pretty(&normalized)?);
+                outln!("{}", serde_json::to_string_pretty(&normalized)?);
                 eprintln!(
                     "note: mapped {} at `{}` onto {}",
                     mapped.type_name,
@@ -71,15 +73,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         };
     }
-    match config::parse_service_config(&text) {
-        Ok(policy) => {
+    let mut extra: Vec<&str> = SIM_ONLY_POLICIES.to_vec();
+    extra.extend_from_slice(REAL_ONLY_POLICIES);
+    match config::parse_service_config_with(&text, &extra) {
+        Ok(Selected::Policy(policy)) => {
             let normalized = serde_json::json!({ "loadBalancingConfig": [policy.to_json()] });
-            println!("{}", serde_json::to_string_pretty(&normalized)?);
+            outln!("{}", serde_json::to_string_pretty(&normalized)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Selected::Extra { name, .. }) => {
+            let normalized = serde_json::json!({ "loadBalancingConfig": [{ name.as_str(): {} }] });
+            outln!("{}", serde_json::to_string_pretty(&normalized)?);
+            eprintln!("note: {}", extra_note(&name));
             Ok(ExitCode::SUCCESS)
         }
         Err(err) => {
             eprintln!("error: invalid service config in {source}: {err}");
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+/// What `check` says about one of lblab's own policy names, which are not gRPC policies.
+fn extra_note(name: &str) -> String {
+    if SIM_ONLY_POLICIES.contains(&name) {
+        format!(
+            "`{name}` is lblab's own, not a gRPC policy, and runs only in the simulator (`lblab sim`, \
+             the simulated half of `lblab compare`; the real harness skips it). It reads every \
+             backend's true queue and speed and picks the least expected completion time. It is \
+             not a lower bound: it cannot foresee a pause that starts after its pick. It takes no fields."
+        )
+    } else {
+        format!(
+            "`{name}` is lblab's own, not a gRPC policy, and runs only over real gRPC (`lblab real`, \
+             `lblab loadgen`, the real half of `lblab compare`): tower's own p2c + PeakEwma \
+             balancer, as a reference. It takes no fields."
+        )
     }
 }

@@ -2,10 +2,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 
-use lblab_model::results::{diff_pct, write_atomic, CompareRow, Layout, Mode, RunSummary};
+use lblab_model::results::{
+    diff_pct, write_atomic, CompareRow, Layout, Mode, RunSummary, SummaryRow,
+};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
@@ -23,9 +26,10 @@ pub struct Args {
     run: super::args::Run,
     #[command(flatten)]
     length: super::args::Length,
-    /// Measure each policy for the scenario's full duration (as the committed evidence does);
-    /// without it or --duration, each policy is measured for 10s in both modes, so that the
-    /// default run takes about three minutes.
+    /// Measure each policy for the scenario's full duration, as the committed evidence does
+    /// (one-slow: 10 min 31 s scheduled); without it or --duration, each policy is measured for
+    /// 10s after its warm-up in both modes (one-slow: 3 min 51 s scheduled, about four minutes in
+    /// all).
     #[arg(long, conflicts_with = "duration")]
     full: bool,
     /// How the real harness runs.
@@ -46,10 +50,10 @@ fn with_extra_rtt(scenario: &Scenario, extra: u64) -> Scenario {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let path = args
-        .scenario
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO));
+    let path = match &args.scenario {
+        Some(path) => super::args::scenario_path(path)?,
+        None => PathBuf::from(DEFAULT_SCENARIO),
+    };
     let length = super::args::Length {
         duration: if args.full {
             None
@@ -74,15 +78,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     output::write(&layout.sim(), &sim_summary, &sim_results)
         .context("writing simulation results")?;
     if sim_partial {
-        println!(
+        outln!(
             "interrupted during the simulation; wrote {}",
             layout.sim().display()
         );
         return Ok(ExitCode::from(130));
     }
 
-    eprintln!("running {} over real TCP ...", scenario.file.name);
     let options = args.harness.options(&args.run.policies);
+    eprintln!(
+        "running {} over real TCP: {} scheduled ...",
+        scenario.file.name,
+        minutes(real_schedule(&scenario, &options))
+    );
     let (real, real_summary, _, real_dir) =
         super::real::run_and_write(&scenario, &options, &layout.real())?;
 
@@ -117,17 +125,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     write_atomic(&layout.compare_csv(), &csv)?;
     // The chart is drawn from compare.csv, so that `redraw_compare` redraws the same chart from
     // the folder (adding the multi-seed intervals and the repeated real runs when there are).
-    lblab_report::redraw_compare_from(&base, &scenario.file.name, &csv, false)
+    let charts = lblab_report::redraw_compare_from(&base, &scenario.file.name, &csv, false)
         .context("drawing the comparison chart")?;
 
+    for line in result_lines(&scenario, &sim_summary, &real_summary) {
+        outln!("{line}");
+    }
+    outln!();
     print_comparison(&scenario, &rows, &real_summary, floor_ns);
+    outln!();
     super::real::print_harness(&real);
-    println!(
-        "wrote {}, {} and {}",
-        layout.sim().display(),
-        real_dir.display(),
-        layout.compare_csv().display()
+    let mut written = vec![
+        layout.sim().display().to_string(),
+        real_dir.display().to_string(),
+        layout.compare_csv().display().to_string(),
+    ];
+    // The chart in PNG (its SVG twin lies beside it).
+    written.extend(
+        charts
+            .iter()
+            .filter(|c| c.extension().is_some_and(|x| x == "png"))
+            .map(|c| c.display().to_string()),
     );
+    outln!("wrote {}", list(&written));
     if let Some(why) = &real.failed {
         anyhow::bail!(
             "{why}; the results measured before it are in {}",
@@ -141,21 +161,172 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// How long the real half of a comparison is scheduled to run: the floor's and every real
+/// policy's warm-up and measured time (the progress bar counts these).
+fn real_schedule(scenario: &Scenario, options: &lblab_harness::HarnessOptions<'_>) -> Duration {
+    let floor = options
+        .floor
+        .map(|length| lblab_harness::floor_schedule(scenario, length))
+        .unwrap_or_default();
+    let runs = scenario
+        .policies
+        .iter()
+        .filter(|p| options.only.is_empty() || options.only.contains(&p.name))
+        .filter(|p| p.runs_in_real())
+        .count();
+    floor + Duration::from_nanos(scenario.workload.end()) * runs as u32
+}
+
+/// `d` as `3 min 51 s`.
+fn minutes(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{} min {} s", s / 60, s % 60)
+}
+
+/// `items` as an English list: `a`, `a and b`, `a, b and c`.
+fn list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// `value` over `base`, as a factor (`0.16×`), or `–` when there is no base to compare with.
+fn ratio(value: f64, base: Option<f64>) -> String {
+    match base {
+        Some(b) if b > 0.0 && value.is_finite() => format!("{:.2}×", value / b),
+        _ => "–".to_string(),
+    }
+}
+
+/// A difference in percent, rounded to whole percent; never `-0`.
+fn pct(value: f64) -> String {
+    if !value.is_finite() {
+        return "–".to_string();
+    }
+    let rounded = value.round();
+    if rounded == 0.0 {
+        "0%".to_string()
+    } else {
+        format!("{rounded:.0}%")
+    }
+}
+
+/// The result, before anything about how well the two modes agree: each policy's p99 and p99.9,
+/// real and simulated, against round_robin's of the same mode (and the simulated p99 against the
+/// oracle's), its traffic to faulty backends, and which policy had the lowest real p99.
+fn result_lines(scenario: &Scenario, sim: &RunSummary, real: &RunSummary) -> Vec<String> {
+    let find = |summary: &RunSummary, policy: &str| {
+        summary.rows.iter().find(|r| r.policy == policy).cloned()
+    };
+    let rr_real = find(real, "round_robin");
+    let rr_sim = find(sim, "round_robin");
+    let oracle = find(sim, "oracle");
+    // Every policy of either mode, in scenario order.
+    let policies: Vec<&str> = scenario
+        .policies
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|p| find(real, p).is_some() || find(sim, p).is_some())
+        .collect();
+    let width = policies.iter().map(|p| p.len()).max().unwrap_or(6).max(6);
+    let mut lines = vec![
+        format!(
+            "scenario {} (seed {}): each policy's tail latency, ×rr against round_robin's in the same mode, ×oracle the simulated p99 against the oracle's (below 1 is better)",
+            scenario.file.name, scenario.file.seed
+        ),
+        format!(
+            "{:<width$}  {:>11} {:>6} {:>12} {:>6} {:>10}  {:>11} {:>6} {:>12} {:>6} {:>8}",
+            "policy",
+            "real p99",
+            "×rr",
+            "real p99.9",
+            "×rr",
+            "to faulty",
+            "sim p99",
+            "×rr",
+            "sim p99.9",
+            "×rr",
+            "×oracle"
+        ),
+    ];
+    let ms = |row: &Option<SummaryRow>, f: fn(&SummaryRow) -> f64| {
+        row.as_ref()
+            .map_or_else(|| "–".to_string(), |r| format!("{:.2} ms", f(r)))
+    };
+    let times = |row: &Option<SummaryRow>, base: &Option<SummaryRow>, f: fn(&SummaryRow) -> f64| {
+        row.as_ref()
+            .map_or_else(|| "–".to_string(), |r| ratio(f(r), base.as_ref().map(f)))
+    };
+    let p99 = |r: &SummaryRow| r.p99_ms;
+    let p999 = |r: &SummaryRow| r.p999_ms;
+    for policy in &policies {
+        let (r, s) = (find(real, policy), find(sim, policy));
+        let faulty = r.as_ref().map_or_else(
+            || "–".to_string(),
+            |r| format!("{:.2}%", 100.0 * r.slow_share),
+        );
+        lines.push(format!(
+            "{:<width$}  {:>11} {:>6} {:>12} {:>6} {:>10}  {:>11} {:>6} {:>12} {:>6} {:>8}",
+            policy,
+            ms(&r, p99),
+            times(&r, &rr_real, p99),
+            ms(&r, p999),
+            times(&r, &rr_real, p999),
+            faulty,
+            ms(&s, p99),
+            times(&s, &rr_sim, p99),
+            ms(&s, p999),
+            times(&s, &rr_sim, p999),
+            times(&s, &oracle, p99),
+        ));
+    }
+    let best = real
+        .rows
+        .iter()
+        .filter(|r| r.p99_ms.is_finite() && r.requests > 0)
+        .min_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms));
+    if let Some(best) = best {
+        let against = match &rr_real {
+            Some(rr) if rr.policy != best.policy => format!(
+                ": {} round_robin's p99 ({:.2} ms against {:.2} ms), p99.9 {}",
+                ratio(best.p99_ms, Some(rr.p99_ms)),
+                best.p99_ms,
+                rr.p99_ms,
+                ratio(best.p999_ms, Some(rr.p999_ms)),
+            ),
+            Some(_) => format!(" ({:.2} ms): no policy beat round_robin", best.p99_ms),
+            None => format!(
+                " ({:.2} ms; round_robin did not run, so there is nothing to compare it with)",
+                best.p99_ms
+            ),
+        };
+        lines.push(format!("lowest real p99: {}{against}", best.policy));
+    }
+    if real.partial {
+        lines.push(
+            "(the real run stopped early: the policies it did not reach are missing)".to_string(),
+        );
+    }
+    lines
+}
+
 /// One line of the agreement table: per percentile the simulated value and whether the real one
 /// agrees with it.
 fn print_agreement(policy: &str, width: usize, sim: [(f64, bool); 2], real: (f64, f64)) {
     let mark = |ok: bool| if ok { "yes" } else { "NO" };
     let [(sim_p50, p50_ok), (sim_p99, p99_ok)] = sim;
-    println!(
-        "{:<width$} {:>8.2} {:>8.2} {:>6.0}% {:>5}  {:>8.2} {:>8.2} {:>6.0}% {:>5}",
+    outln!(
+        "{:<width$} {:>8.2} {:>8.2} {:>7} {:>5}  {:>8.2} {:>8.2} {:>7} {:>5}",
         policy,
         sim_p50,
         real.0,
-        diff_pct(sim_p50, real.0),
+        pct(diff_pct(sim_p50, real.0)),
         mark(p50_ok),
         sim_p99,
         real.1,
-        diff_pct(sim_p99, real.1),
+        pct(diff_pct(sim_p99, real.1)),
         mark(p99_ok)
     );
 }
@@ -167,8 +338,8 @@ fn print_comparison(
     real_summary: &RunSummary,
     floor_ns: Option<u64>,
 ) {
-    println!(
-        "scenario {} (seed {}): simulated vs real over loopback TCP",
+    outln!(
+        "how well the simulation agrees with the real run over loopback TCP (scenario {}, seed {}):",
         scenario.file.name, scenario.file.seed
     );
     let width = rows
@@ -180,7 +351,7 @@ fn print_comparison(
     let header = [
         "policy", "sim p50", "real p50", "diff", "ok", "sim p99", "real p99", "diff", "ok",
     ];
-    println!(
+    outln!(
         "{:<width$} {:>8} {:>8} {:>7} {:>5}  {:>8} {:>8} {:>7} {:>5}",
         header[0],
         header[1],
@@ -197,18 +368,18 @@ fn print_comparison(
         print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
     }
     let agree = rows.iter().filter(|a| a.agrees()).count();
-    println!(
+    outln!(
         "{agree} of {} policies agree (p50 and p99 within ±20 %, or within 1 ms)",
         rows.len()
     );
     if real_summary.partial {
-        println!(
+        outln!(
             "(the real run stopped early: it covers less time than the simulation, so this comparison is not a fair one)"
         );
     }
     output::print_incidents(real_summary);
     if let Some(extra) = floor_ns {
-        println!(
+        outln!(
             "calibrated: the simulation again with the harness floor's median ({:.3} ms, the real stack's cost per RPC) as network round trip:",
             extra as f64 / 1e6
         );
@@ -227,6 +398,75 @@ fn print_comparison(
             .iter()
             .filter(|a| a.calibrated_agrees() == Some(true))
             .count();
-        println!("{cal} of {} policies agree after calibration", rows.len());
+        outln!("{cal} of {} policies agree after calibration", rows.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The run time the README and `--help` give for the main job, as `minutes` prints it.
+    fn one_slow_schedule(length: &crate::cli::args::Length) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_SCENARIO);
+        let scenario = crate::cli::args::load_with_length(&path, None, length).unwrap();
+        minutes(real_schedule(
+            &scenario,
+            &lblab_harness::HarnessOptions::default(),
+        ))
+    }
+
+    #[test]
+    fn the_readme_and_help_give_the_main_jobs_scheduled_length() {
+        let default = one_slow_schedule(&crate::cli::args::Length {
+            duration: Some(DEFAULT_DURATION),
+            warmup: None,
+        });
+        let full = one_slow_schedule(&crate::cli::args::Length {
+            duration: None,
+            warmup: None,
+        });
+        let readme = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"),
+        )
+        .unwrap();
+        let readme = readme.replace('\n', " ");
+        let help = <Args as clap::Args>::augment_args(clap::Command::new("compare"))
+            .get_arguments()
+            .find(|a| a.get_id() == "full")
+            .and_then(|a| a.get_help().map(|h| h.to_string().replace('\n', " ")))
+            .unwrap();
+        for text in [&readme, &help] {
+            assert!(
+                text.contains(&format!("{default} scheduled")),
+                "{default}: {text}"
+            );
+            assert!(
+                text.contains(&format!("{full} scheduled")),
+                "{full}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_difference_that_rounds_to_zero_prints_without_a_sign() {
+        assert_eq!(pct(-0.3), "0%");
+        assert_eq!(pct(0.4), "0%");
+        assert_eq!(pct(-12.6), "-13%");
+        assert_eq!(pct(f64::NAN), "–");
+    }
+
+    #[test]
+    fn ratios_need_a_base() {
+        assert_eq!(ratio(3.0, Some(12.0)), "0.25×");
+        assert_eq!(ratio(3.0, None), "–");
+        assert_eq!(ratio(3.0, Some(0.0)), "–");
+    }
+
+    #[test]
+    fn the_written_files_read_as_a_list() {
+        let files = ["a", "b", "c"].map(String::from);
+        assert_eq!(list(&files), "a, b and c");
+        assert_eq!(list(&files[..1]), "a");
     }
 }

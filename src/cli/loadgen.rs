@@ -129,7 +129,10 @@ pub struct Args {
     realtime: super::args::Realtime,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.scenario {
+        args.scenario = Some(super::args::scenario_path(path)?);
+    }
     let spec = TargetSpec::parse(&args.targets, Duration::from_nanos(args.resolve_every.0))?;
     anyhow::ensure!(
         args.resolve_every.0 >= 1_000_000_000,
@@ -247,26 +250,26 @@ fn dry_run(args: &Args, targets: &[Target], data: Option<&str>) -> anyhow::Resul
             format!("{:?}", w.arrival).to_lowercase()
         ),
     };
-    println!(
+    outln!(
         "dry run: nothing was sent. Would run {} clients at {load}, warm-up {} then {} measured, per policy:",
         w.clients, w.warmup, w.duration
     );
     for p in scenario.policies.iter().filter(|p| p.runs_in_real()) {
-        println!("  policy {}", p.name);
+        outln!("  policy {}", p.name);
     }
     for t in targets {
-        println!("  target {}", t.label());
+        outln!("  target {}", t.label());
     }
     match (&args.call, &call) {
-        (Some(name), None) => println!(
+        (Some(name), None) => outln!(
             "  calling {name}: its schema is read by reflection when the run starts (not checked)"
         ),
-        (Some(_), Some(c)) => println!(
+        (Some(_), Some(c)) => outln!(
             "  calling {} with a {}-byte request",
             c.name,
             c.request.len()
         ),
-        (None, _) => println!("  calling lblab's Echo/Unary (the scenario's backend behaviour)"),
+        (None, _) => outln!("  calling lblab's Echo/Unary (the scenario's backend behaviour)"),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -297,7 +300,11 @@ fn run_all(
         .map(|t| (t.name.clone(), t.addr.to_string()))
         .collect();
     let mut shares = Vec::new();
-    let bar = super::progress::Progress::new(planned as u64, "policies");
+    let schedule = super::progress::Schedule {
+        first: None,
+        each: Duration::from_nanos(scenario.workload.end()),
+    };
+    let bar = super::progress::Progress::scheduled(planned as u64, "policies", schedule);
     let live = std::sync::Arc::new(lblab_loadgen::run::Live::new());
     let watch = bar.watch(live.clone());
     for p in &scenario.policies {
@@ -387,7 +394,7 @@ fn run_all(
     write(dir, &summary, &results, &shares).context("writing load-generator results")?;
     output::print_table(&summary);
     print_shares(&shares);
-    println!("wrote {}", dir.display());
+    outln!("wrote {}", dir.display());
     if let Some(why) = failed {
         anyhow::bail!(
             "{why}; the results measured before it are in {}",
@@ -449,14 +456,14 @@ fn print_shares(rows: &[TargetRow]) {
         .max()
         .unwrap_or(6)
         .max(6);
-    println!();
-    print!("{:width$}", "traffic share");
+    outln!();
+    out!("{:width$}", "traffic share");
     for p in &policies {
-        print!("  {:>w$}", p, w = p.len().max(8));
+        out!("  {:>w$}", p, w = p.len().max(8));
     }
-    println!();
+    outln!();
     for k in &keys {
-        print!("{:width$}", label(k));
+        out!("{:width$}", label(k));
         for p in &policies {
             let cell = rows
                 .iter()
@@ -466,9 +473,9 @@ fn print_shares(rows: &[TargetRow]) {
                     format!("{:.1}%", share * 100.0)
                 })
                 .unwrap_or_default();
-            print!("  {:>w$}", cell, w = p.len().max(8));
+            out!("  {:>w$}", cell, w = p.len().max(8));
         }
-        println!();
+        outln!();
     }
 }
 

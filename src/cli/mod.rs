@@ -95,7 +95,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Vectors(args) => vectors::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
-            clap_complete::generate(shell, &mut Cli::command(), "lblab", &mut std::io::stdout());
+            // Into a buffer: clap_complete panics when it cannot write (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "lblab", &mut script);
+            crate::stdout::write_bytes(&script);
             Ok(ExitCode::SUCCESS)
         }
     }

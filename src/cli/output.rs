@@ -156,7 +156,7 @@ pub fn print_table(summary: &RunSummary) {
         .max()
         .unwrap_or(6)
         .max(6);
-    println!(
+    outln!(
         "{:<width$} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
         "policy",
         "requests",
@@ -170,7 +170,7 @@ pub fn print_table(summary: &RunSummary) {
         "to faulty"
     );
     for r in &summary.rows {
-        println!(
+        outln!(
             "{:<width$} {:>9} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>8.2}%",
             r.policy,
             r.requests,
@@ -185,34 +185,45 @@ pub fn print_table(summary: &RunSummary) {
         );
     }
     if summary.partial {
-        println!("(partial: the run was interrupted; these are the results measured so far)");
+        outln!("(partial: the run was interrupted; these are the results measured so far)");
     }
     print_incidents(summary);
 }
 
-/// Lists the harness incidents of a run, which mark its affected rows.
+/// Lists the harness incidents of a run, which mark its affected rows: one short line each; what
+/// happened in words is in `summary.json`.
 pub fn print_incidents(summary: &RunSummary) {
-    if summary.incidents.is_empty() {
-        return;
+    for line in incident_lines(&summary.incidents, &summary.backends) {
+        outln!("{line}");
     }
-    println!(
+}
+
+/// The lines [`print_incidents`] prints: a heading, one line per incident (policy, kind, backend,
+/// how many times and when) and where the details are.
+fn incident_lines(incidents: &[results::Incident], backends: &[String]) -> Vec<String> {
+    if incidents.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!(
         "harness incidents ({}): these rows are affected by the harness, not only by the scenario:",
-        summary.incidents.len()
-    );
-    for i in &summary.incidents {
+        incidents.len()
+    )];
+    for i in incidents {
         let backend = i
             .backend
-            .and_then(|b| summary.backends.get(b).map(|n| format!(" {n}")))
+            .and_then(|b| backends.get(b).map(|n| format!(" {n}")))
             .unwrap_or_default();
-        println!(
-            "  {} {}{backend} at {:.2}-{:.2} s: {}",
+        lines.push(format!(
+            "  {}: {}{backend}, {} times, {:.1}-{:.1} s",
             i.policy,
             i.kind.name(),
+            i.count,
             i.start_s,
             i.end_s,
-            i.detail
-        );
+        ));
     }
+    lines.push("  (what happened, in full: `incidents` in the run's summary.json)".to_string());
+    lines
 }
 
 /// Installs a Ctrl-C / SIGTERM handler that sets the returned flag. A second signal exits at once.
@@ -226,4 +237,41 @@ pub fn stop_flag() -> &'static std::sync::atomic::AtomicBool {
         eprintln!("\ninterrupted: stopping and writing the results measured so far (again to quit at once)");
     });
     &STOP
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lblab_model::results::{Incident, IncidentKind};
+
+    #[test]
+    fn incidents_print_one_short_line_each_with_the_detail_left_to_the_files() {
+        let detail = "the load generator could not keep to the schedule: ".repeat(12);
+        let incident = Incident {
+            policy: "peak_ewma".into(),
+            kind: IncidentKind::LateDispatch,
+            backend: Some(1),
+            start_s: 12.0,
+            end_s: 21.5,
+            count: 37,
+            detail: detail.clone(),
+        };
+        let lines = incident_lines(
+            &[incident.clone(), incident],
+            &["main/0".into(), "slow/0".into()],
+        );
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+        assert_eq!(
+            lines[1],
+            "  peak_ewma: late_dispatch slow/0, 37 times, 12.0-21.5 s"
+        );
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.len() < 100 && !l.contains(&detail[..40])),
+            "{lines:#?}"
+        );
+        assert!(lines[3].contains("summary.json"), "{lines:#?}");
+        assert!(incident_lines(&[], &[]).is_empty());
+    }
 }

@@ -1,14 +1,36 @@
 //! Progress of long commands: an indicatif bar on a terminal (done of total, elapsed, ETA, a
 //! message), plain lines on stderr otherwise, so that logs and tests read whole lines. During a
 //! real run the message also carries the run's live figures ([`Progress::watch`]).
+//!
+//! A real run's length is known before it starts (each policy's warm-up and duration, and the
+//! harness floor's), so its bar counts scheduled seconds ([`Progress::scheduled`]): the ETA is the
+//! scheduled time still to run, right from the start, rather than an estimate from the pace of
+//! whole policies (which says 0 s for all of the first policy and then minutes per second).
 
+use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use lblab_loadgen::run::Live;
+
+/// What a sequence of real runs is scheduled to take, known before it starts.
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    /// A first run of its own length before the policies' (the harness floor), if any.
+    pub first: Option<Duration>,
+    /// Each policy's run: its warm-up and measured duration.
+    pub each: Duration,
+}
+
+impl Schedule {
+    /// The scheduled time of the first run (if any) and `runs` policy runs.
+    fn total(&self, runs: u64) -> Duration {
+        self.first.unwrap_or_default() + self.each * u32::try_from(runs).unwrap_or(u32::MAX)
+    }
+}
 
 /// A bar over `total` steps, or plain lines when stderr is not a terminal.
 pub struct Progress {
@@ -16,6 +38,13 @@ pub struct Progress {
     total: u64,
     /// Plain mode prints a line every this many steps.
     step: u64,
+    /// What a step is ("policies", "simulations").
+    what: String,
+    /// Steps done.
+    done: Arc<AtomicU64>,
+    /// The scheduled time of a real run, if the bar counts it ([`Progress::scheduled`]).
+    schedule: Option<Schedule>,
+    started: Instant,
     /// The last message, which the live figures are shown after.
     message: Arc<Mutex<String>>,
 }
@@ -25,16 +54,92 @@ const LIVE_EVERY: Duration = Duration::from_millis(500);
 /// How often they are printed as a plain line when stderr is not a terminal.
 const LIVE_PLAIN_EVERY: Duration = Duration::from_secs(10);
 
-/// The live figures as shown: calls ended per second over the last refresh and the p99 so far.
-fn live_line(per_second: f64, live: &Live) -> String {
+/// `d` as minutes and seconds (`3:07`), or hours, minutes and seconds (`1:02:07`): never rounded
+/// to whole minutes.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// The live figures as shown: calls ended per second since the last refresh (`None` before a
+/// call ended) and the p99 so far.
+fn live_line(per_second: Option<f64>, live: &Live) -> String {
     let p99 = live.p99_so_far().map_or_else(
         || "– (none measured yet)".to_string(),
         |d| format!("{:.2} ms", d.as_secs_f64() * 1e3),
     );
+    let rate = per_second.map_or_else(|| "–".to_string(), |r| format!("{r:.0}"));
     format!(
-        "{:.0} s in: {per_second:.0} calls/s ended, p99 so far {p99}",
+        "{:.0} s in: {rate} calls/s ended, p99 so far {p99}",
         live.run_time().as_secs_f64()
     )
+}
+
+/// One reading of the live figures: which run, calls ended in it, and how far into its clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sample {
+    run: u64,
+    ended: u64,
+    at: Duration,
+}
+
+impl Sample {
+    fn of(live: &Live) -> Sample {
+        Sample {
+            run: live.runs(),
+            ended: live.ended(),
+            at: live.run_time(),
+        }
+    }
+}
+
+/// Calls ended per second of run time between two readings, counting only the run in progress:
+/// when a new run began between them, from that run's start. `None` while no time has passed.
+fn rate(previous: Option<Sample>, now: Sample) -> Option<f64> {
+    let (ended, elapsed) = match previous {
+        Some(p) if p.run == now.run && p.ended <= now.ended => {
+            (now.ended - p.ended, now.at.saturating_sub(p.at))
+        }
+        _ => (now.ended, now.at),
+    };
+    (!elapsed.is_zero()).then(|| ended as f64 / elapsed.as_secs_f64())
+}
+
+/// Where a sequence of runs is on its schedule: the runs that ended count in full (their
+/// scheduled length), the one in progress as far as its clock went, at most its length.
+#[derive(Debug, Default)]
+struct Position {
+    /// Runs begun when last read.
+    seen: u64,
+    /// Scheduled time of the runs that ended.
+    ended: Duration,
+    /// The scheduled length of the run in progress.
+    current: Duration,
+}
+
+impl Position {
+    /// The position after reading `runs` begun, the current one's `planned` length and its clock
+    /// at `run_time`.
+    fn update(&mut self, runs: u64, planned: Duration, run_time: Duration) -> Duration {
+        if runs > self.seen {
+            if self.seen > 0 {
+                // The run that was in progress ended; runs that came and went between two
+                // readings count at the new one's length.
+                let missed = u32::try_from(runs - self.seen - 1).unwrap_or(u32::MAX);
+                self.ended += self.current + planned * missed;
+            }
+            self.seen = runs;
+            self.current = planned;
+        }
+        if self.seen == 0 {
+            return Duration::ZERO;
+        }
+        self.ended + run_time.min(self.current)
+    }
 }
 
 /// Refreshes the live figures until dropped.
@@ -53,14 +158,55 @@ impl Drop for LiveWatch {
 }
 
 impl Progress {
-    /// A bar over `total` steps of `what` (e.g. "simulations").
+    /// A bar over `total` steps of `what` (e.g. "simulations"), with indicatif's ETA from the
+    /// pace of the steps.
     pub fn new(total: u64, what: &str) -> Progress {
+        Progress::build(total, what, None)
+    }
+
+    /// A bar over `runs` real runs of `what` (e.g. "policies") that counts their scheduled time:
+    /// its ETA is the scheduled time still to run. [`Progress::watch`] moves it.
+    pub fn scheduled(runs: u64, what: &str, schedule: Schedule) -> Progress {
+        Progress::build(runs, what, Some(schedule))
+    }
+
+    fn build(total: u64, what: &str, schedule: Option<Schedule>) -> Progress {
+        let done = Arc::new(AtomicU64::new(0));
         let bar = std::io::stderr().is_terminal().then(|| {
+            let steps = done.clone();
             let style = ProgressStyle::with_template(&format!(
-                "{{bar:30}} {{pos}}/{{len}} {what} · {{elapsed}} elapsed, ETA {{eta}} {{msg}}"
+                "{{bar:30}} {{steps}} {what} · {{elapsed}} elapsed, ETA {{eta}} {{msg}}"
             ))
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
-            let bar = ProgressBar::new(total).with_style(style);
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key(
+                "steps",
+                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{}/{total}", steps.load(Ordering::Relaxed));
+                },
+            )
+            .with_key(
+                "elapsed",
+                |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&clock(s.elapsed()));
+                },
+            );
+            let (style, length) = match schedule {
+                // Position and length in scheduled milliseconds.
+                Some(plan) => (
+                    style.with_key("eta", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let left = s.len().unwrap_or(0).saturating_sub(s.pos());
+                        let _ = w.write_str(&clock(Duration::from_millis(left)));
+                    }),
+                    plan.total(total).as_millis() as u64,
+                ),
+                None => (
+                    style.with_key("eta", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&clock(s.eta()));
+                    }),
+                    total,
+                ),
+            };
+            let bar = ProgressBar::new(length).with_style(style);
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
@@ -68,16 +214,22 @@ impl Progress {
             bar,
             total,
             step: (total / 10).max(1),
+            what: what.to_string(),
+            done,
+            schedule,
+            started: Instant::now(),
             message: Arc::new(Mutex::new(String::new())),
         }
     }
 
     /// Shows `live`'s figures after the message until the returned guard is dropped: on a
-    /// terminal refreshed twice a second, otherwise a plain line every 10 s. A run resets
-    /// `live` when it starts, which the rate follows.
+    /// terminal refreshed twice a second, otherwise a plain line every 10 s. The rate counts
+    /// only the run in progress ([`Live::begin`] marks a new one). A bar that counts scheduled
+    /// time follows the runs' clocks.
     pub fn watch(&self, live: Arc<Live>) -> LiveWatch {
         let stop = Arc::new(AtomicBool::new(false));
         let (bar, message, flag) = (self.bar.clone(), self.message.clone(), stop.clone());
+        let (schedule, runs) = (self.schedule, self.total);
         let thread = std::thread::Builder::new()
             .name("lblab-progress".into())
             .spawn(move || {
@@ -86,26 +238,31 @@ impl Progress {
                 } else {
                     LIVE_PLAIN_EVERY
                 };
-                let (mut last, mut at) = (live.ended(), Instant::now());
+                let mut previous: Option<Sample> = None;
+                let mut position = Position::default();
+                let mut at = Instant::now();
                 while !flag.load(Ordering::Relaxed) {
                     let until = at + every;
                     while !flag.load(Ordering::Relaxed) && Instant::now() < until {
                         std::thread::sleep(Duration::from_millis(50));
+                        if let (Some(bar), Some(plan)) = (&bar, schedule) {
+                            let total = plan.total(runs + live.extra_runs());
+                            bar.set_length(total.as_millis() as u64);
+                            let pos = position.update(live.runs(), live.planned(), live.run_time());
+                            bar.set_position(pos.as_millis() as u64);
+                        }
                     }
                     if flag.load(Ordering::Relaxed) {
                         break;
                     }
-                    let ended = live.ended();
-                    let dt = at.elapsed().as_secs_f64();
-                    // A count below the last one: a new run reset it, and all of it is new.
-                    let new = if ended >= last { ended - last } else { ended };
-                    let per_second = new as f64 / dt;
-                    (last, at) = (ended, Instant::now());
-                    let figures = live_line(per_second, &live);
+                    at = Instant::now();
+                    let sample = Sample::of(&live);
+                    let figures = live_line(rate(previous, sample), &live);
+                    previous = Some(sample);
                     let message = message.lock().map(|m| m.clone()).unwrap_or_default();
                     match &bar {
                         Some(bar) => bar.set_message(format!("{message} · {figures}")),
-                        None if ended > 0 => eprintln!("  {figures}"),
+                        None if sample.ended > 0 => eprintln!("  {figures}"),
                         None => {}
                     }
                 }
@@ -116,12 +273,21 @@ impl Progress {
 
     /// `done` steps are done.
     pub fn set(&self, done: u64) {
-        match &self.bar {
-            Some(bar) => bar.set_position(done),
-            None if done.is_multiple_of(self.step) || done == self.total => {
-                eprintln!("{done}/{} done", self.total);
+        self.done.store(done, Ordering::Relaxed);
+        match (&self.bar, self.schedule) {
+            (Some(bar), None) => bar.set_position(done),
+            (Some(bar), Some(_)) => bar.tick(),
+            (None, _) if done.is_multiple_of(self.step) || done == self.total => {
+                let mut line = format!("{done}/{} {} done", self.total, self.what);
+                let elapsed = self.started.elapsed();
+                let _ = write!(line, " · {} elapsed", clock(elapsed));
+                if let Some(plan) = self.schedule {
+                    let left = plan.total(self.total).saturating_sub(plan.total(done));
+                    let _ = write!(line, ", {} scheduled to go", clock(left));
+                }
+                eprintln!("{line}");
             }
-            None => {}
+            (None, _) => {}
         }
     }
 
@@ -149,5 +315,75 @@ impl Drop for Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    fn sample(run: u64, ended: u64, at_s: u64) -> Sample {
+        Sample {
+            run,
+            ended,
+            at: S * at_s as u32,
+        }
+    }
+
+    #[test]
+    fn the_rate_after_a_new_run_began_counts_only_that_run() {
+        // 1000 calls/s: the first run ended 22,000 calls at 22 s; 10 s later the second run is
+        // 7 s in with 7,000. Counting across the runs would give 7000 - 22000 < 0 or
+        // 7000 / 10 s = 700; the rate is the second run's own.
+        let first = sample(1, 22_000, 22);
+        let second = sample(2, 7_000, 7);
+        assert_eq!(rate(Some(first), second), Some(1000.0));
+        // Within one run: the calls and time between the readings.
+        assert_eq!(
+            rate(Some(sample(2, 7_000, 7)), sample(2, 17_000, 17)),
+            Some(1000.0)
+        );
+        // No time has passed on the run's clock: no rate rather than infinity.
+        assert_eq!(rate(None, sample(3, 0, 0)), None);
+        assert_eq!(rate(Some(sample(3, 5, 2)), sample(3, 5, 2)), None);
+    }
+
+    #[test]
+    fn the_position_counts_ended_runs_in_full_and_the_current_one_by_its_clock() {
+        let mut p = Position::default();
+        assert_eq!(p.update(0, Duration::ZERO, Duration::ZERO), Duration::ZERO);
+        // A floor of 5.5 s, then policies of 22 s each.
+        assert_eq!(p.update(1, S * 11 / 2, S * 2), S * 2);
+        // The floor's clock stops short of its schedule (the last call ended before it): when the
+        // next run begins the floor counts in full.
+        assert_eq!(p.update(2, S * 22, S), S * 13 / 2);
+        // A run's clock past its schedule (draining) counts its schedule only.
+        assert_eq!(p.update(2, S * 22, S * 23), S * 55 / 2);
+        // Two runs began between readings: the missed one counts at the new one's length.
+        assert_eq!(p.update(4, S * 22, Duration::ZERO), S * (11 + 44 + 44) / 2);
+    }
+
+    #[test]
+    fn the_clock_never_rounds_to_whole_minutes() {
+        assert_eq!(clock(Duration::from_secs(0)), "0:00");
+        assert_eq!(clock(Duration::from_secs(217)), "3:37");
+        assert_eq!(clock(Duration::from_millis(119_999)), "1:59");
+        assert_eq!(clock(Duration::from_secs(3723)), "1:02:03");
+    }
+
+    #[test]
+    fn a_schedule_totals_the_first_run_and_every_policy() {
+        let plan = Schedule {
+            first: Some(S * 11 / 2),
+            each: S * 22,
+        };
+        assert_eq!(plan.total(10), S * 451 / 2);
+        let without = Schedule {
+            first: None,
+            each: S * 22,
+        };
+        assert_eq!(without.total(0), Duration::ZERO);
     }
 }

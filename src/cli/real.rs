@@ -109,7 +109,13 @@ pub fn run_and_write(
     lblab_wire::ensure_open_files(64 + scenario.backends.len() as u64 * (1 + 2 * clients))
         .map_err(anyhow::Error::msg)?;
     let _out_dir = output::prepare_dir(dir)?;
-    let bar = super::progress::Progress::new(planned as u64, "policies");
+    let schedule = super::progress::Schedule {
+        first: options
+            .floor
+            .map(|length| harness::floor_schedule(scenario, length)),
+        each: std::time::Duration::from_nanos(scenario.workload.end()),
+    };
+    let bar = super::progress::Progress::scheduled(planned as u64, "policies", schedule);
     let live = std::sync::Arc::new(lblab_loadgen::run::Live::new());
     let options = HarnessOptions {
         live: Some(live.clone()),
@@ -165,7 +171,7 @@ fn write(
 pub fn print_harness(real: &RealRun) {
     let h = real.summary();
     if let Some(f) = &h.floor {
-        println!(
+        outln!(
             "harness floor ({} zero-delay backends, {} req/s): p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
             f.backends, f.rate, f.p50_ms, f.p99_ms, f.p999_ms
         );
@@ -177,7 +183,7 @@ pub fn print_harness(real: &RealRun) {
         .max()
         .unwrap_or(6)
         .max(6);
-    println!(
+    outln!(
         "{:<width$} {:>14} {:>14} {:>16} {:>16} {:>12} {:>9}",
         "policy",
         "delay err p50",
@@ -188,7 +194,7 @@ pub fn print_harness(real: &RealRun) {
         "machine%"
     );
     for p in &h.policies {
-        println!(
+        outln!(
             "{:<width$} {:>11.0} µs {:>11.0} µs {:>13.0} µs {:>13.0} µs {:>9.1} µs {:>8.0}%",
             p.policy,
             p.delay_error.p50_us,
@@ -199,7 +205,7 @@ pub fn print_harness(real: &RealRun) {
             p.machine.busy_pct
         );
     }
-    println!("(machine%: CPU busy with anything, this run included, while the policy ran; details in harness.json)");
+    outln!("(machine%: CPU busy with anything, this run included, while the policy ran; details in harness.json)");
     for p in &h.policies {
         if !p.discarded_attempts.is_empty() {
             let late: Vec<String> = p
@@ -207,7 +213,7 @@ pub fn print_harness(real: &RealRun) {
                 .iter()
                 .map(|l| format!("{l:.0} µs"))
                 .collect();
-            println!(
+            outln!(
                 "{}: discarded {} disturbed attempt(s), dispatch lateness p99 {}",
                 p.policy,
                 late.len(),
@@ -217,18 +223,20 @@ pub fn print_harness(real: &RealRun) {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.scenario = args::scenario_path(&args.scenario)?;
     let scenario = args::load_with_length(&args.scenario, args.run.seed, &args.length)?;
     let options = args.harness.options(&args.run.policies);
     let dir = output::results_dir(&args.scenario, "real", args.run.out.as_deref());
     let (real, summary, _, dir) = run_and_write(&scenario, &options, &dir)?;
-    println!(
+    outln!(
         "scenario {} (seed {}), real over loopback TCP:",
-        scenario.file.name, scenario.file.seed
+        scenario.file.name,
+        scenario.file.seed
     );
     output::print_table(&summary);
     print_harness(&real);
-    println!("wrote {}", dir.display());
+    outln!("wrote {}", dir.display());
     if let Some(why) = &real.failed {
         anyhow::bail!(
             "{why}; the results measured before it are in {}",

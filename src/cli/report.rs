@@ -58,12 +58,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         }
-        println!("{} documents up to date", docs.len());
+        outln!("{} documents up to date", docs.len());
         return Ok(ExitCode::SUCCESS);
     }
     let charts = lblab_evidence::write_charts(&evidence, &results)?;
     lblab_evidence::write_documents(&docs, &results)?;
-    println!(
+    outln!(
         "wrote {} documents and {} charts under {} ({} scenarios)",
         docs.len(),
         charts.len(),
@@ -97,9 +97,9 @@ fn merge(dirs: &[PathBuf], out: Option<&Path>) -> anyhow::Result<ExitCode> {
     output::print_table(&merged.summary);
     for (key, value) in &merged.summary.notes {
         if key.contains(": start offset of ") {
-            println!("{key}: {value}");
+            outln!("{key}: {value}");
         }
     }
-    println!("merged {} runs into {}", dirs.len(), out.display());
+    outln!("merged {} runs into {}", dirs.len(), out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -82,7 +82,8 @@ pub fn simulate(
     Ok((out, partial))
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.scenario = args::scenario_path(&args.scenario)?;
     let scenario = args::load(&args.scenario, args.run.seed)?;
     args::check_policies(&scenario, &args.run.policies)?;
     let dir = output::results_dir(&args.scenario, "sim", args.run.out.as_deref());
@@ -135,9 +136,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let summary = RunSummary::of(&scenario, Mode::Sim, &results, partial, notes);
     output::write(&dir, &summary, &results).context("writing simulation results")?;
-    println!(
+    outln!(
         "scenario {} (seed {}), simulated:",
-        scenario.file.name, scenario.file.seed
+        scenario.file.name,
+        scenario.file.seed
     );
     output::print_table(&summary);
     if let Some(point) = &seeded {
@@ -157,13 +159,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|r| r.cpu.unwrap_or(r.wall).as_secs_f64())
         .sum();
-    println!(
+    outln!(
         "simulated {requests} requests in {:.2}s wall ({:.2}s of simulating-thread CPU time): {:.2} M requests per core-second",
         wall.as_secs_f64(),
         cpu,
         requests as f64 / cpu.max(1e-9) / 1e6
     );
-    println!("wrote {}", dir.display());
+    outln!("wrote {}", dir.display());
     Ok(if partial {
         ExitCode::from(130)
     } else {
@@ -179,7 +181,7 @@ fn print_intervals(point: &lblab_sim::space::PointResult, seeds: u64) {
         .filter_map(|p| p.get("p99_ms"))
         .map(|i| i.coverage)
         .fold(1.0f64, f64::min);
-    println!(
+    outln!(
         "across {seeds} seeds: median [{:.1} % interval of the median]",
         100.0 * coverage
     );
@@ -191,7 +193,7 @@ fn print_intervals(point: &lblab_sim::space::PointResult, seeds: u64) {
         .unwrap_or(6);
     for p in &point.policies {
         let f = |m: &str, d: usize| p.get(m).map_or("–".to_string(), |i| i.display(d));
-        println!(
+        outln!(
             "{:<width$}  p99 {} ms  p99.9 {} ms  p99/round_robin {}  p99/oracle {}",
             p.policy,
             f("p99_ms", 2),

@@ -127,13 +127,13 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     )?;
     charts(&dir, scenario, &plan.policies, &points, &x, plan.seeds)?;
     print_points(&plan.policies, &points, &paths);
-    println!(
+    outln!(
         "{} simulations in {:.1}s wall on {} threads",
         total,
         wall.as_secs_f64(),
         args.jobs
     );
-    println!("wrote {}", dir.display());
+    outln!("wrote {}", dir.display());
     Ok(if partial {
         ExitCode::from(130)
     } else {
@@ -150,7 +150,7 @@ fn print_points(policies: &[String], points: &[PointResult], paths: &[String]) {
         } else {
             label.join(" ")
         };
-        println!(
+        outln!(
             "{label} ({} backends, {:.0} req/s, utilization {:.1} %):",
             p.backends,
             p.rate,
@@ -158,7 +158,7 @@ fn print_points(policies: &[String], points: &[PointResult], paths: &[String]) {
         );
         for (name, pol) in policies.iter().zip(&p.policies) {
             let f = |m: &str, d: usize| pol.get(m).map_or("–".to_string(), |i| i.display(d));
-            println!(
+            outln!(
                 "  {name:<24} p99 {} ms  p99.9 {} ms  to faulty {} %",
                 f("p99_ms", 2),
                 f("p999_ms", 2),

@@ -86,7 +86,8 @@ fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> anyho
     Ok(())
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.scenario = super::args::scenario_path(&args.scenario)?;
     let scenario = super::args::load(&args.scenario, None)?;
     let jobs = args
         .jobs
@@ -179,19 +180,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let best = cells
         .iter()
         .min_by(|a, b| a.summary.p99_ms.total_cmp(&b.summary.p99_ms));
-    println!(
+    outln!(
         "{} configurations in {:.1}s",
         cells.len(),
         started.elapsed().as_secs_f64()
     );
     if let Some(best) = best {
-        println!(
+        outln!(
             "lowest p99: {:.2} ms with {}",
             best.summary.p99_ms,
             best.point.label()
         );
     }
-    println!("wrote {}", dir.display());
+    outln!("wrote {}", dir.display());
     Ok(if partial {
         ExitCode::from(130)
     } else {

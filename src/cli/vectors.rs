@@ -27,7 +27,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let path = args.out.join(&file.name);
         std::fs::write(&path, &file.text)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        println!("{}", path.display());
+        outln!("{}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

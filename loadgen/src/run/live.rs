@@ -19,6 +19,12 @@ pub struct Live {
     p99_ns: AtomicU64,
     /// Time of the run's clock the recorder last heard of, ns.
     now_ns: AtomicU64,
+    /// Runs begun with [`Live::begin`] so far.
+    runs: AtomicU64,
+    /// The scheduled end (warm-up + duration) of the run in progress, ns.
+    planned_ns: AtomicU64,
+    /// Runs beyond those the caller planned (a disturbed run run again).
+    extra_runs: AtomicU64,
 }
 
 impl Live {
@@ -32,6 +38,34 @@ impl Live {
         self.ended.store(0, Ordering::Relaxed);
         self.p99_ns.store(0, Ordering::Relaxed);
         self.now_ns.store(0, Ordering::Relaxed);
+    }
+
+    /// A new run starts, scheduled to end `planned_end` into its clock (its warm-up + duration):
+    /// back to no calls, and one more run begun.
+    pub fn begin(&self, planned_end: Nanos) {
+        self.reset();
+        self.planned_ns.store(planned_end, Ordering::Relaxed);
+        self.runs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Runs begun so far ([`Live::begin`]); a change tells a reader that a new run started.
+    pub fn runs(&self) -> u64 {
+        self.runs.load(Ordering::Relaxed)
+    }
+
+    /// The scheduled end of the run in progress (warm-up + duration), on its clock.
+    pub fn planned(&self) -> Duration {
+        Duration::from_nanos(self.planned_ns.load(Ordering::Relaxed))
+    }
+
+    /// One more run will follow than was planned (the harness runs a disturbed one again).
+    pub fn add_extra_run(&self) {
+        self.extra_runs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Runs announced with [`Live::add_extra_run`].
+    pub fn extra_runs(&self) -> u64 {
+        self.extra_runs.load(Ordering::Relaxed)
     }
 
     /// Calls that ended so far, warm-up included (ok, failed or timed out; not the dropped).

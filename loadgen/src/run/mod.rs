@@ -175,7 +175,7 @@ pub fn run_policy(
             .collect()
     });
     if let Some(live) = &options.live {
-        live.reset();
+        live.begin(w.end());
     }
     let recorder = RecorderThread::new(
         &policy.name,

@@ -1,0 +1,282 @@
+//! What a newcomer meets in the first ten minutes: the progress line of a real run on a terminal,
+//! what `compare` prints (who won, before how well the modes agree), output into a closed pipe or
+//! a full disk, a scenario given by its bare name, and the set-up the README gives.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::{arg, assert_says, lblab, policies, scenario_file, succeeds, text, POLITE};
+
+/// Three backends at a trickle, one second of warm-up and two measured: real runs of seconds.
+fn tiny(name: &str, labels: &[&str]) -> String {
+    format!(
+        r#"
+name = "{name}"
+seed = 7
+[workload]
+clients = 1
+rate = 200
+warmup = "1s"
+duration = "2s"
+[[fleet]]
+name = "main"
+count = 2
+service_time = {{ dist = "lognormal", median = "2ms", p99 = "8ms" }}
+[[fleet]]
+name = "slow"
+service_time = {{ dist = "lognormal", median = "2ms", p99 = "8ms" }}
+[[faults]]
+kind = "slowdown"
+targets = ["slow"]
+factor = 10
+"#
+    ) + &policies(labels)
+}
+
+/// The values (in seconds) that follow `label` (`"ETA "`) as `m:ss` in `output`.
+fn clock_values(output: &str, label: &str) -> Vec<u64> {
+    output
+        .split(label)
+        .skip(1)
+        .filter_map(|rest| {
+            let clock: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == ':')
+                .collect();
+            let (m, s) = clock.split_once(':')?;
+            Some(m.parse::<u64>().ok()? * 60 + s.parse::<u64>().ok()?)
+        })
+        .collect()
+}
+
+#[test]
+fn the_progress_eta_counts_scheduled_seconds_from_the_start() {
+    // A terminal for the bar: util-linux's `script` runs the command on a pseudo-terminal.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give the run a terminal");
+        return;
+    }
+    let (dir, scenario) = scenario_file(
+        "progress-pty",
+        "tiny.toml",
+        &tiny("tiny", &["round_robin", "peak_ewma"]),
+    );
+    let out = dir.join("out");
+    let mut args = vec![
+        env!("CARGO_BIN_EXE_lblab"),
+        "real",
+        arg(&scenario),
+        "--out",
+        arg(&out),
+    ];
+    args.extend(POLITE);
+    let command = args
+        .iter()
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let run = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs script");
+    let screen = text(&run.stdout);
+    assert!(run.status.success(), "{}\n{screen}", text(&run.stderr));
+    // Two policies of 1 s warm-up + 2 s each, no floor: 6 scheduled seconds.
+    let etas = clock_values(&screen, "ETA ");
+    assert!(!etas.is_empty(), "no progress bar drawn:\n{screen}");
+    assert!(
+        (5..=6).contains(&etas[0]),
+        "the first ETA is the whole schedule, not 0: {etas:?}"
+    );
+    assert!(
+        etas.iter().all(|&e| e <= 6),
+        "ETA above the schedule: {etas:?}"
+    );
+    assert!(
+        etas.windows(2).all(|w| w[1] <= w[0]),
+        "the ETA never climbs: {etas:?}"
+    );
+    assert!(etas.contains(&0) || etas.contains(&1), "{etas:?}");
+    // Elapsed time as m:ss, never rounded to whole minutes.
+    assert!(screen.contains("0:00 elapsed"), "{screen}");
+    assert!(!screen.contains("minute"), "{screen}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compare_prints_who_won_before_the_agreement_and_names_its_chart() {
+    let (dir, scenario) = scenario_file(
+        "compare-result",
+        "tiny.toml",
+        &tiny("tiny", &["round_robin", "peak_ewma", "oracle"]),
+    );
+    let out = dir.join("out");
+    let mut args = vec!["compare", arg(&scenario), "--out", arg(&out)];
+    args.extend(POLITE);
+    let printed = text(&succeeds(&args).stdout);
+    let at = |what: &str| {
+        printed
+            .find(what)
+            .unwrap_or_else(|| panic!("{what:?} missing from:\n{printed}"))
+    };
+    // The result first: p99 and p99.9, real and simulated, against round_robin's.
+    assert!(
+        at("real p99.9") < at("how well the simulation agrees"),
+        "{printed}"
+    );
+    assert!(
+        at("lowest real p99: ") < at("how well the simulation agrees"),
+        "{printed}"
+    );
+    assert_says(&printed, &["×rr", "sim p99.9", "×oracle", "to faulty"]);
+    let peak = printed
+        .lines()
+        .find(|l| l.starts_with("peak_ewma "))
+        .expect("a row for peak_ewma");
+    assert_eq!(peak.matches('×').count(), 5, "{peak}");
+    assert!(!printed.contains("-0%"), "{printed}");
+    let wrote = printed
+        .lines()
+        .find(|l| l.starts_with("wrote "))
+        .expect("a wrote line");
+    assert!(
+        wrote.contains("compare.csv") && wrote.contains("compare.png"),
+        "{wrote}"
+    );
+    assert!(out.join("compare.png").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `lblab args` with stdout into a pipe whose reading end is already closed.
+fn into_a_closed_pipe(args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_lblab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(writer)
+        .output()
+        .expect("runs lblab")
+}
+
+#[test]
+fn a_closed_stdout_pipe_ends_the_command_quietly() {
+    let config = r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#;
+    for args in [vec!["check", config], vec!["completions", "bash"]] {
+        let run = into_a_closed_pipe(&args);
+        let err = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?} printed on stderr: {err}");
+    }
+    // An invalid config still exits 1, whether or not anyone reads stdout.
+    let run = into_a_closed_pipe(&["check", r#"{"loadBalancingConfig":[]}"#]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+}
+
+#[test]
+fn a_full_stdout_is_an_error_after_the_results_are_written() {
+    let (dir, scenario) =
+        scenario_file("full-stdout", "tiny.toml", &tiny("tiny", &["round_robin"]));
+    let out = dir.join("out");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let run = Command::new(env!("CARGO_BIN_EXE_lblab"))
+        .args(["sim", arg(&scenario), "--out", arg(&out)])
+        .stdout(full)
+        .output()
+        .expect("runs lblab");
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("error: writing to standard output: No space left on device"),
+        "{err}"
+    );
+    assert!(out.join("summary.json").exists(), "the results are written");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_bare_scenario_name_is_found_in_the_scenarios_folder() {
+    let out = common::scratch("bare-name");
+    let run = succeeds(&[
+        "sim",
+        "healthy",
+        "--policy",
+        "round_robin",
+        "--out",
+        arg(&out),
+    ]);
+    assert!(
+        text(&run.stderr).contains("scenarios/healthy.toml"),
+        "says which file it ran: {}",
+        text(&run.stderr)
+    );
+    assert!(out.join("summary.json").exists());
+    // A name that is no scenario: the error says where it looked and what there is.
+    let err = common::fails(&["sim", "one-slo"]);
+    assert_says(
+        &err,
+        &[
+            "one-slo",
+            "scenarios/one-slo.toml",
+            "did you mean",
+            "one-slow",
+        ],
+    );
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn the_readme_puts_lblab_on_the_path_before_its_first_lblab_command() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let install = readme
+        .find("cargo install --path .")
+        .expect("the README says how to put lblab on PATH");
+    let first_use = readme
+        .lines()
+        .scan(0, |offset, line| {
+            let at = *offset;
+            *offset += line.len() + 1;
+            Some((at, line))
+        })
+        .find(|(_, line)| line.trim_start().starts_with("lblab "))
+        .map(|(at, _)| at)
+        .expect("a line starting with lblab");
+    assert!(
+        install < first_use,
+        "`cargo install` comes after the first `lblab` command"
+    );
+}
+
+#[test]
+fn check_accepts_the_simulators_oracle_and_says_where_it_runs() {
+    let out = lblab(&["check", r#"{"loadBalancingConfig":[{"oracle":{}}]}"#]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("prints JSON");
+    assert_eq!(
+        printed["loadBalancingConfig"][0]["oracle"],
+        serde_json::json!({})
+    );
+    assert!(
+        text(&out.stderr).contains("simulator"),
+        "{}",
+        text(&out.stderr)
+    );
+    // It takes no fields, and says so naming the field.
+    let err = common::fails_with(
+        1,
+        &[
+            "check",
+            r#"{"loadBalancingConfig":[{"oracle":{"choiceCount":2}}]}"#,
+        ],
+    );
+    assert!(err.contains("oracle.choiceCount"), "{err}");
+}
