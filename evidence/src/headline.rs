@@ -19,7 +19,7 @@ pub const CHARTS: [(&str, &str, &str); 2] = [
     (
         "summary-p99-vs-oracle",
         "p99_vs_oracle",
-        "p99 relative to the oracle, the lower bound (median over seeds, 95 % interval)",
+        "p99 relative to the oracle, which picks by expected completion from true queues (median over seeds, 95 % interval)",
     ),
 ];
 

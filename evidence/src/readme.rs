@@ -80,7 +80,8 @@ fn summary(out: &mut String, ev: &Evidence) {
     w!(
         out,
         "Each policy's p99 over round_robin's (top) and over the oracle's (bottom: a simulated \
-         policy that reads every server's true queue, the lower bound), per scenario, with the \
+         policy that picks by expected completion from every server's true queue and speed; not a \
+         lower bound, since a pause that starts after its pick still catches it), per scenario, with the \
          95 % interval as a whisker; below 1 is better than round_robin. Data: each \
          scenario's `sim/intervals.csv`.\n"
     );

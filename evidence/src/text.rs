@@ -9,7 +9,7 @@ use crate::fmt::{iv, num, param};
 use crate::load::{Evidence, ScenarioResults};
 
 /// The policies a gRPC user can configure today, and the proposal: what the proposal is held
-/// against. (`oracle` is a lower bound, not a policy; the `od(...)` wrappers are listed apart.)
+/// against. (`oracle` is a reference that reads true queues, not a policy; the `od(...)` wrappers are listed apart.)
 pub const CONTENDERS: [&str; 4] = [
     "round_robin",
     "least_request",
