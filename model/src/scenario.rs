@@ -680,6 +680,35 @@ impl Scenario {
         Scenario::validate(file)
     }
 
+    /// The scenario run for `warmup` + `duration` in all, with every time on its fault timeline
+    /// (`start`, `end`, `at`, `restart_after`, `warmup`) scaled by the same proportion as the whole
+    /// run, so a shortened run keeps each fault at the same place in it; validated again. What
+    /// regression runs use to run canonical scenarios in a fraction of their length.
+    pub fn rescaled(&self, warmup: Dur, duration: Dur) -> Result<Scenario, ModelError> {
+        let mut file = self.file.clone();
+        let full = (file.workload.warmup.0 + file.workload.duration.0).max(1) as u128;
+        let short = (warmup.0 + duration.0) as u128;
+        file.workload.warmup = warmup;
+        file.workload.duration = duration;
+        let invalid = |e: String| ModelError::invalid("faults", e);
+        let mut value = toml::Value::try_from(&file).map_err(|e| invalid(e.to_string()))?;
+        if let Some(faults) = value.get_mut("faults").and_then(|f| f.as_array_mut()) {
+            for fault in faults.iter_mut().filter_map(|f| f.as_table_mut()) {
+                for key in ["start", "end", "at", "restart_after", "warmup"] {
+                    if let Some(toml::Value::String(text)) = fault.get(key) {
+                        let d: Dur = text.parse().map_err(invalid)?;
+                        let scaled = Dur((d.0 as u128 * short / full) as u64);
+                        fault.insert(key.into(), toml::Value::String(scaled.to_string()));
+                    }
+                }
+            }
+        }
+        let file: ScenarioFile = value
+            .try_into()
+            .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+        Scenario::validate(file)
+    }
+
     /// The policies that need time before they route as configured, with how long and why
     /// ([`lblab_policy::PolicyConfig::warmup_need`]), in scenario order.
     pub fn warmup_needs(&self) -> Vec<(&str, Nanos, String)> {

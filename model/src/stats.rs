@@ -98,6 +98,12 @@ impl Interval {
 /// The median of the `values` that are not NaN (an infinite one, a time that never came, counts as
 /// the largest) and its confidence interval (see the module docs). None: every field NaN and `n` 0.
 pub fn median_interval(values: &[f64]) -> Interval {
+    median_interval_at(values, CONFIDENCE)
+}
+
+/// [`median_interval`] at another confidence (0 to 1): the narrowest interval between order
+/// statistics whose coverage is at least `confidence`, or the whole range when none is.
+pub fn median_interval_at(values: &[f64], confidence: f64) -> Interval {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -124,7 +130,7 @@ pub fn median_interval(values: &[f64]) -> Interval {
         term *= (n - j + 1) as f64 / j as f64;
         let next_tail = tail + term; // P(B <= j)
         let next_coverage = 1.0 - 2.0 * next_tail;
-        if next_coverage < CONFIDENCE {
+        if next_coverage < confidence {
             break;
         }
         k = j + 1;

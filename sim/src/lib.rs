@@ -40,6 +40,7 @@
 pub mod batch;
 mod engine;
 pub mod queue;
+pub mod regress;
 pub mod space;
 pub mod sweep;
 
