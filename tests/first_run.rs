@@ -280,3 +280,48 @@ fn check_accepts_the_simulators_oracle_and_says_where_it_runs() {
     );
     assert!(err.contains("oracle.choiceCount"), "{err}");
 }
+
+#[test]
+fn a_sweep_labels_its_brackets_with_their_true_coverage_and_says_why_oracle_charts_are_missing() {
+    let out = common::scratch("sweep-labels");
+    let run = succeeds(&[
+        "sweep",
+        "scenarios/healthy.toml",
+        "--vary",
+        "workload.rate=100",
+        "--seeds",
+        "6",
+        "--policy",
+        "round_robin",
+        "--out",
+        arg(&out),
+    ]);
+    let printed = text(&run.stdout);
+    // Six seeds: the interval of the median between the 1st and 6th values covers 96.9 %.
+    assert!(
+        printed.starts_with("median over 6 seeds [96.9 % interval of the median]:"),
+        "{printed}"
+    );
+    assert!(printed.contains("no p99_vs_oracle"), "{printed}");
+    assert!(!out.join("p99_vs_oracle.png").exists());
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn memory_budget_is_offered_only_where_it_bounds_a_run() {
+    for command in ["sim", "sweep", "real", "compare", "loadgen"] {
+        let help = text(&succeeds(&[command, "--help"]).stdout);
+        assert!(help.contains("--memory-budget"), "{command}: {help}");
+    }
+    for command in ["check", "vectors", "completions", "report", "backend"] {
+        let help = text(&succeeds(&[command, "--help"]).stdout);
+        assert!(!help.contains("--memory-budget"), "{command}: {help}");
+    }
+    let err = common::fails(&[
+        "check",
+        "--memory-budget",
+        "1GiB",
+        r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#,
+    ]);
+    assert!(err.contains("--memory-budget"), "{err}");
+}

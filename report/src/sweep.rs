@@ -85,7 +85,7 @@ pub fn write_sweep_charts(dir: &Path, sweep: &Sweep) -> Result<Vec<PathBuf>, Rep
             .map(|i| i.coverage)
             .fold(1.0f64, f64::min);
         format!(
-            "Lines: median of {seeds} seeds; bands: {:.0} % confidence interval of the median.",
+            "Lines: median of {seeds} seeds; bands: {:.1} % confidence interval of the median.",
             100.0 * cov
         )
     } else {

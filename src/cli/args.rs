@@ -22,6 +22,23 @@ pub struct Run {
     pub policies: Vec<String>,
 }
 
+/// `--memory-budget`, on the commands whose runs it bounds: `sim`, `sweep`, `real`, `compare`,
+/// `loadgen`.
+#[derive(Debug, clap::Args)]
+pub struct Budget {
+    /// Refuse a run whose estimated memory is above this (e.g. 16GiB); the estimate is made
+    /// from the scenario before any work.
+    #[arg(long, default_value = "8GiB", value_parser = lblab_model::budget::parse_bytes)]
+    pub memory_budget: u64,
+}
+
+impl Budget {
+    /// Makes this the budget [`super::check_memory`] checks against.
+    pub fn apply(&self) {
+        let _ = super::MEMORY_BUDGET.set(self.memory_budget);
+    }
+}
+
 /// How long each policy is measured, and after what warm-up: `real`, `compare` and `loadgen`.
 #[derive(Debug, clap::Args)]
 pub struct Length {
@@ -65,9 +82,10 @@ const SCENARIOS: &str = "scenarios";
 /// (`one-slow`, `one-slow.toml`), `scenarios/<name>.toml` if that exists (said on stderr). A path
 /// that names nothing is an error that says where it looked and suggests the closest scenario.
 pub fn scenario_path(given: &Path) -> anyhow::Result<PathBuf> {
-    if given.exists() {
-        return Ok(given.to_path_buf());
-    }
+    let missing = match std::fs::metadata(given) {
+        Ok(_) => return Ok(given.to_path_buf()),
+        Err(e) => e,
+    };
     let bare = given.parent().is_none_or(|p| p.as_os_str().is_empty());
     let name = given
         .file_name()
@@ -83,7 +101,7 @@ pub fn scenario_path(given: &Path) -> anyhow::Result<PathBuf> {
         );
         return Ok(candidate);
     }
-    let mut message = format!("scenario file {}: no such file", given.display());
+    let mut message = format!("scenario file {}: {missing}", given.display());
     if bare && !stem.is_empty() {
         let _ =
             std::fmt::Write::write_fmt(&mut message, format_args!(", nor {}", candidate.display()));

@@ -20,6 +20,8 @@ pub const DEFAULT_SCENARIO: &str = "scenarios/one-slow.toml";
 /// Arguments of `lblab compare`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    budget: super::args::Budget,
     /// Scenario file (TOML) [default: scenarios/one-slow.toml].
     scenario: Option<PathBuf>,
     #[command(flatten)]
@@ -50,6 +52,7 @@ fn with_extra_rtt(scenario: &Scenario, extra: u64) -> Scenario {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    args.budget.apply();
     let path = match &args.scenario {
         Some(path) => super::args::scenario_path(path)?,
         None => PathBuf::from(DEFAULT_SCENARIO),

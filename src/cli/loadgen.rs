@@ -30,6 +30,8 @@ const DEFAULT_POLICIES: &[&str] = &[
 /// Arguments of `lblab loadgen`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    budget: super::args::Budget,
     /// Scenario file (TOML): its workload and policies are run, with the load flags below
     /// replacing its values. Without one, the load comes from the flags and the policies from
     /// --policy.
@@ -130,6 +132,7 @@ pub struct Args {
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    args.budget.apply();
     if let Some(path) = &args.scenario {
         args.scenario = Some(super::args::scenario_path(path)?);
     }
@@ -201,9 +204,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     )?;
     if args.scenario.is_some() && targets.len() != scenario.backends.len() {
         eprintln!(
-            "note: {} targets for {} backends in the scenario: requests to faulty backends (fault windows) are not attributed",
-            targets.len(),
-            scenario.backends.len()
+            "note: {} for {} in the scenario: requests to faulty backends (fault windows) are not attributed",
+            output::count(targets.len(), "target", "targets"),
+            output::count(scenario.backends.len(), "backend", "backends")
         );
     }
     let calls = CallOptions {

@@ -25,12 +25,9 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Refuse a run whose estimated memory is above this (e.g. 16GiB); the estimate is made
-    /// from the scenario before any work.
-    #[arg(long, global = true, default_value = "8GiB", value_parser = lblab_model::budget::parse_bytes)]
-    memory_budget: u64,
 }
 
+/// `--memory-budget` of the command that runs ([`args::Budget`]); the default without one.
 static MEMORY_BUDGET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 
 /// Checks a run against `--memory-budget` before any work.
@@ -87,7 +84,6 @@ enum Command {
 /// reported by the command, 2 any other error.
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    let _ = MEMORY_BUDGET.set(cli.memory_budget);
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Sim(args) => sim::run(args),

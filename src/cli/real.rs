@@ -15,6 +15,8 @@ use super::{args, output};
 /// Arguments of `lblab real`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    budget: super::args::Budget,
     /// Scenario file (TOML).
     scenario: PathBuf,
     #[command(flatten)]
@@ -225,6 +227,7 @@ pub fn print_harness(real: &RealRun) {
 
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.scenario = args::scenario_path(&args.scenario)?;
+    args.budget.apply();
     let scenario = args::load_with_length(&args.scenario, args.run.seed, &args.length)?;
     let options = args.harness.options(&args.run.policies);
     let dir = output::results_dir(&args.scenario, "real", args.run.out.as_deref());

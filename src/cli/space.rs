@@ -126,7 +126,12 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
         (serde_json::to_string_pretty(&json)? + "\n").as_bytes(),
     )?;
     charts(&dir, scenario, &plan.policies, &points, &x, plan.seeds)?;
-    print_points(&plan.policies, &points, &paths);
+    print_points(&plan.policies, &points, &paths, plan.seeds);
+    if !plan.policies.iter().any(|p| p == "oracle") {
+        outln!(
+            "no p99_vs_oracle or p999_vs_oracle charts (and empty columns in sweep.csv): the sweep ran no `oracle` policy; add one to the scenario to get them"
+        );
+    }
     outln!(
         "{} simulations in {:.1}s wall on {} threads",
         total,
@@ -141,8 +146,28 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// What the brackets of [`print_points`] are: the interval's coverage over `seeds` seeds (the
+/// lowest of any policy's p99), or that one seed gives none.
+fn interval_legend(points: &[PointResult], seeds: u64) -> String {
+    let coverage = points
+        .iter()
+        .flat_map(|p| p.policies.iter())
+        .filter_map(|p| p.get("p99_ms"))
+        .map(|i| i.coverage)
+        .fold(1.0f64, f64::min);
+    if seeds > 1 {
+        format!(
+            "median over {seeds} seeds [{:.1} % interval of the median]",
+            100.0 * coverage
+        )
+    } else {
+        "one seed: no interval".to_string()
+    }
+}
+
 /// One line per point: each policy's p99 with its interval.
-fn print_points(policies: &[String], points: &[PointResult], paths: &[String]) {
+fn print_points(policies: &[String], points: &[PointResult], paths: &[String], seeds: u64) {
+    outln!("{}:", interval_legend(points, seeds));
     for p in points {
         let label: Vec<String> = p.overrides.iter().map(|o| o.to_string()).collect();
         let label = if paths.is_empty() {
