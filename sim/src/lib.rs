@@ -10,8 +10,9 @@
 //! order; nothing depends on wall-clock time or hash-map iteration order.
 //!
 //! Besides the policies of `lblab-policy`, the simulator runs `oracle`: a picker that knows every
-//! backend's true queue and speed and picks the least expected completion time, the lower bound
-//! the others are held against.
+//! backend's true queue and speed and picks the least expected completion time: the reference the
+//! others are held against, though not a lower bound (it cannot foresee a pause that starts after
+//! its pick).
 //!
 //! ```
 //! use lblab_model::Scenario;

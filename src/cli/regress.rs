@@ -67,9 +67,12 @@ pub struct Args {
     /// Threads to run simulations on, 1 to 1024 [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     jobs: Option<u16>,
+    #[command(flatten)]
+    budget: args::Budget,
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    a.budget.apply();
     anyhow::ensure!(
         (50.0..100.0).contains(&a.confidence),
         "--confidence {} is not a percentage from 50 to below 100 (e.g. --confidence 99)",
