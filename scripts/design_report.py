@@ -143,7 +143,21 @@ VARIANTS = [
     ("pe_blend_2500ms", "blend 2.5 s"),
     ("pe_peak_1s", "peak 1 s"),
     ("pe_idle_5s", "idle 5 s"),
+    ("pe_errors", "errors 1"),
     ("pe_as_first_written", "first written"),
+]
+# Where failures are the fault: the share of calls that failed, with and without outlier detection.
+FAIL_FAST = [
+    "round_robin",
+    "peak_ewma",
+    "pe_errors",
+    "od(peak_ewma)",
+    "od(pe_errors)",
+    "od(least_request)",
+    "weighted_round_robin",
+    "finagle_peak_ewma",
+    "envoy_peak_ewma",
+    "oracle",
 ]
 CANON_REFS = [("pe_tower", "tower"), ("finagle_peak_ewma", "Finagle"), ("envoy_peak_ewma", "Envoy")]
 
@@ -212,6 +226,26 @@ def canonical_section(d):
             f"| {worst[p][0]:.2f}× ({worst[p][1]}) |"
         )
     L.append("")
+    ff = data.get("fail-fast")
+    if ff:
+        L.append("### A backend that fails fast\n")
+        L.append(
+            "`fail-fast`: one backend of 20 answers 90 % of its calls at once with an error, so it looks fast. "
+            "The share of measured calls that failed, median [95 % interval] over the seeds, and the share "
+            "sent to that backend. `pe_errors` is the default with `errorPenalty` 1 (cost `rtt / (1 − e)`, "
+            "`e` the time-weighted share of failures: the expected time to a success if failures were "
+            "retried); `od(...)` wraps a policy in outlier detection as the scenario configures it.\n"
+        )
+        L.append("| policy | failed | to the failing backend | p99.9 ms |")
+        L.append("|---|---|---|---|")
+        for p in FAIL_FAST:
+            if (p, "error_share") not in ff:
+                continue
+            e, s_, t = ff[(p, "error_share")], ff[(p, "slow_share")], ff[(p, "p999_ms")]
+            L.append(
+                f"| `{p}` | {100 * e[0]:.3f} % [{100 * e[1]:.3f}, {100 * e[2]:.3f}] | {100 * s_[0]:.2f} % | {t[0]:.2f} |"
+            )
+        L.append("")
     return L
 
 

@@ -30,7 +30,8 @@
 //! `lblabAblation`, an lblab extension): the first estimate ([`Initial`]), the idle decay
 //! ([`Idle`]) and its `idlePicks`, one probe at a time ([`Probes`]), what a slow sample does
 //! ([`Peak`]: jump, blend, or a separate peak decaying over `peakDecayTime`), separate time
-//! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), decay-on-read as
+//! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), an error-aware
+//! cost (`errorPenalty`), decay-on-read as
 //! tower and Finagle do it, A48's with-replacement draw, and what streaming RPCs count for
 //! ([`Streams`]). `{"initial":"prior","idle":"to_zero"}` is the proposal as first written.
 //!
@@ -237,6 +238,12 @@ pub struct Ablation {
     /// (undecayed) estimate with weight `1 − e^(−Δt/blendTime)`; `None` is the proposal's blend
     /// into the decayed estimate with the idle weight.
     pub blend_time: Option<Nanos>,
+    /// An error-aware cost (`errorPenalty`, in hundredths; `None` is off): the estimate is
+    /// multiplied by `1 + errorPenalty × e / (1 − e)`, `e` a time-weighted EWMA of the share of
+    /// calls that ended with a status other than OK. At 1 this is `rtt / (1 − e)`, the expected
+    /// time to a successful answer if failures were retried there; the analogue of A58's
+    /// `errorUtilizationPenalty` for a backend that fails fast and so looks fast.
+    pub error_penalty: Option<u32>,
 }
 
 impl Default for Ablation {
@@ -255,6 +262,7 @@ impl Default for Ablation {
             peak_decay_time: None,
             idle_decay_time: None,
             blend_time: None,
+            error_penalty: None,
         }
     }
 }
@@ -265,7 +273,10 @@ impl Ablation {
     /// than with the proposal's one `decayTime`.
     #[inline]
     fn split(&self) -> bool {
-        self.peak == Peak::Decaying || self.idle_decay_time.is_some() || self.blend_time.is_some()
+        self.peak == Peak::Decaying
+            || self.idle_decay_time.is_some()
+            || self.blend_time.is_some()
+            || self.error_penalty.is_some()
     }
 }
 
@@ -329,6 +340,18 @@ impl Spec for Config {
                     peak_decay_time: optional_duration(a, "peakDecayTime")?,
                     idle_decay_time: optional_duration(a, "idleDecayTime")?,
                     blend_time: optional_duration(a, "blendTime")?,
+                    error_penalty: if a.has("errorPenalty") {
+                        let p = a.f64("errorPenalty", 0.0)?;
+                        if !(0.0..=1000.0).contains(&p) {
+                            return Err(a.err(
+                                "errorPenalty",
+                                format!("{p} is outside 0 to 1000 (1 costs a failure as a retry)"),
+                            ));
+                        }
+                        Some((p * 100.0).round() as u32)
+                    } else {
+                        None
+                    },
                 };
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
                     return Err(a.err(
@@ -379,6 +402,9 @@ impl Spec for Config {
                 ablation[key] = json!(duration::format(d));
             }
         }
+        if let Some(p) = self.ablation.error_penalty {
+            ablation["errorPenalty"] = json!(f64::from(p) / 100.0);
+        }
         json!({
             "choiceCount": self.choice_count,
             "decayTime": duration::format(self.decay_time),
@@ -405,6 +431,8 @@ struct Load {
     rtt: PeakEwma,
     /// [`Peak::Decaying`]'s peak (ns) as of `peak_stamp`; 0 when none.
     peak: f64,
+    /// With an `errorPenalty`: the time-weighted share of calls that failed.
+    errors: f64,
     peak_stamp: Nanos,
     outstanding: u32,
     /// Whether the endpoint has given an RTT sample since it became READY.
@@ -489,6 +517,7 @@ impl PeakEwmaPolicy {
         Load {
             rtt: PeakEwma::new(initial, self.decay.at(now)),
             peak: 0.0,
+            errors: 0.0,
             peak_stamp: now,
             outstanding: 0,
             sampled: false,
@@ -594,11 +623,19 @@ fn split_estimate(
     probing: bool,
 ) -> f64 {
     let ewma = load.rtt.stored() * idle_weight(a, split, picks, load, now, probing);
-    if a.peak == Peak::Decaying && load.peak > 0.0 {
-        let age = now.saturating_sub(load.peak_stamp) as f64;
-        ewma.max(load.peak * (-age * split.inv_peak).exp())
-    } else {
-        ewma
+    let estimate = match a.peak {
+        Peak::Decaying if load.peak > 0.0 => {
+            let age = now.saturating_sub(load.peak_stamp) as f64;
+            ewma.max(load.peak * (-age * split.inv_peak).exp())
+        }
+        _ => ewma,
+    };
+    match a.error_penalty {
+        Some(p) => {
+            let e = load.errors.min(0.999);
+            estimate * (1.0 + f64::from(p) / 100.0 * e / (1.0 - e))
+        }
+        None => estimate,
     }
 }
 
@@ -610,9 +647,22 @@ fn split_estimate(
 /// what the sample blends into. Under [`Peak::Jump`] a peak replaces the EWMA and under
 /// [`Peak::Decaying`] a peak also sets the separate peak.
 #[inline]
-fn split_observe(a: &Ablation, split: &Split, picks: u64, load: &mut Load, at: Moment, rtt: Nanos) {
+fn split_observe(
+    a: &Ablation,
+    split: &Split,
+    picks: u64,
+    load: &mut Load,
+    at: Moment,
+    rtt: Nanos,
+    failed: bool,
+) {
     let now = at.now();
-    let current = split_estimate(a, split, picks, load, now, false);
+    // The peak test compares RTTs: the estimate without the error factor.
+    let rtt_only = Ablation {
+        error_penalty: None,
+        ..*a
+    };
+    let current = split_estimate(&rtt_only, split, picks, load, now, false);
     let w = if let Some(inv_blend) = split.inv_blend {
         (-(now.saturating_sub(load.rtt.stamp()) as f64) * inv_blend).exp()
     } else if a.idle_decay_time.is_none() && a.idle != Idle::Frozen {
@@ -620,6 +670,8 @@ fn split_observe(a: &Ablation, split: &Split, picks: u64, load: &mut Load, at: M
     } else {
         load.rtt.weight(at)
     };
+    let failure = if failed { 1.0 } else { 0.0 };
+    load.errors = load.errors * w + (1.0 - w) * failure;
     let above = rtt as f64 > current;
     match a.peak {
         Peak::Jump if above => load.rtt.replace(at, rtt),
@@ -712,10 +764,12 @@ impl Policy for PeakEwmaPolicy {
         load.outstanding = load.outstanding.saturating_sub(1);
         if outcome.status != Status::Cancelled && streams.samples(kind) {
             let rtt = outcome.elapsed;
+            let failed = outcome.status != Status::Ok;
             if !load.sampled && a.initial != Initial::Prior {
                 load.rtt.replace(at, rtt);
+                load.errors = if failed { 1.0 } else { 0.0 };
             } else if a.split() {
-                split_observe(&a, &self.split, picks, load, at, rtt);
+                split_observe(&a, &self.split, picks, load, at, rtt, failed);
             } else if a.peak == Peak::Blend {
                 let w = match (a.decay, a.idle) {
                     (DecayMode::TimeWeighted, Idle::PickClock) => {

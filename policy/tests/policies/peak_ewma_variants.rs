@@ -329,3 +329,48 @@ fn the_time_constant_fields_are_checked_and_normalized_only_when_given() {
         assert!(e.contains(says), "{bad}: {e}");
     }
 }
+
+#[test]
+fn an_error_penalty_costs_a_fast_failing_endpoint_as_a_retry_would() {
+    // Two endpoints answering in 1 ms; endpoint 1 fails every call. With errorPenalty 1 its cost
+    // is rtt / (1 − e), e the time-weighted share of failures, so it is avoided although it
+    // answers as fast; without the penalty it looks like the other.
+    let share = |ablation: &str| {
+        let mut lab = Lab::ready(&variant(ablation), 2);
+        lab.backend(0).latency = MS;
+        lab.backend(1).latency = MS;
+        lab.backend(1).failure_rate = 1.0;
+        lab.drive(10 * SEC, 200);
+        lab.finish();
+        lab.share(1)
+    };
+    let (plain, penalised) = (
+        share(r#""idle":"to_zero""#),
+        share(r#""idle":"to_zero","errorPenalty":1"#),
+    );
+    assert!(plain > 0.3, "{plain}");
+    assert!(penalised < 0.05, "{penalised}");
+}
+
+#[test]
+fn the_error_penalty_is_checked_and_normalized() {
+    let norm = |ablation: &str| {
+        parse_service_config(&format!(
+            r#"{{"loadBalancingConfig":[{}]}}"#,
+            variant(ablation)
+        ))
+        .map(|c| c.to_json().to_string())
+    };
+    assert!(norm(r#""errorPenalty":1.5"#)
+        .unwrap()
+        .contains(r#""errorPenalty":1.5"#));
+    assert!(!norm("").unwrap().contains("errorPenalty"));
+    for bad in [
+        r#""errorPenalty":-1"#,
+        r#""errorPenalty":"high""#,
+        r#""errorPenalty":1e9"#,
+    ] {
+        let e = norm(bad).unwrap_err().to_string();
+        assert!(e.contains("errorPenalty"), "{bad}: {e}");
+    }
+}
