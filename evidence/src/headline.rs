@@ -9,17 +9,18 @@ use crate::load::Evidence;
 use crate::text::CONTENDERS;
 use crate::EvidenceError;
 
-/// The charts' file stems, relative to the results folder.
+/// The charts' file stems, relative to the results folder, their metric and title (`{interval}`
+/// stands for the intervals' true confidence).
 pub const CHARTS: [(&str, &str, &str); 2] = [
     (
         "summary-p99-vs-round_robin",
         "p99_vs_round_robin",
-        "p99 relative to round_robin (median over seeds, 95 % interval; below 1 is better)",
+        "p99 relative to round_robin (median over seeds, {interval}; below 1 is better)",
     ),
     (
         "summary-p99-vs-oracle",
         "p99_vs_oracle",
-        "p99 relative to the oracle, which picks by expected completion from true queues (median over seeds, 95 % interval)",
+        "p99 relative to the oracle, which picks by expected completion from true queues (median over seeds, {interval})",
     ),
 ];
 
@@ -59,10 +60,15 @@ pub fn chart(ev: &Evidence, metric: &str, title: &str) -> IntervalChart {
 /// Writes both charts (`.png` and `.svg` each) under `results`.
 pub fn write(ev: &Evidence, results: &Path) -> Result<Vec<PathBuf>, EvidenceError> {
     let mut out = Vec::new();
+    let seeds = ev
+        .scenario(crate::text::HEADLINE)
+        .and_then(|s| s.intervals.as_ref())
+        .map_or(0, |i| i.seeds());
     for (stem, metric, title) in CHARTS {
+        let title = title.replace("{interval}", &crate::text::interval(seeds));
         out.extend(write_interval_chart(
             &results.join(stem),
-            &chart(ev, metric, title),
+            &chart(ev, metric, &title),
         )?);
     }
     Ok(out)

@@ -42,6 +42,15 @@ pub fn render(ev: &Evidence) -> String {
 }
 
 /// Run lengths, seeds and intervals, in one paragraph.
+/// The true confidence of the headline scenario's intervals, as `"97.9 % interval"`.
+fn headline_interval(ev: &Evidence) -> String {
+    let seeds = ev
+        .scenario(HEADLINE)
+        .and_then(|s| s.intervals.as_ref())
+        .map_or(0, |i| i.seeds());
+    crate::text::interval(seeds)
+}
+
 pub fn how_measured(ev: &Evidence) -> String {
     let mut s = String::new();
     if let Some(h) = ev.scenario(HEADLINE) {
@@ -50,11 +59,12 @@ pub fn how_measured(ev: &Evidence) -> String {
         let _ = write!(
             s,
             "Simulated figures are medians over {seeds} seeds of the full-length scenario ({} \
-             warm-up, then {} measured), each with a distribution-free 95 % confidence interval \
-             of the median in brackets; ratios are paired by seed (every policy sees the same \
-             arrivals and service times). ",
+             warm-up, then {} measured), each with a distribution-free confidence interval of \
+             the median in brackets (with {seeds} seeds, a {}); ratios are paired by seed (every \
+             policy sees the same arrivals and service times). ",
             secs(warmup),
-            secs(measured)
+            secs(measured),
+            crate::text::interval(seeds)
         );
     }
     if let Some((warmup, measured)) = real_lengths(ev) {
@@ -82,8 +92,9 @@ fn summary(out: &mut String, ev: &Evidence) {
         "Each policy's p99 over round_robin's (top) and over the oracle's (bottom: a simulated \
          policy that picks by expected completion from every server's true queue and speed; not a \
          lower bound, since a pause that starts after its pick still catches it), per scenario, with the \
-         95 % interval as a whisker; below 1 is better than round_robin. Data: each \
-         scenario's `sim/intervals.csv`.\n"
+         {} as a whisker; below 1 is better than round_robin. Data: each \
+         scenario's `sim/intervals.csv`.\n",
+        headline_interval(ev)
     );
     for s in summary_sentences(ev, "") {
         w!(out, "- {s}");
@@ -194,11 +205,12 @@ pub fn summary_sentences(ev: &Evidence, readme: &str) -> Vec<String> {
         .interval("healthy", PROPOSAL, "p99_vs_round_robin")
         .map(|i| format!("{}×", iv(i)));
     out.push(format!(
-        "**How sure.** Every simulated figure is a median over seeds with its 95 % interval; \
+        "**How sure.** Every simulated figure is a median over seeds with its {} (distribution-free); \
          on a healthy fleet peak_ewma's p99 is {} round_robin's. Over real gRPC the p99 of \
          {p99} of {pairs} policy–scenario pairs agrees with the simulation of the same length \
          (±20 % or 1 ms), {cal99} of {pairs} once the harness's own floor is added to the \
          simulated value ([sim and real]({readme}#sim-and-real)).",
+        headline_interval(ev),
         healthy.unwrap_or_else(|| "–".into())
     ));
     out

@@ -69,10 +69,11 @@ fn simulated(out: &mut String, s: &ScenarioResults) {
     let Some(ints) = &s.intervals else { return };
     w!(
         out,
-        "## Simulated, full length, {} seeds\n\nMedian over seeds [95 % interval] ({}); ratios \
+        "## Simulated, full length, {} seeds\n\nMedian over seeds [{}] ({}); ratios \
          are paired by seed. To faulty backends: the share of requests sent to a backend while \
          a fault was active on it.\n",
         ints.seeds(),
+        crate::text::interval(ints.seeds()),
         link("sim/intervals.csv")
     );
     // Where fault windows end within the run: how soon each policy gives those backends back

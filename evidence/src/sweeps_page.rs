@@ -314,11 +314,14 @@ pub fn render(ev: &Evidence) -> String {
          thing about `one-slow` and runs every policy at every point in the simulator at full \
          length, over several seeds; `scripts/sweeps.sh` regenerates them (its comments give \
          each `lblab sweep … --vary …` command). Every folder has `sweep.csv` (per point and \
-         policy: the median over seeds of each quantity with its 95 % interval as `_lo`/`_hi`), \
+         policy: the median over seeds of each quantity with the ends of its interval as \
+         `_lo`/`_hi`, of at least 95 % confidence: a {} with 6 seeds, a {} with 10), \
          `runs.csv` (every run), `sweep.json` and charts with one line per policy and its \
          interval as a band: `p99`, `p999`, `p99_vs_oracle`, `p999_vs_oracle`, `slow_share` \
          (to faulty backends, with the dashed (faulty/n)² line two independent draws cannot \
-         avoid) and `herd` (the busiest healthy backend's share over its fair share).\n"
+         avoid) and `herd` (the busiest healthy backend's share over its fair share).\n",
+        crate::text::interval(6),
+        crate::text::interval(10)
     );
     let lines = conclusions(ev);
     for line in &lines {
@@ -333,9 +336,10 @@ pub fn render(ev: &Evidence) -> String {
         w!(out, "## [`{name}/`]({name}/): {what}\n");
         w!(
             out,
-            "{} points × {} seeds. p99 ms, median [95 % interval]:\n",
+            "{} points × {} seeds. p99 ms, median [{}]:\n",
             s.points(col).len(),
-            s.seeds()
+            s.seeds(),
+            crate::text::interval(s.seeds())
         );
         w!(out, "| {col} | {} |", policies.join(" | "));
         w!(out, "|---:|{}", "---:|".repeat(policies.len()));

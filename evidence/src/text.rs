@@ -20,6 +20,13 @@ pub const CONTENDERS: [&str; 4] = [
 /// The proposal's label in every scenario.
 pub const PROPOSAL: &str = "peak_ewma";
 
+/// `"97.9 % interval"`: the true confidence of the interval of a median over `seeds` seeds (at
+/// least 95 % from 6 seeds on; [`lblab_model::stats::median_interval`]).
+pub fn interval(seeds: usize) -> String {
+    let coverage = lblab_model::stats::median_interval(&vec![0.0; seeds]).coverage;
+    format!("{:.1} % interval", 100.0 * coverage)
+}
+
 /// The scenario the headline figures come from.
 pub const HEADLINE: &str = "one-slow";
 
