@@ -110,6 +110,7 @@ REAL = [
     ("recovery", "recovery: the slow backend heals at 30 s", ("slow", 30)),
     ("many-clients", "many-clients: 50 client channels at 40 req/s each", None),
     ("crash-restart", "crash-restart: 2 of 20 crash at 20 s, back at 30 s, cold until 40 s", ("crashy", 40)),
+    ("fail-fast", "fail-fast: 1 of 20 answers 90 % of its calls at once with an error, 20 s measured", None),
 ]
 
 
@@ -122,12 +123,12 @@ def real_section(d):
     L.append(
         "`scripts/design-real.sh`: the same policies over real gRPC (a tonic fleet and an open-loop tonic "
         "client on loopback, one policy at a time, one run each; `results/design/real/`). p99 and p99.9 of "
-        "the measured calls, the share sent to a backend while it was faulty, and where a backend heals or "
+        "the measured calls, the share that failed, the share sent to a backend while it was faulty, and where a backend heals or "
         "comes back, the seconds from the end of its last fault window until it carries 80 % of its fair "
         "share.\n"
     )
-    L.append("| scenario | policy | p99 ms | p99.9 ms | to faulty | back to its share |")
-    L.append("|---|---|---|---|---|---|")
+    L.append("| scenario | policy | p99 ms | p99.9 ms | failed | to faulty | back to its share |")
+    L.append("|---|---|---|---|---|---|---|")
     for folder, what, back in REAL:
         path = os.path.join(base, folder, "summary.csv")
         if not os.path.exists(path):
@@ -141,9 +142,10 @@ def real_section(d):
         for k, r in enumerate(rows):
             t = times.get(r["policy"], "") if back else ""
             t = "never" if back and t is None else (f"{t} s" if t != "" else "–")
+            failed = (int(r["errors"]) + int(r["dropped"])) / max(1, int(r["requests"]))
             L.append(
                 f"| {what if k == 0 else ''} | `{r['policy']}` | {float(r['p99_ms']):.2f} | "
-                f"{float(r['p999_ms']):.2f} | {100 * float(r['slow_share']):.2f} % | {t} |"
+                f"{float(r['p999_ms']):.2f} | {100 * failed:.2f} % | {100 * float(r['slow_share']):.2f} % | {t} |"
             )
     L.append("")
     return L
