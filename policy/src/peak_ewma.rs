@@ -54,6 +54,10 @@ use crate::{
     Status, Ticket, NANOS_PER_SEC,
 };
 
+mod split;
+
+use split::{split_estimate, split_observe, Split};
+
 /// The policy's gRPC name.
 pub const NAME: &str = "peak_ewma_experimental";
 
@@ -557,130 +561,6 @@ fn cost(a: &Ablation, split: &Split, picks: u64, load: &Load, at: Moment) -> f64
         Idle::ToZero => load.rtt.stored() * load.rtt.weight(at) * n,
         Idle::Frozen => load.rtt.stored() * n,
         Idle::PickClock => load.rtt.stored() * pick_clock_weight(picks, a.idle_picks, load, at) * n,
-    }
-}
-
-/// The time constants of [`Ablation::split`]'s estimate, resolved against `decayTime`: the blend's
-/// `τ`, the idle decay's and the peak's, as `1/τ` in 1/ns.
-#[derive(Debug, Clone, Copy)]
-struct Split {
-    tau: f64,
-    inv_idle: f64,
-    inv_peak: f64,
-    /// `1/blendTime`, when set.
-    inv_blend: Option<f64>,
-}
-
-impl Split {
-    fn new(decay_time: Nanos, a: &Ablation) -> Self {
-        let idle = a.idle_decay_time.unwrap_or(decay_time).max(1);
-        let peak = a.peak_decay_time.unwrap_or(decay_time / 10).max(1);
-        Split {
-            tau: decay_time.max(1) as f64,
-            inv_idle: 1.0 / idle as f64,
-            inv_peak: 1.0 / peak as f64,
-            inv_blend: a.blend_time.map(|b| 1.0 / b.max(1) as f64),
-        }
-    }
-}
-
-/// The weight `e^(−idle/τ_idle)` of `load`'s stored EWMA at `now` under [`Ablation::split`]: the
-/// idle time is the time since the last sample, on the pick clock at most `picks since the last
-/// sample × decayTime / idlePicks`; 0 when frozen, or when `probing` with `probes` one and calls
-/// outstanding.
-#[inline]
-fn idle_weight(
-    a: &Ablation,
-    split: &Split,
-    picks: u64,
-    load: &Load,
-    now: Nanos,
-    probing: bool,
-) -> f64 {
-    let wall = now.saturating_sub(load.rtt.stamp()) as f64;
-    let idle = match a.idle {
-        _ if probing && a.probes == Probes::One && load.outstanding > 0 => 0.0,
-        Idle::ToZero => wall,
-        Idle::Frozen => 0.0,
-        Idle::PickClock => {
-            let since = picks.saturating_sub(load.picks_at) as f64;
-            wall.min(since * split.tau / f64::from(a.idle_picks))
-        }
-    };
-    (-idle * split.inv_idle).exp()
-}
-
-/// [`Ablation::split`]'s estimate of `load` at `now` (ns, before the `outstanding + 1` factor):
-/// the stored EWMA times its [`idle_weight`], or the [`Peak::Decaying`] peak decayed with its own
-/// time constant, whichever is larger.
-#[inline]
-fn split_estimate(
-    a: &Ablation,
-    split: &Split,
-    picks: u64,
-    load: &Load,
-    now: Nanos,
-    probing: bool,
-) -> f64 {
-    let ewma = load.rtt.stored() * idle_weight(a, split, picks, load, now, probing);
-    let estimate = match a.peak {
-        Peak::Decaying if load.peak > 0.0 => {
-            let age = now.saturating_sub(load.peak_stamp) as f64;
-            ewma.max(load.peak * (-age * split.inv_peak).exp())
-        }
-        _ => ewma,
-    };
-    match a.error_penalty {
-        Some(p) => {
-            let e = load.errors.min(0.999);
-            estimate * (1.0 + f64::from(p) / 100.0 * e / (1.0 - e))
-        }
-        None => estimate,
-    }
-}
-
-/// Takes a sample `rtt` into `load` at `at` under [`Ablation::split`]: the peak test compares it
-/// with the estimate now. The EWMA blends it as `stored × w + (1 − w) × rtt`: with one time
-/// constant, `w` is the [`idle_weight`] (the decayed estimate is what the sample blends into, as
-/// the proposal has it); with an `idleDecayTime` or a frozen estimate, `w = e^(−Δt/decayTime)`,
-/// Δt since the last sample; with a `blendTime`, `w = e^(−Δt/blendTime)` and the stored estimate is
-/// what the sample blends into. Under [`Peak::Jump`] a peak replaces the EWMA and under
-/// [`Peak::Decaying`] a peak also sets the separate peak.
-#[inline]
-fn split_observe(
-    a: &Ablation,
-    split: &Split,
-    picks: u64,
-    load: &mut Load,
-    at: Moment,
-    rtt: Nanos,
-    failed: bool,
-) {
-    let now = at.now();
-    // The peak test compares RTTs: the estimate without the error factor.
-    let rtt_only = Ablation {
-        error_penalty: None,
-        ..*a
-    };
-    let current = split_estimate(&rtt_only, split, picks, load, now, false);
-    let w = if let Some(inv_blend) = split.inv_blend {
-        (-(now.saturating_sub(load.rtt.stamp()) as f64) * inv_blend).exp()
-    } else if a.idle_decay_time.is_none() && a.idle != Idle::Frozen {
-        idle_weight(a, split, picks, load, now, false)
-    } else {
-        load.rtt.weight(at)
-    };
-    let failure = if failed { 1.0 } else { 0.0 };
-    load.errors = load.errors * w + (1.0 - w) * failure;
-    let above = rtt as f64 > current;
-    match a.peak {
-        Peak::Jump if above => load.rtt.replace(at, rtt),
-        Peak::Decaying if above => {
-            load.peak = rtt as f64;
-            load.peak_stamp = now;
-            load.rtt.observe_blend(at, rtt, w);
-        }
-        _ => load.rtt.observe_blend(at, rtt, w),
     }
 }
 
