@@ -234,11 +234,11 @@ fn calls_over_tls_and_mutual_tls_with_the_schema_from_a_proto_file() {
     );
     assert!(!err.contains("panicked"), "{err}");
 
-    // --insecure skips the verification, and says so.
+    // --skip-tls-verify skips the verification, and says so.
     let run = loadgen(
         &tls.addr,
         &out,
-        &[&["--insecure", "--proto", proto][..], &call[..]].concat(),
+        &[&["--skip-tls-verify", "--proto", proto][..], &call[..]].concat(),
     );
     assert!(run.status.success(), "{}", text(&run.stderr));
     assert!(text(&run.stderr).contains("NOT verified"));

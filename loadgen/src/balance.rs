@@ -603,10 +603,15 @@ async fn connect(
     }
     let port = endpoint.port_u16().unwrap_or(if tls { 443 } else { 80 });
     let host = endpoint.host();
-    let addr = tokio::net::lookup_host((host, port))
-        .await?
-        .next()
-        .ok_or_else(|| format!("{host} resolves to no address"))?;
+    // An IPv6 literal comes bracketed in a URI (`[::1]`); the resolver wants it bare.
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addr = match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => std::net::SocketAddr::new(ip, port),
+        Err(_) => tokio::net::lookup_host((bare, port))
+            .await?
+            .next()
+            .ok_or_else(|| format!("{host} resolves to no address"))?,
+    };
     let stream = options.transport.connect(host, addr).await?;
     let authority = options.authority.clone().unwrap_or(endpoint);
     let (send, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())

@@ -25,6 +25,23 @@ pub async fn schema_of(
     service: &str,
 ) -> Result<DescriptorPool, LoadgenError> {
     let addr = connector.addr;
+    // The same check as before a run ([`Transport::probe`](crate::transport::Transport::probe)),
+    // so that plaintext against a TLS server, a failed handshake or a refused client certificate
+    // get the same clear reason here as with --proto, not a bare "transport error".
+    let probe = connector.transport.probe(&connector.host, addr);
+    match tokio::time::timeout(TIMEOUT, probe).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(LoadgenError::Config(format!(
+                "server reflection: cannot connect to {addr}: {e}"
+            )))
+        }
+        Err(_) => {
+            return Err(LoadgenError::Config(format!(
+                "server reflection: cannot connect to {addr}: no answer within {TIMEOUT:?}"
+            )))
+        }
+    }
     let authority = authority.map_or_else(|| addr.to_string(), ToString::to_string);
     let endpoint = Endpoint::from_shared(format!("http://{authority}"))
         .map_err(|e| LoadgenError::Config(format!("target {addr}: {e}")))?

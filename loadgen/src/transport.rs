@@ -5,8 +5,8 @@
 //! TLS follows what a gRPC client does: the server's certificate is verified against `--cacert`
 //! (or the Mozilla roots of `webpki-roots` when none is given) for the name of the target, or the
 //! `--authority` when one is set; `--cert`/`--key` add a client certificate (mutual TLS);
-//! `--insecure` skips the verification of the server's certificate (its signatures over the
-//! handshake are still checked). The server must select HTTP/2 by ALPN.
+//! `--skip-tls-verify` skips the verification of the server's certificate (its signatures over
+//! the handshake are still checked). The server must select HTTP/2 by ALPN.
 
 use std::future::Future;
 use std::io;
@@ -37,7 +37,7 @@ pub struct TlsOptions {
     pub cert: Option<PathBuf>,
     /// PEM file with the client's private key; needs `cert`.
     pub key: Option<PathBuf>,
-    /// Accept any server certificate.
+    /// Accept any server certificate (`--skip-tls-verify`).
     pub insecure: bool,
 }
 
@@ -97,7 +97,7 @@ impl Transport {
         let tls = tokio_rustls::TlsConnector::from(config.clone())
             .connect(name, tcp)
             .await
-            .map_err(|e| format!("TLS handshake with {addr} failed: {e}"))?;
+            .map_err(|e| format!("TLS handshake with {addr} failed: {e}{}", not_tls_hint(&e)))?;
         let alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
         if alpn.as_deref() != Some(b"h2") {
             return Err(format!(
@@ -144,6 +144,20 @@ impl Transport {
             .into()),
             Err(e) => Err(format!("{addr} refused the connection: {e}").into()),
         }
+    }
+}
+
+/// A hint when a handshake failed because the server does not speak TLS at all: it closed the
+/// connection at the ClientHello, or answered with bytes that are no TLS record (an HTTP/2 frame).
+fn not_tls_hint(e: &io::Error) -> &'static str {
+    let garbled = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|r| matches!(r, rustls::Error::InvalidMessage(_)));
+    if garbled || e.kind() == io::ErrorKind::UnexpectedEof {
+        " (the server does not answer in TLS: is it a plaintext server? then leave out --tls)"
+    } else {
+        ""
     }
 }
 
@@ -205,7 +219,7 @@ fn client_config(options: &TlsOptions) -> Result<rustls::ClientConfig, LoadgenEr
     Ok(config)
 }
 
-/// `--insecure`: any certificate is accepted; the handshake signatures are still verified with
+/// `--skip-tls-verify`: any certificate is accepted; the handshake signatures are still verified with
 /// the provider's algorithms.
 #[derive(Debug)]
 struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);

@@ -723,6 +723,23 @@ impl Scenario {
             .collect()
     }
 
+    /// What the policies' configs hold that is valid but almost certainly not meant
+    /// ([`lblab_policy::PolicyConfig::warnings`]), each prefixed with the policy's label, in
+    /// scenario order.
+    pub fn config_warnings(&self) -> Vec<String> {
+        self.policies
+            .iter()
+            .flat_map(|p| match &p.selected {
+                Selected::Policy(c) => c
+                    .warnings()
+                    .into_iter()
+                    .map(|w| format!("policy {:?}: {w}", p.name))
+                    .collect(),
+                Selected::Extra { .. } => Vec::new(),
+            })
+            .collect()
+    }
+
     /// Fault windows per backend, `[start, end)` ns, bounded by the run end.
     pub fn fault_windows(&self) -> Vec<(usize, Nanos, Nanos)> {
         let mut v = Vec::new();

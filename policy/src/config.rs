@@ -106,6 +106,11 @@ pub(crate) trait Spec: fmt::Debug {
     fn label(&self) -> Option<String> {
         None
     }
+
+    /// See [`PolicyConfig::warnings`]; most configs have nothing to warn about.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// One line of the policy table: a name and how to parse its config.
@@ -288,6 +293,14 @@ impl PolicyConfig {
     /// run, so until then it is round_robin. A measurement that starts earlier measures that.
     pub fn warmup_need(&self) -> Option<(Nanos, String)> {
         self.spec().warmup_need()
+    }
+
+    /// What is valid but almost certainly not meant, e.g. an `outlier_detection_experimental`
+    /// with no ejection algorithm, which ejects nothing. Every command that validates a config
+    /// (`lblab check`, scenario files, `--policy`) prints these; the tree's child policies
+    /// included.
+    pub fn warnings(&self) -> Vec<String> {
+        self.spec().warnings()
     }
 
     /// Builds the policy. `now` starts any interval timers.

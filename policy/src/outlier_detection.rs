@@ -229,6 +229,21 @@ impl Spec for Config {
     fn label(&self) -> Option<String> {
         Some(format!("outlier_detection({})", self.child_policy.label()))
     }
+
+    /// Neither ejection algorithm: gRFC A50 then ejects nothing (the config is valid, and its
+    /// child alone routes), which is rarely what was meant. Then the child's warnings.
+    fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.success_rate_ejection.is_none() && self.failure_percentage_ejection.is_none() {
+            out.push(format!(
+                "{NAME} has neither successRateEjection nor failurePercentageEjection, so it \
+                 ejects nothing and only its child policy routes; add one, e.g. \
+                 \"failurePercentageEjection\":{{\"threshold\":50,\"minimumHosts\":2}}"
+            ));
+        }
+        out.extend(self.child_policy.warnings());
+        out
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]

@@ -169,6 +169,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// Loads a scenario with a seed override.
 pub fn load(path: &Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
     let scenario = Scenario::load(path)?;
+    for w in scenario.config_warnings() {
+        eprintln!("warning: {}: {w}", path.display());
+    }
     Ok(match seed {
         Some(seed) => scenario.with_seed(seed)?,
         None => scenario,

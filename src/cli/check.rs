@@ -79,6 +79,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(Selected::Policy(policy)) => {
             let normalized = serde_json::json!({ "loadBalancingConfig": [policy.to_json()] });
             outln!("{}", serde_json::to_string_pretty(&normalized)?);
+            for w in policy.warnings() {
+                eprintln!("warning: {w}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Ok(Selected::Extra { name, .. }) => {

@@ -12,7 +12,7 @@ use lblab_loadgen::run::{run_policy, CallOptions, Quantiles, RunOptions};
 use lblab_loadgen::target::{Target, TargetSpec};
 use lblab_loadgen::transport::{Connector, TlsOptions, Transport};
 use lblab_model::dist::DistSpec;
-use lblab_model::results::{self, layout, Mode, RunSummary, TargetRow};
+use lblab_model::results::{self, layout, Mode, RunSummary, StatusRow, TargetRow};
 use lblab_model::scenario::{Arrival, GroupSpec, PolicySpec, ScenarioFile, WorkloadSpec};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
@@ -81,8 +81,12 @@ pub struct Args {
     /// PEM file of the client's private key, for mutual TLS (with --cert).
     #[arg(long, value_name = "FILE", requires = "cert")]
     key: Option<PathBuf>,
-    /// Do not verify the server's certificate (implies --tls). Anyone on the path can then read
-    /// and change the calls.
+    /// TLS without verifying the server's certificate (implies --tls; ghz's --skipTLS). Anyone
+    /// on the path can then read and change the calls.
+    #[arg(long, alias = "skipTLS")]
+    skip_tls_verify: bool,
+    /// Plaintext, as ghz's --insecure (plaintext is already the default). Refused with a TLS
+    /// flag: for TLS without verification, use --skip-tls-verify.
     #[arg(long)]
     insecure: bool,
 
@@ -303,6 +307,7 @@ fn run_all(
         .map(|t| (t.name.clone(), t.addr.to_string()))
         .collect();
     let mut shares = Vec::new();
+    let mut statuses: Vec<StatusRow> = Vec::new();
     let schedule = super::progress::Schedule {
         first: None,
         each: Duration::from_nanos(scenario.workload.end()),
@@ -374,6 +379,7 @@ fn run_all(
         ));
         partial |= run.partial;
         shares.extend(TargetRow::of(&run.result, &names));
+        statuses.extend(run.statuses);
         results.push(run.result);
         bar.set(results.len() as u64);
         if results.len() < planned && !partial {
@@ -381,7 +387,7 @@ fn run_all(
             let mut so_far = notes.clone();
             so_far.push(output::in_progress_note(results.len()));
             let summary = RunSummary::of(scenario, Mode::Real, &results, true, so_far);
-            if let Err(e) = write(dir, &summary, &results, &shares) {
+            if let Err(e) = write(dir, &summary, &results, &shares, &statuses) {
                 bar.line(&format!(
                     "warning: could not write the results so far: {e:#}"
                 ));
@@ -394,9 +400,10 @@ fn run_all(
         notes.push(("stopped early".into(), why.clone()));
     }
     let summary = RunSummary::of(scenario, Mode::Real, &results, partial, notes);
-    write(dir, &summary, &results, &shares).context("writing load-generator results")?;
+    write(dir, &summary, &results, &shares, &statuses).context("writing load-generator results")?;
     output::print_table(&summary);
     print_shares(&shares);
+    print_statuses(&statuses);
     outln!("wrote {}", dir.display());
     if let Some(why) = failed {
         anyhow::bail!(
@@ -404,23 +411,76 @@ fn run_all(
             dir.display()
         );
     }
-    Ok(if partial {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if partial {
+        return Ok(ExitCode::from(130));
+    }
+    if StatusRow::none_succeeded(&statuses) {
+        let first = statuses
+            .iter()
+            .find(|r| r.status != StatusRow::OK && r.count > 0)
+            .map(|r| format!(": {} {}", r.status, r.message))
+            .unwrap_or_default();
+        let hint = if args.call.is_none() {
+            " (without --call every call is lblab's own lblab.v1.Echo/Unary, which only `lblab \
+             backend` serves: give --call package.Service/Method for your service)"
+        } else {
+            ""
+        };
+        eprintln!(
+            "error: no call succeeded{first}{hint}; the statuses are in {}",
+            dir.join(layout::STATUSES_CSV).display()
+        );
+        return Ok(ExitCode::from(NO_CALL_SUCCEEDED));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
-/// The run's files, plus `targets.csv`.
+/// The exit code of a run in which no call succeeded (every status was an error).
+const NO_CALL_SUCCEEDED: u8 = 3;
+
+/// Prints how the calls ended per policy, by status, with each status's first messages.
+fn print_statuses(rows: &[StatusRow]) {
+    let mut policies: Vec<&str> = Vec::new();
+    for r in rows {
+        if !policies.contains(&r.policy.as_str()) {
+            policies.push(&r.policy);
+        }
+    }
+    if policies.is_empty() {
+        return;
+    }
+    outln!();
+    outln!("status distribution (every call that ended, warm-up included):");
+    for p in policies {
+        let mine: Vec<&StatusRow> = rows.iter().filter(|r| r.policy == p).collect();
+        let mut totals: Vec<(&str, u64)> = Vec::new();
+        for r in &mine {
+            match totals.iter_mut().find(|(s, _)| *s == r.status) {
+                Some(t) => t.1 += r.count,
+                None => totals.push((&r.status, r.count)),
+            }
+        }
+        let line: Vec<String> = totals.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        outln!("  {p}: {}", line.join(", "));
+        for r in mine.iter().filter(|r| r.status != StatusRow::OK) {
+            outln!("    {} ×{}: {}", r.status, r.count, r.message);
+        }
+    }
+}
+
+/// The run's files, plus `targets.csv` and `statuses.csv`.
 fn write(
     dir: &Path,
     summary: &RunSummary,
     results: &[lblab_model::results::PolicyResult],
     shares: &[TargetRow],
+    statuses: &[StatusRow],
 ) -> anyhow::Result<()> {
     output::write(dir, summary, results)?;
     let csv = TargetRow::to_csv(shares).context("encoding targets.csv")?;
     results::write_atomic(&dir.join(layout::TARGETS_CSV), &csv)?;
+    let csv = StatusRow::to_csv(statuses).context("encoding statuses.csv")?;
+    results::write_atomic(&dir.join(layout::STATUSES_CSV), &csv)?;
     Ok(())
 }
 
@@ -536,7 +596,22 @@ fn transport(
     spec: &TargetSpec,
     authority: Option<&http::uri::Authority>,
 ) -> anyhow::Result<Transport> {
-    let tls = args.tls || args.insecure;
+    if args.insecure {
+        let tls_flags = [
+            ("--tls", args.tls),
+            ("--skip-tls-verify", args.skip_tls_verify),
+            ("--cacert", args.cacert.is_some()),
+            ("--cert", args.cert.is_some()),
+        ];
+        if let Some((flag, _)) = tls_flags.iter().find(|(_, given)| *given) {
+            anyhow::bail!(
+                "--insecure means plaintext (as in ghz), but {flag} asks for TLS: for TLS without \
+                 verifying the server's certificate, use --tls --skip-tls-verify (ghz's --skipTLS); \
+                 for plaintext, leave out {flag}"
+            );
+        }
+    }
+    let tls = args.tls || args.skip_tls_verify;
     if !tls {
         if let Some(flag) = [
             ("--cacert", args.cacert.is_some()),
@@ -549,9 +624,9 @@ fn transport(
         }
         return Ok(Transport::plaintext());
     }
-    if args.insecure {
+    if args.skip_tls_verify {
         eprintln!(
-            "warning: --insecure: the servers' certificates are NOT verified; anyone on the path \
+            "warning: --skip-tls-verify: the servers' certificates are NOT verified; anyone on the path \
              can impersonate them and read or change the calls"
         );
     }
@@ -566,7 +641,7 @@ fn transport(
             cacert: args.cacert.clone(),
             cert: args.cert.clone(),
             key: args.key.clone(),
-            insecure: args.insecure,
+            insecure: args.skip_tls_verify,
         },
         server_name,
     )?)
@@ -615,7 +690,8 @@ async fn schema_call(
 /// The scenario to run: the file with the load flags applied, or one made of the flags.
 fn scenario(args: &Args, targets: &[Target], call: Option<&Call>) -> anyhow::Result<Scenario> {
     let from_file = match &args.scenario {
-        Some(path) => Some(super::args::load(path, None)?),
+        // Its config warnings are printed below, once, for the policies that run.
+        Some(path) => Some(Scenario::load(path)?),
         None => None,
     };
     let mut file = match &from_file {
@@ -666,6 +742,9 @@ fn scenario(args: &Args, targets: &[Target], call: Option<&Call>) -> anyhow::Res
         None => "the load flags".to_string(),
     };
     let mut scenario = Scenario::validate(file).with_context(|| what.clone())?;
+    for w in scenario.config_warnings() {
+        eprintln!("warning: {w}");
+    }
     if from_file.is_none() {
         for (b, t) in scenario.backends.iter_mut().zip(targets) {
             b.name = t.label();

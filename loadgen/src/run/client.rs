@@ -13,6 +13,7 @@ use lblab_wire::Clock;
 use tonic::client::Grpc;
 use tonic::metadata::MetadataMap;
 
+use super::statuses::StatusTally;
 use crate::balance::{Balancer, BalancerOptions, Picked, PolicyService};
 use crate::method::{Call, RawCodec};
 use crate::target::Target;
@@ -39,6 +40,8 @@ pub(super) struct Client {
     call: Option<Arc<Call>>,
     /// Metadata sent with every call.
     metadata: Arc<MetadataMap>,
+    /// How the run's calls ended, by status.
+    statuses: Arc<StatusTally>,
 }
 
 fn classify(status: &tonic::Status) -> RequestResult {
@@ -125,11 +128,7 @@ async fn call_inner(
                     unary(&mut client.channel, req, path, codec, deadline).await
                 }
             };
-            match call {
-                Ok(Ok(())) => RequestResult::Ok,
-                Ok(Err(status)) => classify(&status),
-                Err(_) => RequestResult::DeadlineExceeded,
-            }
+            tally(&client.statuses, call)
         }
         RpcKind::Streaming => {
             let req = prepare(
@@ -155,11 +154,31 @@ async fn call_inner(
                 }
             )
             .await);
-            match call {
-                Ok(Ok(())) => RequestResult::Ok,
-                Ok(Err(status)) => classify(&status),
-                Err(_) => RequestResult::DeadlineExceeded,
-            }
+            tally(&client.statuses, call)
+        }
+    }
+}
+
+/// How a call ended, counted in `statuses` and classified.
+fn tally(
+    statuses: &StatusTally,
+    call: Result<Result<(), tonic::Status>, tokio::time::error::Elapsed>,
+) -> RequestResult {
+    match call {
+        Ok(Ok(())) => {
+            statuses.ok();
+            RequestResult::Ok
+        }
+        Ok(Err(status)) => {
+            statuses.failed(&status);
+            classify(&status)
+        }
+        Err(_) => {
+            statuses.record(
+                tonic::Code::DeadlineExceeded,
+                "no answer within the deadline (the load generator's own bound)".into(),
+            );
+            RequestResult::DeadlineExceeded
         }
     }
 }
@@ -248,6 +267,7 @@ pub(super) fn make_client(
     origin: Instant,
     seed: u64,
     options: &CallOptions,
+    statuses: &Arc<StatusTally>,
 ) -> Result<(Client, Option<Balancer>), LoadgenError> {
     let endpoints = targets
         .iter()
@@ -299,6 +319,7 @@ pub(super) fn make_client(
             channel,
             call: options.call.clone(),
             metadata: Arc::new(options.metadata.clone()),
+            statuses: statuses.clone(),
         },
         balancer,
     ))

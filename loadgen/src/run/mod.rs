@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use lblab_model::arrival::{ClientArrivals, OpenLoop};
 use lblab_model::fault::Timeline;
-use lblab_model::results::{Incident, PolicyResult};
+use lblab_model::results::{Incident, PolicyResult, StatusRow};
 use lblab_model::scenario::{derive_seed, streams, Arrival, PolicyEntry, Scenario};
 use lblab_policy::Nanos;
 use lblab_wire::timer::{self, DEFAULT_SPIN};
@@ -30,6 +30,7 @@ mod client;
 mod driver;
 mod live;
 mod recorder;
+mod statuses;
 
 pub use client::CallOptions;
 use client::Client;
@@ -111,6 +112,8 @@ pub struct LoadRun {
     pub partial: bool,
     /// Endpoints that left or joined the list when the targets were re-resolved, with when.
     pub endpoint_changes: Vec<String>,
+    /// How the calls ended, by gRPC status and message, warm-up included (`statuses.csv`).
+    pub statuses: Vec<StatusRow>,
 }
 
 impl LoadRun {
@@ -149,7 +152,8 @@ pub fn run_policy(
         &options.calls.transport,
     ));
     check_reachable(targets, &unreachable, options.connect_wait)?;
-    let (clients, balancers) = connect(&runtime, scenario, policy, targets, options)?;
+    let statuses = Arc::new(statuses::StatusTally::default());
+    let (clients, balancers) = connect(&runtime, scenario, policy, targets, options, &statuses)?;
     let changes = Arc::new(std::sync::Mutex::new(Vec::new()));
     let resolver = options.resolver.as_ref().and_then(|spec| {
         let every = spec.refresh()?;
@@ -242,6 +246,7 @@ pub fn run_policy(
         sends_per_backend: recorded.sends,
         partial: stopped(),
         endpoint_changes,
+        statuses: statuses.rows(&policy.name),
     })
 }
 
@@ -388,14 +393,21 @@ fn connect(
     policy: &PolicyEntry,
     targets: &[Target],
     options: &RunOptions<'_>,
+    statuses: &Arc<statuses::StatusTally>,
 ) -> Result<(Vec<Client>, Vec<Balancer>), LoadgenError> {
     let _guard = runtime.enter();
     let mut clients = Vec::new();
     let mut balancers = Vec::new();
     for c in 0..scenario.workload.clients {
         let seed = derive_seed(scenario.file.seed, streams::POLICY, u64::from(c));
-        let (client, balancer) =
-            client::make_client(policy, targets, options.origin, seed, &options.calls)?;
+        let (client, balancer) = client::make_client(
+            policy,
+            targets,
+            options.origin,
+            seed,
+            &options.calls,
+            statuses,
+        )?;
         clients.push(client);
         balancers.extend(balancer);
     }

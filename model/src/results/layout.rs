@@ -27,6 +27,8 @@ pub const TIMESERIES_CSV: &str = "timeseries.csv";
 pub const FAILURES_CSV: &str = "failures.csv";
 /// `targets.csv`: a load-generator run's calls per policy and target.
 pub const TARGETS_CSV: &str = "targets.csv";
+/// `statuses.csv`: a load-generator run's calls per policy, gRPC status and message.
+pub const STATUSES_CSV: &str = "statuses.csv";
 /// `harness.json`: the real harness's own measurements.
 pub const HARNESS_JSON: &str = "harness.json";
 /// `compare.csv`: a [`CompareRow`](super::CompareRow) per policy.

@@ -9,6 +9,8 @@
 //! - `<policy>.hgrm`: the measured latencies' percentile distribution, HdrHistogram's text.
 //! - `failures.csv`: per policy, second and backend, the calls that failed there, [`FailureRow`].
 //! - `targets.csv` (a load-generator run): per policy and target, calls and share, [`TargetRow`].
+//! - `statuses.csv` (a load-generator run): per policy, gRPC status and message, the calls that
+//!   ended so, warm-up included, [`StatusRow`].
 //! - `harness.json` (a real run): the harness's own measurements, [`HarnessSummary`].
 //! - `compare.csv` (a compare folder): the simulator against the real harness, [`CompareRow`].
 //!
@@ -33,6 +35,7 @@ pub mod layout;
 mod merge;
 mod recorder;
 mod schema;
+mod statuses;
 mod targets;
 
 pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
@@ -49,4 +52,5 @@ pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{
     FailureRow, FaultWindow, Incident, IncidentKind, Mode, RunSummary, SummaryRow, TimeseriesRow,
 };
+pub use statuses::{StatusRow, MESSAGES_PER_STATUS};
 pub use targets::TargetRow;

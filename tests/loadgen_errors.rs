@@ -1,0 +1,335 @@
+//! `lblab loadgen` when things go wrong (issue 23): IPv6 literal targets, runs in which every
+//! call fails, ghz's `--insecure`, the TLS hints on the reflection path, and outlier-detection
+//! configs that eject nothing. Against `lblab backend` and Python grpcio (started by the test) on
+//! loopback only; every process a test starts is stopped when it ends.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{arg, lblab, scratch, spawn, summary, text};
+
+/// A one-backend scenario for `lblab backend`.
+const SCENARIO: &str = "name = \"one\"\n[workload]\nrate = 50\nduration = \"1s\"\n\
+     [[fleet]]\nname = \"main\"\nservice_time = { dist = \"constant\", value = \"1ms\" }\n\
+     [[policies]]\nname = \"round_robin\"\nconfig = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'\n";
+
+/// A running `lblab backend`; killed on drop.
+struct Backend {
+    child: Child,
+    targets: String,
+}
+
+impl Backend {
+    fn start(dir: &Path, listen: &str) -> Backend {
+        let scenario = dir.join("one.toml");
+        std::fs::write(&scenario, SCENARIO).expect("writes the scenario");
+        let mut child = spawn(&[
+            "backend",
+            arg(&scenario),
+            "--listen",
+            listen,
+            "--for",
+            "60s",
+            "--no-realtime",
+        ]);
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let targets = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|l| l.strip_prefix("--targets ").map(str::to_string))
+            .expect("the backend prints its targets");
+        std::thread::spawn(move || lines.for_each(drop));
+        let stderr = child.stderr.take();
+        std::thread::spawn(move || common::read_all(stderr));
+        Backend { child, targets }
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A running Python greeter server (grpcio, with reflection unless told otherwise); killed on
+/// drop.
+struct Greeter {
+    child: Child,
+    addr: String,
+}
+
+impl Greeter {
+    fn start(extra: &[&str]) -> Greeter {
+        let python = common::interop_python();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let gen = python
+            .parent()
+            .and_then(Path::parent)
+            .expect("venv")
+            .join("gen");
+        let mut child = Command::new(python)
+            .arg(root.join("interop/python/greeter_server.py"))
+            .args(["--port", "0"])
+            .args(extra)
+            .env("PYTHONPATH", &gen)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starts the Python server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("reads the server's first line");
+        let addr = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("the server said {line:?}"))
+            .trim()
+            .to_string();
+        Greeter { child, addr }
+    }
+}
+
+impl Drop for Greeter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A CA, a server certificate for localhost and 127.0.0.1 signed by it; files in `dir`.
+fn pki(dir: &Path) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair,
+    };
+    let ca_key = KeyPair::generate().expect("CA key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.distinguished_name = DistinguishedName::new();
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "lblab test CA");
+    let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().expect("key");
+    let mut params =
+        CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).expect("params");
+    params.distinguished_name = DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "lblab test server");
+    let cert = params.signed_by(&key, &issuer).expect("signs");
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
+    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+}
+
+/// `lblab loadgen` with a short load against `targets`, writing into `out`.
+fn loadgen(targets: &str, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "loadgen",
+        "--targets",
+        targets,
+        "--rate",
+        "40",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0.2s",
+        "--deadline",
+        "2s",
+        "--policy",
+        "round_robin",
+        "--no-realtime",
+        "--out",
+        arg(out),
+    ];
+    args.extend_from_slice(extra);
+    lblab(&args)
+}
+
+#[test]
+fn ipv6_literal_targets_carry_the_load() {
+    let dir = scratch("loadgen-errors-ipv6");
+    let backend = Backend::start(&dir, "[::1]:0");
+    assert!(backend.targets.starts_with("[::1]:"), "{}", backend.targets);
+    let out = dir.join("run");
+    // lblab's Echo (no reflection), then a method found by reflection: both over [::1].
+    for extra in [&[][..], &["--call", "lblab.v1.Echo/Unary"][..]] {
+        let run = loadgen(&backend.targets, &out, extra);
+        let err = text(&run.stderr);
+        assert!(run.status.success(), "{extra:?}: {err}");
+        let s = summary(&out);
+        let row = &s["rows"][0];
+        assert!(row["ok"].as_u64().unwrap() > 0, "{extra:?}: {s}");
+        assert_eq!(row["errors"].as_u64(), Some(0), "{extra:?}: {s}");
+    }
+}
+
+#[test]
+fn a_run_in_which_every_call_fails_says_why_and_exits_3() {
+    let server = Greeter::start(&[]);
+    let out = scratch("loadgen-errors-all-fail").join("run");
+    // No --call: every call is lblab's Echo, which a greeter does not have.
+    let run = loadgen(&server.addr, &out, &[]);
+    let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
+    assert_eq!(run.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stdout.contains("status distribution"), "{stdout}");
+    assert!(stdout.contains("UNIMPLEMENTED"), "{stdout}");
+    assert!(
+        stderr.contains("no call succeeded") && stderr.contains("--call"),
+        "{stderr}"
+    );
+    let csv = std::fs::read_to_string(out.join("statuses.csv")).expect("statuses.csv");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("policy,status,message,count"), "{csv}");
+    assert!(
+        lines.next().unwrap_or("").starts_with("round_robin,OK,,0"),
+        "{csv}"
+    );
+    assert!(csv.contains("round_robin,UNIMPLEMENTED,"), "{csv}");
+
+    // A run that succeeds counts its OK calls and exits 0.
+    let run = loadgen(
+        &server.addr,
+        &out,
+        &["--call", "lblab.interop.v1.Greeter/SayHello"],
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let csv = std::fs::read_to_string(out.join("statuses.csv")).expect("statuses.csv");
+    let ok: u64 = csv
+        .lines()
+        .find_map(|l| l.strip_prefix("round_robin,OK,,"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(ok > 0, "{csv}");
+}
+
+#[test]
+fn insecure_means_plaintext_as_in_ghz_and_tls_to_plaintext_gets_a_hint() {
+    let dir = scratch("loadgen-errors-insecure");
+    let backend = Backend::start(&dir, "127.0.0.1:0");
+    let out = dir.join("run");
+    let call = ["--call", "lblab.v1.Echo/Unary"];
+    let run = loadgen(
+        &backend.targets,
+        &out,
+        &[&["--insecure"][..], &call].concat(),
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(summary(&out)["rows"][0]["ok"].as_u64().unwrap() > 0);
+
+    // With a TLS flag it is ambiguous: refused, naming what to use.
+    let run = loadgen(&backend.targets, &out, &["--insecure", "--tls"]);
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("plaintext") && err.contains("--skip-tls-verify"),
+        "{err}"
+    );
+
+    // TLS against a plaintext server: the handshake's failure says so plainly, on the
+    // reflection path and before a run alike.
+    for extra in [&call[..], &[][..]] {
+        let run = loadgen(
+            &backend.targets,
+            &out,
+            &[&["--tls", "--skip-tls-verify"][..], extra].concat(),
+        );
+        let err = text(&run.stderr);
+        assert!(!run.status.success(), "{extra:?}");
+        assert!(
+            err.contains("plaintext server") && err.contains("leave out --tls"),
+            "{extra:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn reflection_gives_the_tls_and_client_certificate_hints() {
+    let dir = scratch("loadgen-errors-reflection-tls");
+    pki(&dir);
+    let file = |f: &str| -> PathBuf { dir.join(f) };
+    let (cert, key, ca) = (file("server.pem"), file("server.key"), file("ca.pem"));
+    let call = ["--call", "lblab.interop.v1.Greeter/SayHello"];
+    let out = dir.join("run");
+
+    // Plaintext against a TLS server, schema by reflection.
+    let tls = Greeter::start(&["--tls-cert", arg(&cert), "--tls-key", arg(&key)]);
+    let run = loadgen(&tls.addr, &out, &call);
+    let err = text(&run.stderr);
+    assert!(!run.status.success());
+    assert!(err.contains("add --tls"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    // A server that wants a client certificate, none given.
+    let mtls = Greeter::start(&[
+        "--tls-cert",
+        arg(&cert),
+        "--tls-key",
+        arg(&key),
+        "--client-ca",
+        arg(&ca),
+    ]);
+    let run = loadgen(
+        &mtls.addr,
+        &out,
+        &[&["--tls", "--cacert", arg(&ca)][..], &call].concat(),
+    );
+    let err = text(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        err.contains("client certificate") && err.contains("--cert"),
+        "{err}"
+    );
+}
+
+#[test]
+fn outlier_detection_without_an_ejection_algorithm_is_warned_about() {
+    let bare = r#"{"loadBalancingConfig":[{"outlier_detection_experimental":{"childPolicy":[{"round_robin":{}}]}}]}"#;
+    let run = lblab(&["check", bare]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let err = text(&run.stderr);
+    assert!(
+        err.contains("warning") && err.contains("ejects nothing"),
+        "{err}"
+    );
+
+    // The README's example has an algorithm: no warning.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let example = readme
+        .lines()
+        .find_map(|l| {
+            let start = l.find(r#"'{"outlier_detection_experimental""#)?;
+            let rest = &l[start + 1..];
+            Some(rest[..rest.find('\'')?].to_string())
+        })
+        .expect("the README has an outlier_detection_experimental --policy example");
+    let config = format!(r#"{{"loadBalancingConfig":[{example}]}}"#);
+    let run = lblab(&["check", &config]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        !text(&run.stderr).contains("warning"),
+        "{}",
+        text(&run.stderr)
+    );
+
+    // The same warning where a run's policies are validated (here --policy of loadgen).
+    let run = lblab(&[
+        "loadgen",
+        "--targets",
+        "127.0.0.1:1",
+        "--dry-run",
+        "--policy",
+        bare,
+    ]);
+    let err = text(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(err.contains("ejects nothing"), "{err}");
+}
