@@ -187,8 +187,10 @@ fn tower_keeps_sending_to_a_crashed_backend_and_its_fast_failures_are_failures_t
         .filter(|f| f.backend == crashed && f.errors > 0)
         .collect();
     assert!(!fails.is_empty());
+    // Refused connections fail in about a millisecond, not at the deadline; 50 ms leaves room
+    // for a loaded CI machine (seen: 5.7 ms with other builds on both cores).
     assert!(
-        fails.iter().all(|f| f.error_mean_ms < 5.0),
+        fails.iter().all(|f| f.error_mean_ms < 50.0),
         "refused calls fail fast: {fails:?}"
     );
 }
