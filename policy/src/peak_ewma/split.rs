@@ -59,8 +59,7 @@ pub(super) fn idle_weight(
 
 /// [`Ablation::split`]'s estimate of `load` at `now` (ns, before the `outstanding + 1` factor):
 /// the stored EWMA times its [`idle_weight`], or the [`Peak::Decaying`] peak decayed with its own
-/// time constant, whichever is larger; with an `errorPenalty`, times `1 + errorPenalty × e / (1 − e)`,
-/// `e` the share of failures times the same idle weight.
+/// time constant, whichever is larger; with an `errorPenalty`, times `1 + errorPenalty × e / (1 − e)`.
 #[inline]
 pub(super) fn split_estimate(
     a: &Ablation,
@@ -70,8 +69,7 @@ pub(super) fn split_estimate(
     now: Nanos,
     probing: bool,
 ) -> f64 {
-    let w = idle_weight(a, split, picks, load, now, probing);
-    let ewma = load.rtt.stored() * w;
+    let ewma = load.rtt.stored() * idle_weight(a, split, picks, load, now, probing);
     let estimate = match a.peak {
         Peak::Decaying if load.peak > 0.0 => {
             let age = now.saturating_sub(load.peak_stamp) as f64;
@@ -81,9 +79,7 @@ pub(super) fn split_estimate(
     };
     match a.error_penalty {
         Some(p) => {
-            // The share of failures fades while the endpoint is idle, as its estimate does: an
-            // endpoint that failed long ago is tried again.
-            let e = (load.errors * w).min(0.999);
+            let e = load.errors.min(0.999);
             estimate * (1.0 + f64::from(p) / 100.0 * e / (1.0 - e))
         }
         None => estimate,

@@ -374,21 +374,3 @@ fn the_error_penalty_is_checked_and_normalized() {
         assert!(e.contains("errorPenalty"), "{bad}: {e}");
     }
 }
-
-#[test]
-fn an_endpoint_that_failed_is_tried_again_once_its_failures_fade() {
-    // Endpoint 1 fails every call for 2 s, then heals. Its share of failures fades while it is
-    // avoided, as its estimate does, so within three decayTimes it carries its share again; a
-    // share of failures that only new answers could lower would keep it out for ln(1000) × τ.
-    let mut lab = Lab::ready(&variant(r#""idle":"to_zero","errorPenalty":1"#), 2);
-    lab.backend(0).latency = MS;
-    lab.backend(1).latency = MS;
-    lab.backend(1).failure_rate = 1.0;
-    lab.drive(2 * SEC, 200);
-    lab.backend(1).failure_rate = 0.0;
-    lab.drive(20 * SEC, 200);
-    lab.reset_picks();
-    lab.drive(10 * SEC, 200);
-    lab.finish();
-    assert!(lab.share(1) > 0.3, "{}", lab.share(1));
-}
