@@ -5,127 +5,20 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 
-use common::{arg, lblab, scratch, spawn, summary, text};
+use common::{arg, lblab, scratch, summary, text, Backend, Greeter, Pki};
 
 /// A one-backend scenario for `lblab backend`.
 const SCENARIO: &str = "name = \"one\"\n[workload]\nrate = 50\nduration = \"1s\"\n\
      [[fleet]]\nname = \"main\"\nservice_time = { dist = \"constant\", value = \"1ms\" }\n\
      [[policies]]\nname = \"round_robin\"\nconfig = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'\n";
 
-/// A running `lblab backend`; killed on drop.
-struct Backend {
-    child: Child,
-    targets: String,
-}
-
-impl Backend {
-    fn start(dir: &Path, listen: &str) -> Backend {
-        let scenario = dir.join("one.toml");
-        std::fs::write(&scenario, SCENARIO).expect("writes the scenario");
-        let mut child = spawn(&[
-            "backend",
-            arg(&scenario),
-            "--listen",
-            listen,
-            "--for",
-            "60s",
-            "--no-realtime",
-        ]);
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let targets = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|l| l.strip_prefix("--targets ").map(str::to_string))
-            .expect("the backend prints its targets");
-        std::thread::spawn(move || lines.for_each(drop));
-        let stderr = child.stderr.take();
-        std::thread::spawn(move || common::read_all(stderr));
-        Backend { child, targets }
-    }
-}
-
-impl Drop for Backend {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A running Python greeter server (grpcio, with reflection unless told otherwise); killed on
-/// drop.
-struct Greeter {
-    child: Child,
-    addr: String,
-}
-
-impl Greeter {
-    fn start(extra: &[&str]) -> Greeter {
-        let python = common::interop_python();
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let gen = python
-            .parent()
-            .and_then(Path::parent)
-            .expect("venv")
-            .join("gen");
-        let mut child = Command::new(python)
-            .arg(root.join("interop/python/greeter_server.py"))
-            .args(["--port", "0"])
-            .args(extra)
-            .env("PYTHONPATH", &gen)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("starts the Python server");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("reads the server's first line");
-        let addr = line
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("the server said {line:?}"))
-            .trim()
-            .to_string();
-        Greeter { child, addr }
-    }
-}
-
-impl Drop for Greeter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A CA, a server certificate for localhost and 127.0.0.1 signed by it; files in `dir`.
-fn pki(dir: &Path) {
-    use rcgen::{
-        BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair,
-    };
-    let ca_key = KeyPair::generate().expect("CA key");
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.distinguished_name = DistinguishedName::new();
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "lblab test CA");
-    let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
-    let issuer = Issuer::new(ca_params, ca_key);
-    let key = KeyPair::generate().expect("key");
-    let mut params =
-        CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).expect("params");
-    params.distinguished_name = DistinguishedName::new();
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "lblab test server");
-    let cert = params.signed_by(&key, &issuer).expect("signs");
-    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
-    std::fs::write(dir.join("server.pem"), cert.pem()).unwrap();
-    std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
+/// `lblab backend` serving [`SCENARIO`] on `listen`, the scenario written into `dir`.
+fn backend(dir: &Path, listen: &str) -> Backend {
+    let scenario = dir.join("one.toml");
+    std::fs::write(&scenario, SCENARIO).expect("writes the scenario");
+    Backend::start_on(&scenario, Some(listen))
 }
 
 /// `lblab loadgen` with a short load against `targets`, writing into `out`.
@@ -155,7 +48,7 @@ fn loadgen(targets: &str, out: &Path, extra: &[&str]) -> std::process::Output {
 #[test]
 fn ipv6_literal_targets_carry_the_load() {
     let dir = scratch("loadgen-errors-ipv6");
-    let backend = Backend::start(&dir, "[::1]:0");
+    let backend = backend(&dir, "[::1]:0");
     assert!(backend.targets.starts_with("[::1]:"), "{}", backend.targets);
     let out = dir.join("run");
     // lblab's Echo (no reflection), then a method found by reflection: both over [::1].
@@ -213,7 +106,7 @@ fn a_run_in_which_every_call_fails_says_why_and_exits_3() {
 #[test]
 fn insecure_means_plaintext_as_in_ghz_and_tls_to_plaintext_gets_a_hint() {
     let dir = scratch("loadgen-errors-insecure");
-    let backend = Backend::start(&dir, "127.0.0.1:0");
+    let backend = backend(&dir, "127.0.0.1:0");
     let out = dir.join("run");
     let call = ["--call", "lblab.v1.Echo/Unary"];
     let run = loadgen(
@@ -252,15 +145,18 @@ fn insecure_means_plaintext_as_in_ghz_and_tls_to_plaintext_gets_a_hint() {
 
 #[test]
 fn reflection_gives_the_tls_and_client_certificate_hints() {
-    let dir = scratch("loadgen-errors-reflection-tls");
-    pki(&dir);
-    let file = |f: &str| -> PathBuf { dir.join(f) };
-    let (cert, key, ca) = (file("server.pem"), file("server.key"), file("ca.pem"));
+    let pki = Pki::new("loadgen-errors-reflection-tls");
+    let dir = scratch("loadgen-errors-reflection-tls-run");
+    let (cert, key, ca) = (
+        pki.path("server.pem"),
+        pki.path("server.key"),
+        pki.path("ca.pem"),
+    );
     let call = ["--call", "lblab.interop.v1.Greeter/SayHello"];
     let out = dir.join("run");
 
     // Plaintext against a TLS server, schema by reflection.
-    let tls = Greeter::start(&["--tls-cert", arg(&cert), "--tls-key", arg(&key)]);
+    let tls = Greeter::start(&["--tls-cert", &cert, "--tls-key", &key]);
     let run = loadgen(&tls.addr, &out, &call);
     let err = text(&run.stderr);
     assert!(!run.status.success());
@@ -268,18 +164,11 @@ fn reflection_gives_the_tls_and_client_certificate_hints() {
     assert!(!err.contains("panicked"), "{err}");
 
     // A server that wants a client certificate, none given.
-    let mtls = Greeter::start(&[
-        "--tls-cert",
-        arg(&cert),
-        "--tls-key",
-        arg(&key),
-        "--client-ca",
-        arg(&ca),
-    ]);
+    let mtls = Greeter::start(&["--tls-cert", &cert, "--tls-key", &key, "--client-ca", &ca]);
     let run = loadgen(
         &mtls.addr,
         &out,
-        &[&["--tls", "--cacert", arg(&ca)][..], &call].concat(),
+        &[&["--tls", "--cacert", &ca][..], &call].concat(),
     );
     let err = text(&run.stderr);
     assert!(!run.status.success());

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -338,8 +339,16 @@ pub struct Backend {
 impl Backend {
     /// Starts `lblab backend scenario` and waits for its targets.
     pub fn start(scenario: &Path) -> Backend {
-        use std::io::{BufRead, BufReader};
-        let mut child = spawn(&["backend", arg(scenario), "--for", "60s", "--no-realtime"]);
+        Backend::start_on(scenario, None)
+    }
+
+    /// [`Backend::start`] listening on `listen` (e.g. `[::1]:0`) instead of the default.
+    pub fn start_on(scenario: &Path, listen: Option<&str>) -> Backend {
+        let mut args = vec!["backend", arg(scenario), "--for", "60s", "--no-realtime"];
+        if let Some(listen) = listen {
+            args.extend(["--listen", listen]);
+        }
+        let mut child = spawn(&args);
         let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let targets = lines
             .by_ref()
@@ -389,4 +398,99 @@ pub fn interop_python() -> &'static Path {
                 .trim(),
         )
     })
+}
+
+/// A running Python greeter server (grpcio, `interop/python/greeter_server.py`, with reflection
+/// unless told otherwise); killed on drop.
+pub struct Greeter {
+    child: Child,
+    /// Its `host:port`.
+    pub addr: String,
+}
+
+impl Greeter {
+    /// Starts it on a free loopback port with the server's `extra` flags.
+    pub fn start(extra: &[&str]) -> Greeter {
+        let python = interop_python();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let gen = python
+            .parent()
+            .and_then(Path::parent)
+            .expect("venv")
+            .join("gen");
+        let mut child = Command::new(python)
+            .arg(root.join("interop/python/greeter_server.py"))
+            .args(["--port", "0"])
+            .args(extra)
+            .env("PYTHONPATH", &gen)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starts the Python server");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("reads the server's first line");
+        let addr = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("the server said {line:?}"))
+            .trim()
+            .to_string();
+        Greeter { child, addr }
+    }
+}
+
+impl Drop for Greeter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A CA, a server certificate for localhost and 127.0.0.1 signed by it, and a client one, in a
+/// scratch folder: `ca.pem`, `server.pem`/`server.key`, `client.pem`/`client.key`.
+pub struct Pki {
+    dir: PathBuf,
+}
+
+impl Pki {
+    /// Makes them in the fresh scratch folder `name`.
+    pub fn new(name: &str) -> Pki {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair,
+        };
+        let dir = scratch(name);
+        let ca_key = KeyPair::generate().expect("CA key");
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.distinguished_name = DistinguishedName::new();
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "lblab test CA");
+        let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
+        let issuer = Issuer::new(ca_params, ca_key);
+        let leaf = |names: Vec<String>, file: &str| {
+            let key = KeyPair::generate().expect("key");
+            let mut params = CertificateParams::new(names).expect("params");
+            // Distinct names: a leaf named like its CA looks self-signed to OpenSSL.
+            params.distinguished_name = DistinguishedName::new();
+            params
+                .distinguished_name
+                .push(DnType::CommonName, format!("lblab test {file}"));
+            let cert = params.signed_by(&key, &issuer).expect("signs");
+            std::fs::write(dir.join(format!("{file}.pem")), cert.pem()).unwrap();
+            std::fs::write(dir.join(format!("{file}.key")), key.serialize_pem()).unwrap();
+        };
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        leaf(vec!["localhost".into(), "127.0.0.1".into()], "server");
+        leaf(vec!["client.lblab.test".into()], "client");
+        Pki { dir }
+    }
+
+    /// The path of `file` in it.
+    pub fn path(&self, file: &str) -> String {
+        arg(&self.dir.join(file)).to_string()
+    }
 }
