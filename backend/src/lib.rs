@@ -75,6 +75,7 @@ pub fn zero_delay(backends: &[BackendSpec]) -> Vec<BackendSpec> {
                 queue_limit: 0,
                 service_time: Dist::Constant(0.0),
                 stream_duration: Dist::Constant(0.0),
+                method_factors: Vec::new(),
             },
             timeline: Timeline::default(),
             median_service: 0,

@@ -152,7 +152,7 @@ impl Node {
             let mut st = self.lock();
             let token = st.next_token;
             st.next_token += 1;
-            let admission = st.model.on_arrival(now, token, RpcKind::Unary);
+            let admission = st.model.on_arrival(now, token, RpcKind::Unary, 0);
             match admission {
                 Admission::Started(_) | Admission::Queued => {
                     let (tx, rx) = oneshot::channel();
@@ -231,7 +231,7 @@ impl Node {
             let mut st = self.lock();
             let token = st.next_token;
             st.next_token += 1;
-            let a = st.model.on_arrival(now, token, RpcKind::Streaming);
+            let a = st.model.on_arrival(now, token, RpcKind::Streaming, 0);
             (a, Self::report_metadata(&mut st, now))
         };
         let done_at = match admission {

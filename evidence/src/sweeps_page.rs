@@ -319,7 +319,8 @@ pub fn render(ev: &Evidence) -> String {
          `runs.csv` (every run), `sweep.json` and charts with one line per policy and its \
          interval as a band: `p99`, `p999`, `p99_vs_oracle`, `p999_vs_oracle`, `slow_share` \
          (to faulty backends, with the dashed (faulty/n)² line two independent draws cannot \
-         avoid) and `herd` (the busiest healthy backend's share over its fair share).\n",
+         avoid) and `herd` (the share of calls that waited for a worker while a backend without a fault had \
+         one free: a herd stacks calls where others sit idle; the oracle scores 0).\n",
         crate::text::interval(6),
         crate::text::interval(10)
     );

@@ -356,6 +356,13 @@ pub fn run_real(
     scenario
         .check_labels(&options.only)
         .map_err(LoadgenError::Config)?;
+    if !scenario.workload.methods.is_empty() {
+        return Err(LoadgenError::Config(format!(
+            "scenario {}: `[[workload.methods]]` is simulator only (the real fleet serves one \
+             Echo method); run it with `lblab sim`, or remove the methods",
+            scenario.file.name
+        )));
+    }
     let planned = scenario
         .policies
         .iter()

@@ -42,6 +42,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, ExpError};
 
+use crate::method::Methods;
 use crate::scenario::{derive_seed, streams, Arrival, Workload};
 
 /// Closed loop: the least time between the starts of two requests of one slot, so that a backend
@@ -68,6 +69,7 @@ pub struct ClientArrivals {
     clients: u32,
     concurrency: u32,
     streaming_share: f64,
+    methods: Methods,
     end: Nanos,
 }
 
@@ -76,6 +78,8 @@ pub struct ClientArrivals {
 pub struct Arrived {
     /// The kind of the request that arrives.
     pub kind: RpcKind,
+    /// Its method (an index into `[[workload.methods]]`; 0 without methods, and for streams).
+    pub method: u32,
     /// Open loop: when the client's next request arrives (`None`: not before the end).
     pub next: Option<Nanos>,
 }
@@ -96,6 +100,7 @@ impl ClientArrivals {
             clients: workload.clients,
             concurrency: workload.concurrency,
             streaming_share: workload.streaming_share,
+            methods: workload.methods.clone(),
             end: workload.end(),
         })
     }
@@ -144,7 +149,14 @@ impl ClientArrivals {
         } else {
             RpcKind::Unary
         };
-        Some(Arrived { kind, next })
+        // Drawn only when the workload names methods, after everything else, so that a workload
+        // without methods draws exactly what it did before methods existed.
+        let method = if kind == RpcKind::Unary && !self.methods.is_empty() {
+            self.methods.of_draw(self.rng.random::<f64>())
+        } else {
+            0
+        };
+        Some(Arrived { kind, method, next })
     }
 
     /// Closed loop: when the slot whose request was intended at `intended`, sent at `sent` and

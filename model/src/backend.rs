@@ -28,6 +28,9 @@ pub struct BackendParams {
     pub service_time: Dist,
     /// Duration of a streaming call (streams hold no worker).
     pub stream_duration: Dist,
+    /// Each method's service-time factor (`[[workload.methods]]`); empty: every call has
+    /// factor 1.
+    pub method_factors: Vec<f64>,
 }
 
 /// A request the backend started serving: it finishes at `done_at`.
@@ -171,8 +174,8 @@ impl Backend {
         }
     }
 
-    /// A request arrives at `now`.
-    pub fn on_arrival(&mut self, now: Nanos, token: u64, kind: RpcKind) -> Admission {
+    /// A request of `method` (0 without methods) arrives at `now`.
+    pub fn on_arrival(&mut self, now: Nanos, token: u64, kind: RpcKind, method: u32) -> Admission {
         self.account(now);
         if self.timeline.down_at(now) {
             return Admission::Down;
@@ -193,7 +196,12 @@ impl Backend {
                 service: len,
             });
         }
-        let work = self.params.service_time.sample(&mut self.rng);
+        let mut work = self.params.service_time.sample(&mut self.rng);
+        if let Some(f) = self.params.method_factors.get(method as usize) {
+            // Scaled only for workloads with methods, so that other runs stay bit for bit the same.
+            let f = f * self.timeline.method_factor(now, method);
+            work = (work as f64 * f) as Nanos;
+        }
         if self.busy < self.params.workers {
             Admission::Started(self.start(now, token, work))
         } else if self.queue.len() < self.params.queue_limit as usize {

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeSet;
 
+use crate::method::Methods;
 use crate::scenario::{limits, GroupSpec};
 use crate::units::Dur;
 use crate::ModelError;
@@ -32,12 +33,17 @@ pub const MIN_FAULT_PERIOD: Nanos = 100_000;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FaultSpec {
-    /// Every request is `factor` times slower from `start` to `end` (or the end of the run).
+    /// Every request is `factor` times slower from `start` to `end` (or the end of the run); with
+    /// `methods`, only calls of those methods (of `[[workload.methods]]`), whose work is
+    /// multiplied by `factor` when they arrive in the window (a slow dependency behind them).
     Slowdown {
         /// Backends: group names, or `group/index` for one backend.
         targets: Vec<String>,
         /// Slowdown factor (> 1 slows down).
         factor: f64,
+        /// Only these methods (names in `[[workload.methods]]`); all when empty.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        methods: Vec<String>,
         /// Start time from the beginning of the run.
         #[serde(default)]
         start: Dur,
@@ -422,21 +428,38 @@ enum Effect {
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
     effects: Vec<Effect>,
+    /// Slowdowns of some methods only: `(start, end, factor, method mask)`.
+    method_slowdowns: Vec<(Nanos, Nanos, f64, u64)>,
     /// `[start, end)` windows in which any fault is active, for slow-share accounting.
     windows: Vec<(Nanos, Nanos)>,
 }
 
 impl Timeline {
     /// Builds the timeline of one backend from the faults that target it. `seed` fixes the random
-    /// parts; `run_end` bounds open-ended faults.
-    pub fn new(faults: &[&FaultSpec], seed: u64, run_end: Nanos) -> Self {
+    /// parts; `run_end` bounds open-ended faults; `methods` resolves a slowdown's method names
+    /// (names it does not know, which the scenario check refuses first, are ignored).
+    pub fn new(faults: &[&FaultSpec], seed: u64, run_end: Nanos, methods: &Methods) -> Self {
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut effects = Vec::new();
+        let mut method_slowdowns = Vec::new();
         let mut windows = Vec::new();
         let end_or = |end: &Option<Dur>| end.map_or(Nanos::MAX, |d| d.0);
         for fault in faults {
             windows.push(fault.window(run_end));
             match fault {
+                FaultSpec::Slowdown {
+                    factor,
+                    start,
+                    end,
+                    methods: names,
+                    ..
+                } if !names.is_empty() => {
+                    let mask = names
+                        .iter()
+                        .filter_map(|n| methods.index(n))
+                        .fold(0u64, |m, i| m | 1 << i);
+                    method_slowdowns.push((start.0, end_or(end), *factor, mask));
+                }
                 FaultSpec::Slowdown {
                     factor, start, end, ..
                 } => effects.push(Effect::Speed {
@@ -526,7 +549,21 @@ impl Timeline {
                 }),
             }
         }
-        Timeline { effects, windows }
+        Timeline {
+            effects,
+            method_slowdowns,
+            windows,
+        }
+    }
+
+    /// The factor by which the work of a call of `method` arriving at `t` is multiplied by the
+    /// method slowdowns active then (1 when none applies).
+    pub fn method_factor(&self, t: Nanos, method: u32) -> f64 {
+        self.method_slowdowns
+            .iter()
+            .filter(|&&(s, e, _, mask)| s <= t && t < e && mask >> method.min(63) & 1 == 1)
+            .map(|&(_, _, f, _)| f)
+            .product()
     }
 
     /// Whether any fault is active on this backend at `t` (a request sent then counts toward
@@ -713,14 +750,49 @@ mod tests {
     }
 
     #[test]
+    fn a_method_slowdown_multiplies_only_its_methods_work_inside_its_window() {
+        let methods = Methods::check(&[
+            crate::method::MethodSpec {
+                name: "light".into(),
+                share: 9.0,
+                factor: 1.0,
+            },
+            crate::method::MethodSpec {
+                name: "heavy".into(),
+                share: 1.0,
+                factor: 10.0,
+            },
+        ])
+        .unwrap();
+        let f = FaultSpec::Slowdown {
+            targets: vec![],
+            factor: 5.0,
+            methods: vec!["heavy".into()],
+            start: dur(100),
+            end: Some(dur(200)),
+        };
+        let t = Timeline::new(&[&f], 1, 1000 * MS, &methods);
+        // The speed of the backend is untouched: light calls and calls outside the window too.
+        assert_eq!(t.finish_time(150 * MS, 2 * MS), 152 * MS);
+        assert_eq!(t.method_factor(150 * MS, 1), 5.0);
+        assert_eq!(t.method_factor(150 * MS, 0), 1.0);
+        assert_eq!(t.method_factor(250 * MS, 1), 1.0);
+        assert_eq!(t.method_factor(50 * MS, 1), 1.0);
+        // It is still a fault window, for the slow share.
+        assert!(t.faulty_at(150 * MS));
+    }
+
+    #[test]
     fn slowdown_stretches_work_inside_its_window_only() {
         let f = FaultSpec::Slowdown {
             targets: vec![],
             factor: 10.0,
+            methods: vec![],
             start: dur(100),
             end: Some(dur(200)),
         };
-        let t = Timeline::new(&[&f], 1, 1000 * MS);
+        let t = Timeline::new(&[&f], 1, 1000 * MS, &Methods::default());
+        assert_eq!(t.method_factor(150 * MS, 0), 1.0);
         assert_eq!(t.finish_time(0, 2 * MS), 2 * MS);
         assert_eq!(t.finish_time(100 * MS, 2 * MS), 120 * MS);
         // Finishes before the window opens: unaffected.
@@ -738,7 +810,7 @@ mod tests {
             start: Dur(0),
             end: None,
         };
-        let t = Timeline::new(&[&f], 7, 10_000 * MS);
+        let t = Timeline::new(&[&f], 7, 10_000 * MS, &Methods::default());
         let Effect::Periodic { first, .. } = t.effects[0] else {
             panic!()
         };
@@ -756,7 +828,7 @@ mod tests {
             start: Dur(0),
             end: None,
         };
-        let t = Timeline::new(&[&f], 1, 1000 * MS);
+        let t = Timeline::new(&[&f], 1, 1000 * MS, &Methods::default());
         assert_eq!(t.finish_time(0, 10 * MS), 10 * MS);
         assert_eq!(t.finish_time(15 * MS, 10 * MS), 105 * MS);
     }
@@ -769,7 +841,7 @@ mod tests {
             warmup: dur(1000),
             start: Dur(0),
         };
-        let t = Timeline::new(&[&f], 1, 10_000 * MS);
+        let t = Timeline::new(&[&f], 1, 10_000 * MS, &Methods::default());
         let early = t.finish_time(0, MS);
         let late = t.finish_time(900 * MS, MS) - 900 * MS;
         assert!(early > 4 * MS && late < 2 * MS, "{early} {late}");
@@ -788,7 +860,7 @@ mod tests {
             start: dur(300),
             end: Some(dur(400)),
         };
-        let t = Timeline::new(&[&c, &b], 1, 1000 * MS);
+        let t = Timeline::new(&[&c, &b], 1, 1000 * MS, &Methods::default());
         assert!(t.down_at(120 * MS) && !t.down_at(150 * MS));
         assert_eq!(
             t.availability_changes(),

@@ -6,6 +6,7 @@
 //! - [`backend`]: a sans-IO backend (workers, queue, service times, faults) that the simulator
 //!   runs in virtual time and `lblab backend` runs in wall-clock time.
 //! - [`results`]: HdrHistogram recording and the files every run writes.
+//! - [`method`]: a workload's methods, each with its share of calls and its work factor.
 //! - [`vary`]: a scenario with fields set by dotted path, for sweeps over the scenario space.
 //! - [`stats`]: medians and confidence intervals across seeds.
 //!
@@ -38,6 +39,7 @@ pub mod budget;
 pub mod dist;
 pub mod fault;
 mod locate;
+pub mod method;
 pub mod results;
 pub mod scenario;
 pub mod stats;

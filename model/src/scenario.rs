@@ -40,6 +40,7 @@ use crate::backend::BackendParams;
 use crate::dist::{Dist, DistSpec};
 use crate::fault::{self, FaultSpec, Timeline};
 use crate::locate::Locator;
+use crate::method::{MethodSpec, Methods};
 use crate::results::file_stem;
 use crate::units::Dur;
 use crate::ModelError;
@@ -120,6 +121,9 @@ pub struct WorkloadSpec {
     /// Length of a streaming call (default constant 1s).
     #[serde(default = "default_stream")]
     pub stream_duration: DistSpec,
+    /// The unary calls' methods (`[[workload.methods]]`); none: one method, as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub methods: Vec<MethodSpec>,
 }
 
 fn one() -> u32 {
@@ -204,6 +208,8 @@ pub struct Workload {
     pub streaming_share: f64,
     /// Stream length distribution.
     pub stream_duration: Dist,
+    /// The unary calls' methods (empty: one implicit method).
+    pub methods: Methods,
 }
 
 /// The longest a run waits after its end for calls in flight, ns (plus [`DRAIN_SLACK`]).
@@ -536,6 +542,21 @@ impl Scenario {
             for b in fault::check(spec, &field, &file.fleet, &starts, run_end)? {
                 per_backend[b].push(spec);
             }
+            if let FaultSpec::Slowdown { methods, .. } = spec {
+                if let Some(m) = methods.iter().find(|m| workload.methods.index(m).is_none()) {
+                    return bad(
+                        &format!("{field}.methods"),
+                        format!(
+                            "{m:?} is not a method of [[workload.methods]] ({})",
+                            if workload.methods.is_empty() {
+                                "the workload names none".to_string()
+                            } else {
+                                workload.methods.names().join(", ")
+                            }
+                        ),
+                    );
+                }
+            }
         }
         let mut backends = Vec::with_capacity(total);
         for (gi, g) in file.fleet.iter().enumerate() {
@@ -552,11 +573,15 @@ impl Scenario {
                         queue_limit: g.queue_limit,
                         service_time,
                         stream_duration: workload.stream_duration,
+                        method_factors: (0..workload.methods.names().len() as u32)
+                            .map(|m| workload.methods.factor(m))
+                            .collect(),
                     },
                     timeline: Timeline::new(
                         &per_backend[id],
                         derive_seed(file.seed, streams::FAULT, id as u64),
                         run_end,
+                        &workload.methods,
                     ),
                     median_service: g.service_time.median_ns() as Nanos,
                     seed: derive_seed(file.seed, streams::BACKEND, id as u64),
@@ -821,6 +846,7 @@ fn check_workload(w: &WorkloadSpec) -> Result<Workload, ModelError> {
         deadline: w.deadline.0,
         streaming_share: w.streaming_share,
         stream_duration: w.stream_duration.build("workload.stream_duration")?,
+        methods: Methods::check(&w.methods)?,
     })
 }
 

@@ -224,6 +224,7 @@ pub struct Ticket {
     slot: u32,
     generation: u32,
     kind: RpcKind,
+    method: u32,
 }
 
 impl Ticket {
@@ -233,7 +234,19 @@ impl Ticket {
             slot,
             generation,
             kind,
+            method: 0,
         }
+    }
+
+    /// The same ticket, for a call of `method`.
+    pub(crate) fn with_method(mut self, method: u32) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// The method this ticket was picked for ([`Policy::pick_method`]; 0 from [`Policy::pick`]).
+    pub fn method(&self) -> u32 {
+        self.method
     }
 
     /// The endpoint the RPC must be sent to.
@@ -285,6 +298,21 @@ pub trait Policy: Send + fmt::Debug {
 
     /// Picks an endpoint for one RPC.
     fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick;
+
+    /// Picks an endpoint for one RPC of `method`, an index the channel gives each method it
+    /// calls (gRPC hands a picker the call's method: `PickInfo.FullMethodName` in Go,
+    /// `PickSubchannelArgs.getMethodDescriptor()` in Java). Policies that score every call alike
+    /// ignore it, which is the default.
+    fn pick_method(
+        &mut self,
+        now: Nanos,
+        kind: RpcKind,
+        method: u32,
+        rng: &mut dyn RngCore,
+    ) -> Pick {
+        let _ = method;
+        self.pick(now, kind, rng)
+    }
 
     /// Completes an RPC picked earlier.
     fn on_done(&mut self, now: Nanos, ticket: Ticket, outcome: Outcome);

@@ -452,6 +452,17 @@ impl Policy for OutlierDetection {
         self.child.pick(now, kind, rng)
     }
 
+    fn pick_method(
+        &mut self,
+        now: Nanos,
+        kind: RpcKind,
+        method: u32,
+        rng: &mut dyn RngCore,
+    ) -> Pick {
+        let now = self.clock.advance(now);
+        self.child.pick_method(now, kind, method, rng)
+    }
+
     fn on_done(&mut self, now: Nanos, ticket: Ticket, outcome: Outcome) {
         let now = self.clock.advance(now);
         if outcome.status != Status::Cancelled {

@@ -54,6 +54,7 @@ use crate::{
     Status, Ticket, NANOS_PER_SEC,
 };
 
+pub mod per_method;
 mod split;
 
 use split::{split_estimate, split_observe, Split};
@@ -248,6 +249,10 @@ pub struct Ablation {
     /// time to a successful answer if failures were retried there; the analogue of A58's
     /// `errorUtilizationPenalty` for a backend that fails fast and so looks fast.
     pub error_penalty: Option<u32>,
+    /// Per-method estimates (`perMethod`): each method the channel calls gets its own instance of
+    /// the policy, with its own estimates and outstanding counts, as if each method had a channel
+    /// of its own ([`per_method`]).
+    pub per_method: bool,
 }
 
 impl Default for Ablation {
@@ -267,6 +272,7 @@ impl Default for Ablation {
             idle_decay_time: None,
             blend_time: None,
             error_penalty: None,
+            per_method: false,
         }
     }
 }
@@ -332,11 +338,12 @@ impl Spec for Config {
                     DecayMode::OnRead => Idle::ToZero,
                     DecayMode::TimeWeighted => d.idle,
                 };
+                let initial = a.choice("initial", INITIALS, d.initial)?;
                 let ablation = Ablation {
                     decay,
                     sampling: a.choice("sampling", SAMPLINGS, d.sampling)?,
                     streams: a.choice("streams", STREAMS, d.streams)?,
-                    initial: a.choice("initial", INITIALS, d.initial)?,
+                    initial,
                     idle: a.choice("idle", IDLES, idle)?,
                     idle_picks: a.u32("idlePicks", d.idle_picks)?,
                     probes: a.choice("probes", PROBES, d.probes)?,
@@ -356,6 +363,7 @@ impl Spec for Config {
                     } else {
                         None
                     },
+                    per_method: a.bool("perMethod", d.per_method)?,
                 };
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
                     return Err(a.err(
@@ -409,6 +417,9 @@ impl Spec for Config {
         if let Some(p) = self.ablation.error_penalty {
             ablation["errorPenalty"] = json!(f64::from(p) / 100.0);
         }
+        if self.ablation.per_method {
+            ablation["perMethod"] = json!(true);
+        }
         json!({
             "choiceCount": self.choice_count,
             "decayTime": duration::format(self.decay_time),
@@ -418,6 +429,9 @@ impl Spec for Config {
     }
 
     fn build(&self, _now: Nanos) -> Box<dyn Policy> {
+        if self.ablation.per_method {
+            return Box::new(per_method::PerMethod::new(*self));
+        }
         Box::new(PeakEwmaPolicy::new(*self))
     }
 }

@@ -53,7 +53,7 @@ pub enum ChartName {
     SweepP999VsOracle,
     /// A sweep's share of requests sent to faulty backends, `slow_share`.
     SweepSlowShare,
-    /// A sweep's busiest healthy backend's share over its fair share, `herd`.
+    /// A sweep's share of calls that waited for a worker while a healthy backend had one free, `herd`.
     SweepHerd,
     /// The p99 heatmap of a peak-EWMA parameter grid at one `defaultRtt` (as written, `0.03s`):
     /// `heatmap_p99_rtt<defaultRtt with _ for .>`, e.g. `heatmap_p99_rtt0_03s`.

@@ -209,10 +209,12 @@ pub fn write_sweep_charts(dir: &Path, sweep: &Sweep) -> Result<Vec<PathBuf>, Rep
     }
     chart(
         ChartName::SweepHerd,
-        "herd: busiest healthy backend's share over its fair share",
-        "busiest healthy share / fair share",
-        all("herd", 1.0),
-        format!("{band} 1 = an even spread over the healthy backends."),
+        "herd: calls that waited for a worker while a healthy backend had one free",
+        "avoidable waits (% of calls)",
+        all("herd", 100.0),
+        format!(
+            "{band} 0 = no call queued while a worker was free elsewhere (the oracle's score)."
+        ),
     )?;
     Ok(written)
 }

@@ -79,6 +79,8 @@ struct Req {
     client: u32,
     backend: u32,
     kind: RpcKind,
+    /// Its method (0 without `[[workload.methods]]`).
+    method: u32,
     intended: Nanos,
     sent: Nanos,
     ticket: Option<Ticket>,
@@ -449,13 +451,14 @@ impl<'a> World<'a> {
         self.scenario.backends[backend as usize].network_rtt / 2
     }
 
-    fn alloc(&mut self, client: u32, kind: RpcKind, intended: Nanos) -> ReqRef {
+    fn alloc(&mut self, client: u32, kind: RpcKind, method: u32, intended: Nanos) -> ReqRef {
         let req = Req {
             gen: 0,
             live: true,
             client,
             backend: NO_BACKEND,
             kind,
+            method,
             intended,
             sent: intended,
             ticket: None,
@@ -493,7 +496,7 @@ impl<'a> World<'a> {
             self.stats.measured += 1;
         }
         let kind = arrived.kind;
-        let req = self.alloc(client, kind, now);
+        let req = self.alloc(client, kind, arrived.method, now);
         if kind == RpcKind::Unary {
             self.queue
                 .schedule_in_order(now + w.deadline, Event::Deadline { req });
@@ -503,13 +506,13 @@ impl<'a> World<'a> {
 
     /// Picks an endpoint for `req` and sends it, queues it, or fails it.
     fn dispatch(&mut self, now: Nanos, req: ReqRef) {
-        let (client, kind) = {
+        let (client, kind, method) = {
             let r = &self.reqs[req.slot as usize];
-            (r.client, r.kind)
+            (r.client, r.kind, r.method)
         };
         let c = &mut self.clients[client as usize];
         let picked = match &mut c.picker {
-            Picker::Policy(p) => match p.pick(now, kind, &mut c.policy_rng) {
+            Picker::Policy(p) => match p.pick_method(now, kind, method, &mut c.policy_rng) {
                 Pick::Endpoint(ticket) => Ok((ticket.endpoint().0, Some(ticket))),
                 Pick::Queue => Err(true),
                 Pick::Fail => Err(false),
@@ -529,8 +532,15 @@ impl<'a> World<'a> {
                     let backend = &self.backends[b];
                     let spec = &self.scenario.backends[b];
                     let half = spec.network_rtt / 2;
+                    let work = match spec.params.method_factors.get(method as usize) {
+                        Some(f) => {
+                            let f = f * spec.timeline.method_factor(now + half, method);
+                            (spec.median_service as f64 * f) as Nanos
+                        }
+                        None => spec.median_service,
+                    };
                     let done = backend
-                        .expected_finish(now + half, spec.median_service)
+                        .expected_finish(now + half, work)
                         .saturating_add(half);
                     // A backend that fails a share p of requests at once takes 1/(1-p) tries per
                     // success: the oracle knows that too.
@@ -575,16 +585,29 @@ impl<'a> World<'a> {
         if !self.is_live(req) {
             return; // its deadline passed on the way
         }
-        let (backend, kind) = {
+        let (backend, kind, method) = {
             let r = &self.reqs[req.slot as usize];
-            (r.backend, r.kind)
+            (r.backend, r.kind, r.method)
         };
-        match self.backends[backend as usize].on_arrival(now, req.token(), kind) {
+        match self.backends[backend as usize].on_arrival(now, req.token(), kind, method) {
             Admission::Started(s) => {
                 self.reqs[req.slot as usize].at_server = true;
                 self.schedule_done(s);
             }
-            Admission::Queued => self.reqs[req.slot as usize].at_server = true,
+            Admission::Queued => {
+                self.reqs[req.slot as usize].at_server = true;
+                // The herd measure: could this call have started at once elsewhere? A scan that
+                // stops at the first free worker, on a backend without an active fault.
+                let avoidable = self
+                    .backends
+                    .iter()
+                    .zip(&self.scenario.backends)
+                    .any(|(b, spec)| b.busy() < b.workers() && !spec.timeline.faulty_at(now));
+                if avoidable {
+                    let intended = self.reqs[req.slot as usize].intended;
+                    self.recorder.on_avoidable_wait(intended);
+                }
+            }
             Admission::Rejected | Admission::Failed | Admission::Down => {
                 self.after(
                     now,

@@ -167,11 +167,10 @@ pub fn run(
         })
         .collect();
     let results = batch::run(&jobs, threads, stop, progress, &|i, run| {
-        let healthy = &healthy[point_of[i]];
         let (windows, backends, end) = &windows[point_of[i]];
         (
             RunSample {
-                herd: stats::herd(&run.result.backend_sends, healthy),
+                herd: stats::herd(run.result.avoidable_waits, &run.result.backend_sends),
                 time_to_fair_s: stats::time_to_fair_share(
                     &run.result.timeseries,
                     windows,

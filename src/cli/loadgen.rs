@@ -788,6 +788,7 @@ fn flags_scenario(targets: usize, call: Option<&Call>) -> ScenarioFile {
             deadline: Dur(20 * second),
             streaming_share: 0.0,
             stream_duration: DistSpec::Constant { value: Dur(second) },
+            methods: Vec::new(),
         },
         fleet: vec![GroupSpec {
             name: "target".into(),

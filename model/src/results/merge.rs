@@ -372,6 +372,7 @@ fn merge_policy(
         hlog: text_from(&log, t0),
         histogram: measured,
         backend_sends: Vec::new(),
+        avoidable_waits: 0,
         backend_failures: Vec::new(),
         failures,
         incidents,

@@ -54,6 +54,7 @@ pub struct Recorder {
     measured_failures: Vec<u64>,
     failures: BTreeMap<(u64, usize), BackendFailures>,
     rows: BTreeMap<u64, TimeseriesRow>,
+    avoidable_waits: u64,
     hlog: IntervalLog,
 }
 
@@ -80,6 +81,7 @@ impl Recorder {
             measured_failures: vec![0; backends],
             failures: BTreeMap::new(),
             rows: BTreeMap::new(),
+            avoidable_waits: 0,
             hlog: IntervalLog::new(policy, warmup as f64 / NANOS_PER_SEC as f64),
         }
     }
@@ -190,6 +192,15 @@ impl Recorder {
         }
     }
 
+    /// A request intended at `intended` had to wait for a worker at its backend while another
+    /// backend without an active fault had one free: a wait the policy could have avoided (the
+    /// simulator, which sees every backend's workers, reports it; [`PolicyResult::avoidable_waits`]).
+    pub fn on_avoidable_wait(&mut self, intended: Nanos) {
+        if intended >= self.warmup {
+            self.avoidable_waits += 1;
+        }
+    }
+
     /// Counts one measured request's result.
     fn count(&mut self, result: RequestResult) {
         match result {
@@ -260,6 +271,7 @@ impl Recorder {
             histogram: self.total,
             backend_sends: self.measured_sends,
             backend_failures: self.measured_failures,
+            avoidable_waits: self.avoidable_waits,
             failures: self
                 .failures
                 .into_iter()
@@ -322,12 +334,16 @@ pub struct PolicyResult {
     pub hlog: String,
     /// Latencies after warm-up, ns.
     pub histogram: Histogram<u64>,
-    /// Requests sent to each backend after warm-up (for the herd measure,
-    /// [`crate::stats::herd`]).
+    /// Requests sent to each backend after warm-up (`targets.csv`'s counts, and the herd
+    /// measure's denominator, [`crate::stats::herd`]).
     pub backend_sends: Vec<u64>,
     /// Failed requests (errors and deadlines exceeded) per backend after warm-up, as far as the
     /// recorder was told where they went ([`Recorder::on_backend_result`]).
     pub backend_failures: Vec<u64>,
+    /// Requests after warm-up that waited for a worker at their backend while a backend without
+    /// an active fault had a worker free ([`Recorder::on_avoidable_wait`]; simulator only, 0 in
+    /// real runs, whose client cannot see the servers' workers).
+    pub avoidable_waits: u64,
     /// Failures per second and backend, warm-up included (`failures.csv`); seconds and backends
     /// without any are left out.
     pub failures: Vec<FailureRow>,
