@@ -7,6 +7,9 @@
 #   recovery   (the slow backend heals at 30 s: time_to_fair_s, until it carries 80 % of its fair
 #              share), 10 seeds;
 #   scale-out  (4 of 20 backends join at 20 s: time_to_fair_s of those), 10 seeds;
+#   methods-mixed, methods-slow-heavy  a light and a heavy method (90 % / 10 % of calls), without
+#              a fault and with one backend slow on the heavy method only, at 10/40/60 % of
+#              capacity: the default against per-method estimates, 10 seeds;
 #   canonical  every canonical scenario (scenarios/*.toml) with the policies of
 #              scenarios/design/variants.toml in place of its own, 10 seeds (only the CSVs kept);
 # and writes results/design/: the raw outputs and README.md (scripts/design_report.py), every
@@ -42,6 +45,16 @@ for scenario in "$out"/canonical/scenarios/*.toml; do
     # The medians and intervals are the evidence; the charts and histograms of one seed are not.
     find "$out/canonical/$name" -type f ! -name '*.csv' -delete
     rm -f "$out/canonical/$name/timeseries.csv" "$out/canonical/$name/failures.csv"
+done
+# What the minimal policy gives up: per-method estimates (lblabAblation.perMethod) with a light and
+# a heavy method, without a fault and with one backend slow on the heavy method only, at 10, 40 and
+# 60 % of the fleet's capacity.
+for scenario in methods-mixed methods-slow-heavy; do
+    echo "== $scenario"
+    rm -rf "$out/$scenario"
+    "$bin" sweep "scenarios/design/$scenario.toml" --vary workload.utilization=0.1,0.4,0.6 \
+        --seeds "$seeds" --out "$out/$scenario" >/dev/null
+    find "$out/$scenario" -type f ! -name 'sweep.csv' -delete
 done
 python3 scripts/design_report.py "$out"
 echo "wrote $out/README.md"

@@ -5,13 +5,18 @@
 // lblab's (policy/src/peak_ewma.rs and policy/src/estimator.rs), as its design search chose them
 // (results/design/README.md); the proposal as first written is kept as FIRST_WRITTEN:
 //
-//   per endpoint: estimate, stamp (time of the last sample), sampled, picksAt (the policy's pick
-//   count at the last sample), outstanding; the policy counts its picks.
+//   per endpoint: estimate, errors (the time-weighted share of failed calls), stamp (time of the
+//   last sample), sampled, picksAt (the policy's pick count at the last sample), outstanding; the
+//   policy counts its picks.
 //   w(now) = exp(−(now − stamp)/decayTime), and on the pick clock (CHOSEN) the larger of that and
 //            exp(−(picks − picksAt)/idlePicks)
-//   cost(now) = estimate × w(now) × (outstanding + 1); before the first sample (CHOSEN): 0 while
-//               nothing is outstanding, else PENALTY × (1 + 1e−6 × outstanding)
-//   sample rtt at now: the first one replaces the estimate (CHOSEN); otherwise
+//   cost(now) = estimate × w(now) × (1 + errorPenalty × e/(1 − e)) × (outstanding + 1), with
+//               e = min(errors, 0.999) and errorPenalty 1 (CHOSEN; 0 in FIRST_WRITTEN); before the
+//               first sample (CHOSEN): 0 while nothing is outstanding, else
+//               PENALTY × (1 + 1e−6 × outstanding)
+//   sample rtt at now, failed (any status but OK): the first one replaces the estimate and sets
+//   errors to 1 or 0 (CHOSEN); otherwise, with w = w(now),
+//     errors = errors × w + (1 − w) × (failed ? 1 : 0)
 //     rtt > estimate × w  → estimate = rtt                         (the peak)
 //     otherwise           → estimate = estimate × w + (1 − w) × rtt
 //     stamp = now (never moved backwards), picksAt = picks
@@ -123,10 +128,13 @@ function configToJson(c) {
   };
 }
 
-/** The semantics lblab chose: Finagle's first estimate, idle decay on the pick clock. */
-const CHOSEN = Object.freeze({ initial: 'penalty', idle: 'pick_clock', idlePicks: 5000 });
+/**
+ * The semantics lblab chose: Finagle's first estimate, idle decay on the pick clock, the
+ * error-aware cost.
+ */
+const CHOSEN = Object.freeze({ initial: 'penalty', idle: 'pick_clock', idlePicks: 5000, errorPenalty: 1 });
 /** The proposal as first written: the defaultRtt prior, decay toward 0 on the wall clock. */
-const FIRST_WRITTEN = Object.freeze({ initial: 'prior', idle: 'to_zero', idlePicks: 5000 });
+const FIRST_WRITTEN = Object.freeze({ initial: 'prior', idle: 'to_zero', idlePicks: 5000, errorPenalty: 0 });
 /** The cost of an endpoint without a sample but with calls outstanding (CHOSEN). */
 const PENALTY = 1e300;
 
@@ -147,6 +155,7 @@ class EndpointLoad {
   constructor(ctx, now, initial) {
     const prior = ctx.semantics.initial === 'prior' || ctx.semantics.initial === 'first_sample';
     this.estimate = initial !== undefined ? initial : prior ? ctx.config.defaultRtt : 0;
+    this.errors = 0;
     this.stamp = now;
     this.sampled = false;
     this.picksAt = ctx.picks;
@@ -177,16 +186,27 @@ class EndpointLoad {
     if (this.unsampled(ctx)) {
       return this.outstanding === 0 ? 0 : PENALTY * (1 + 1e-6 * this.outstanding);
     }
-    return this.estimate * this.weight(now, ctx) * (this.outstanding + 1);
+    return this.estimate * this.weight(now, ctx) * this.errorFactor(ctx) * (this.outstanding + 1);
   }
 
-  /** Takes an RTT sample `rtt` (ns) observed at `now`. */
-  observe(now, rtt, ctx) {
+  /** `1 + errorPenalty × e/(1 − e)`: the cost of the failures (1 without an errorPenalty). */
+  errorFactor(ctx) {
+    const p = ctx.semantics.errorPenalty || 0;
+    if (p === 0) return 1;
+    const e = Math.min(this.errors, 0.999);
+    return 1 + (p * e) / (1 - e);
+  }
+
+  /** Takes an RTT sample `rtt` (ns) observed at `now`; `failed`: the call did not end OK. */
+  observe(now, rtt, ctx, failed = false) {
+    const failure = failed ? 1 : 0;
     if (!this.sampled && ctx.semantics.initial !== 'prior') {
       this.estimate = rtt;
+      this.errors = failure;
     } else {
       const w = this.weight(now, ctx);
       const decayed = this.estimate * w;
+      this.errors = this.errors * w + (1 - w) * failure;
       this.estimate = rtt > decayed ? rtt : decayed + (1 - w) * rtt;
     }
     if (now > this.stamp) this.stamp = now;
@@ -201,11 +221,12 @@ class EndpointLoad {
 
   /**
    * A call started here ended at `now` after `elapsed` ns: one fewer outstanding, and a sample
-   * unless `sample` is false (the call was cancelled by the client).
+   * unless `sample` is false (the call was cancelled by the client); `failed`: it ended with a
+   * status other than OK.
    */
-  onEnd(now, elapsed, sample, ctx) {
+  onEnd(now, elapsed, sample, ctx, failed = false) {
     if (this.outstanding > 0) this.outstanding -= 1;
-    if (sample) this.observe(now, elapsed, ctx);
+    if (sample) this.observe(now, elapsed, ctx, failed);
   }
 }
 

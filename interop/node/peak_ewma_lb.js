@@ -87,8 +87,8 @@ class PeakEwmaPicker {
       onCallEnded: (code, details, metadata) => {
         const t = nowNs();
         // A call cancelled by the client gives no sample; every other status does
-        // (DEADLINE_EXCEEDED too).
-        load.onEnd(t, t - t0, code !== Status.CANCELLED, ctx);
+        // (DEADLINE_EXCEEDED too), and any but OK counts as a failure for the error-aware cost.
+        load.onEnd(t, t - t0, code !== Status.CANCELLED, ctx, code !== Status.OK);
         if (ended) ended(code, details, metadata);
       },
     };

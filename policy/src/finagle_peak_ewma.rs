@@ -56,6 +56,7 @@ impl Config {
                 streams: Streams::Ignore,
                 initial: Initial::Penalty,
                 idle: Idle::ToZero,
+                error_penalty: None,
                 ..Ablation::default()
             },
         }

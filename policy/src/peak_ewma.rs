@@ -18,8 +18,17 @@
 //!   picks probes in proportion to its own traffic, so many clients do not each re-probe a slow
 //!   backend on their own clocks.
 //!
-//! The policy has no ejection of its own: a backend that fails fast looks fast, so wrap it in
-//! `outlier_detection_experimental`.
+//! - **An error-aware cost** (`errorPenalty` 1): the estimate is multiplied by `1 / (1 − e)`, `e`
+//!   the time-weighted share of the endpoint's calls that failed (same weights as the RTT blend):
+//!   the expected time to a success if failures were retried there. A backend that fails fast
+//!   no longer looks fast. Its way back: while avoided, its estimate decays like any other
+//!   (`ln(cost ratio) × decayTime` until it is probed, at most about 7 × `decayTime` for an
+//!   endpoint that failed every call), and the probe's answer then outweighs the old share, which
+//!   is weighted by the time since the last answer. The analogue of A58's
+//!   `errorUtilizationPenalty`, whose default is also 1.
+//!
+//! The policy has no ejection of its own: wrap it in `outlier_detection_experimental` to eject a
+//! backend that keeps failing.
 //!
 //! Distinct draws depart from gRFC A48 on purpose. A48 samples with replacement, so both draws land
 //! on the same endpoint `1/n²` of the time whatever its cost: with one slow endpoint among 10, 1 %
@@ -33,7 +42,9 @@
 //! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), an error-aware
 //! cost (`errorPenalty`), decay-on-read as
 //! tower and Finagle do it, A48's with-replacement draw, and what streaming RPCs count for
-//! ([`Streams`]). `{"initial":"prior","idle":"to_zero"}` is the proposal as first written.
+//! ([`Streams`]). `{"initial":"prior","idle":"to_zero"}` is the proposal as first written (with
+//! `initial: "prior"` or `decay: "on_read"` the error-aware cost is off unless `errorPenalty` is
+//! given; `errorPenalty: 0` turns it off anywhere).
 //!
 //! Why the peak jump stays (`results/design/README.md`): its memory is what avoids a backend
 //! through repeated stalls (GC pauses) and what makes a probe's answer the new estimate at once, so
@@ -257,7 +268,8 @@ pub struct Ablation {
 
 impl Default for Ablation {
     /// The chosen semantics: time-weighted blend, distinct draws, streams ignored, Finagle's first
-    /// estimate, idle decay on the pick clock with `idlePicks` 5000.
+    /// estimate, idle decay on the pick clock with `idlePicks` 5000, the error-aware cost with
+    /// `errorPenalty` 1.
     fn default() -> Self {
         Ablation {
             decay: DecayMode::TimeWeighted,
@@ -271,7 +283,7 @@ impl Default for Ablation {
             peak_decay_time: None,
             idle_decay_time: None,
             blend_time: None,
-            error_penalty: None,
+            error_penalty: Some(DEFAULT_ERROR_PENALTY),
             per_method: false,
         }
     }
@@ -289,6 +301,11 @@ impl Ablation {
             || self.error_penalty.is_some()
     }
 }
+
+/// `lblabAblation.errorPenalty`'s default, in hundredths (1): a failure costs as a retry would.
+/// The semantics as first written (`initial: "prior"`) and tower's (`decay: "on_read"`) default
+/// to no error-aware cost, as they were defined.
+const DEFAULT_ERROR_PENALTY: u32 = 100;
 
 /// `lblabAblation.idlePicks`' default: the design search's trade-off between the probes of many
 /// clients with few picks each and the return of a healed backend (`results/design/README.md`).
@@ -339,6 +356,12 @@ impl Spec for Config {
                     DecayMode::TimeWeighted => d.idle,
                 };
                 let initial = a.choice("initial", INITIALS, d.initial)?;
+                // The semantics as first written and tower's had no error-aware cost.
+                let error_default = if decay == DecayMode::OnRead || initial == Initial::Prior {
+                    None
+                } else {
+                    d.error_penalty
+                };
                 let ablation = Ablation {
                     decay,
                     sampling: a.choice("sampling", SAMPLINGS, d.sampling)?,
@@ -359,9 +382,10 @@ impl Spec for Config {
                                 format!("{p} is outside 0 to 1000 (1 costs a failure as a retry)"),
                             ));
                         }
-                        Some((p * 100.0).round() as u32)
+                        // 0 is no error-aware cost at all, not a factor of 1 on another path.
+                        Some((p * 100.0).round() as u32).filter(|&p| p > 0)
                     } else {
-                        None
+                        error_default
                     },
                     per_method: a.bool("perMethod", d.per_method)?,
                 };

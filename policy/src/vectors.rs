@@ -627,9 +627,8 @@ fn peak_ewma_file() -> (&'static str, Value) {
     let mut s = Sequences {
         policy,
         out: Vec::new(),
-        // The sequences encode the semantics as first written (the `defaultRtt` prior, decay toward 0
-        // on the wall clock), which the grpc-js port implements; the chosen default's first
-        // estimate and pick clock are not in the vectors yet.
+        // The first sequences encode the semantics as first written (the `defaultRtt` prior, decay
+        // toward 0 on the wall clock, no error-aware cost), which the grpc-js port implements too.
         pin: Some(json!({"initial": "prior", "idle": "to_zero"})),
     };
     let defaults = json!({});
@@ -843,8 +842,8 @@ fn peak_ewma_file() -> (&'static str, Value) {
             }
         },
     );
-    // From here on the sequences encode the chosen default: Finagle's first estimate and the
-    // idle decay on the pick clock.
+    // From here on the sequences encode the chosen default: Finagle's first estimate, the idle
+    // decay on the pick clock and the error-aware cost.
     s.pin = None;
     s.add(
         "first_answer_sets_the_estimate",
@@ -896,12 +895,43 @@ fn peak_ewma_file() -> (&'static str, Value) {
             r.check(103 * SEC);
         },
     );
+    s.add(
+        "failures_raise_the_cost_until_a_probe_answers",
+        "The chosen default's error-aware cost (errorPenalty 1; decayTime 1s to keep the sequence \
+         short, and idlePicks 1 so that the pick clock hardly limits the decay of an endpoint \
+         avoided for many picks; note that an estimate does not decay before the first pick after \
+         its last sample, which decides the probe at 6.5 s): the estimate is \
+         multiplied by 1/(1 − e), e the share of failed calls weighted as the RTT blend, at most \
+         0.999. Endpoint 1 fails its first call fast: e = 1, so it costs 1000 × its 1 ms. It is \
+         avoided until its decayed cost falls below endpoint 0's (about 6.7 s); the probe's OK \
+         answer then outweighs the old share, which has decayed with the time since its last \
+         answer, and it is back. A DEADLINE_EXCEEDED counts as a failure too.",
+        json!({"decayTime": "1s", "lblabAblation": {"idlePicks": 1}}),
+        |r| {
+            r.ready_all(0, &[0, 1]);
+            let a = r.unary(0, &[0, 1]);
+            r.done(2 * MS, a, Ok, 2 * MS);
+            let b = r.unary(3 * MS, &[1, 0]);
+            r.done(4 * MS, b, Error, MS);
+            for k in 1..=16u64 {
+                let at = k * 500 * MS;
+                let c = r.unary(at, &[1, 0]);
+                r.done(at + 2 * MS, c, Ok, 2 * MS);
+            }
+            let d = r.unary(8200 * MS, &[0, 1]);
+            let e = r.unary(8200 * MS, &[1, 0]);
+            r.done(8300 * MS, d, DeadlineExceeded, 100 * MS);
+            r.done(8300 * MS, e, Ok, 100 * MS);
+            r.check(9 * SEC);
+        },
+    );
     let doc = document(
         policy,
         "peak_ewma_experimental: per endpoint a peak-EWMA estimate of unary RTT; cost = \
          decayed estimate × (outstanding + 1); pick the cheapest of choiceCount distinct draws. \
-         The sequences pin the semantics as first written (lblabAblation initial prior, idle \
-         to_zero); lblab's default since the design search differs in both.",
+         The first sequences pin the semantics as first written (lblabAblation initial prior, idle \
+         to_zero, no error-aware cost); the later ones encode lblab's default since the design \
+         search, which differs in all three.",
         cases,
         s.out,
     );

@@ -60,6 +60,11 @@ pub fn all_ablations() -> Vec<Ablation> {
             v.push(Ablation {
                 decay,
                 sampling,
+                // Decay on read has one time constant and no error-aware cost.
+                error_penalty: match decay {
+                    DecayMode::OnRead => None,
+                    DecayMode::TimeWeighted => Ablation::default().error_penalty,
+                },
                 ..Ablation::default()
             });
         }

@@ -213,3 +213,23 @@ test('chosen: idle decay runs on the pick clock, capped by the wall clock', () =
   close(e.cost(100 * S, ctx), 20 * MS * Math.exp(-1));
   close(e.cost(2 * S, ctx), 20 * MS * Math.exp(-0.2));
 });
+
+test('chosen: the error-aware cost multiplies by 1/(1 − e), e weighted as the RTT blend', () => {
+  const ctx = core.context(core.parseConfig({}));
+  const e = new core.EndpointLoad(ctx, 0);
+  e.onStart();
+  e.onEnd(0, 1 * MS, true, ctx, true); // the first answer, a failure: e = 1, capped at 0.999
+  close(e.cost(0, ctx), 1 * MS * 1000);
+  e.onStart();
+  // One decayTime later an OK answer: e = 1 × w + (1 − w) × 0, w = exp(−1) (the cap of 0.999
+  // applies to the cost, not to the stored share).
+  ctx.picks = 5000;
+  e.onEnd(10 * S, 1 * MS, true, ctx, false);
+  const share = Math.exp(-1);
+  close(e.errors, share);
+  close(e.cost(10 * S, ctx), e.estimate / (1 - share));
+  // The semantics as first written have no error-aware cost.
+  const fw = new core.EndpointLoad(FW, 0);
+  fw.onEnd(0, 1 * MS, true, FW, true);
+  assert.equal(fw.errorFactor(FW), 1);
+});

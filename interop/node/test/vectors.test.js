@@ -65,7 +65,9 @@ function scripted(draws, n, where) {
 function semanticsOf(seq) {
   const a = seq.config.lblabAblation || {};
   const s = { ...core.CHOSEN };
-  for (const k of ['initial', 'idle', 'idlePicks']) if (k in a) s[k] = a[k];
+  for (const k of ['initial', 'idle', 'idlePicks', 'errorPenalty']) if (k in a) s[k] = a[k];
+  // As lblab: the semantics as first written have no error-aware cost unless it is given.
+  if (s.initial === 'prior' && !('errorPenalty' in a)) s.errorPenalty = 0;
   const known = [core.CHOSEN, core.FIRST_WRITTEN].some((t) => t.initial === s.initial && t.idle === s.idle);
   assert.ok(known, `${seq.name}: lblabAblation ${JSON.stringify(a)} is not a semantics this port implements`);
   return Object.freeze(s);
@@ -134,7 +136,9 @@ function replay(seq) {
         assert.ok(call, `${where}: unknown call ${step.call}`);
         calls.delete(step.call);
         assert.equal(call.unary, step.kind === 'unary', `${where}: kind differs from the pick's`);
-        if (call.unary) call.load.onEnd(now, step.elapsed_ns, step.status !== 'CANCELLED', ctx);
+        if (call.unary) {
+          call.load.onEnd(now, step.elapsed_ns, step.status !== 'CANCELLED', ctx, step.status !== 'OK');
+        }
         break;
       }
       case 'check':

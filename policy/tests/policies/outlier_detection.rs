@@ -263,12 +263,14 @@ fn real_connectivity_is_restored_on_unejection() {
 
 #[test]
 fn wraps_peak_ewma_and_removes_the_fast_failing_endpoint() {
-    // Without outlier detection peak_ewma favours an endpoint that fails fast
-    // (peak_ewma::fails_fast_backend_attracts_traffic_without_outlier_detection); wrapped, the
-    // endpoint is ejected at the first tick.
+    // Without outlier detection and without its error-aware cost, peak_ewma favours an endpoint
+    // that fails fast (peak_ewma::fails_fast_backend_attracts_traffic_without_outlier_detection);
+    // wrapped, the endpoint is ejected at the first tick. (With the default error-aware cost the
+    // child itself avoids the endpoint after its first failure, so too few calls reach it for
+    // outlier detection's request volume.)
     let entry = od_around(
         r#""interval":"5s","failurePercentageEjection":{"minimumHosts":4,"requestVolume":10}"#,
-        r#"{"peak_ewma_experimental":{}}"#,
+        r#"{"peak_ewma_experimental":{"lblabAblation":{"errorPenalty":0}}}"#,
     );
     let mut lab = Lab::ready(&entry, 4);
     for e in 0..4 {

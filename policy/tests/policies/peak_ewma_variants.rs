@@ -345,7 +345,7 @@ fn an_error_penalty_costs_a_fast_failing_endpoint_as_a_retry_would() {
         lab.share(1)
     };
     let (plain, penalised) = (
-        share(r#""idle":"to_zero""#),
+        share(r#""idle":"to_zero","errorPenalty":0"#),
         share(r#""idle":"to_zero","errorPenalty":1"#),
     );
     assert!(plain > 0.3, "{plain}");
@@ -364,7 +364,21 @@ fn the_error_penalty_is_checked_and_normalized() {
     assert!(norm(r#""errorPenalty":1.5"#)
         .unwrap()
         .contains(r#""errorPenalty":1.5"#));
-    assert!(!norm("").unwrap().contains("errorPenalty"));
+    // The default has it at 1; 0 turns it off; the semantics as first written and tower's decay on
+    // read have none unless it is given.
+    assert!(norm("").unwrap().contains(r#""errorPenalty":1.0"#));
+    assert!(!norm(r#""errorPenalty":0"#)
+        .unwrap()
+        .contains("errorPenalty"));
+    assert!(!norm(r#""initial":"prior""#)
+        .unwrap()
+        .contains("errorPenalty"));
+    assert!(!norm(r#""decay":"on_read""#)
+        .unwrap()
+        .contains("errorPenalty"));
+    assert!(norm(r#""initial":"prior","errorPenalty":2"#)
+        .unwrap()
+        .contains(r#""errorPenalty":2.0"#));
     for bad in [
         r#""errorPenalty":-1"#,
         r#""errorPenalty":"high""#,
@@ -373,4 +387,33 @@ fn the_error_penalty_is_checked_and_normalized() {
         let e = norm(bad).unwrap_err().to_string();
         assert!(e.contains("errorPenalty"), "{bad}: {e}");
     }
+}
+
+#[test]
+fn an_endpoint_whose_failures_stop_is_probed_again_and_comes_back() {
+    // The default's error-aware cost keeps an endpoint that failed every call out while it fails.
+    // When it stops failing it is still avoided at first; its estimate decays like any avoided
+    // one's until it is probed (for a share of failures of 1, after ln(1000 × its RTT / the
+    // others' cost) × decayTime on a client busy enough for the wall clock, 1,000 picks/s here),
+    // and the probe's OK answer outweighs the old share, which is weighted by the time since its
+    // last answer: it is back, and being the faster it takes more than half.
+    let mut lab = Lab::ready(&variant(""), 2);
+    lab.backend(0).latency = MS;
+    lab.backend(1).latency = 900 * MS / 1000;
+    lab.backend(1).failure_rate = 1.0;
+    lab.drive(5 * SEC, 1000);
+    lab.backend(1).failure_rate = 0.0;
+    lab.reset_picks();
+    lab.drive(5 * SEC, 1000);
+    assert!(
+        lab.share(1) < 0.01,
+        "still avoided at first: {}",
+        lab.share(1)
+    );
+    // ln(900) × 10 s = 68 s after its failure.
+    lab.drive(65 * SEC, 1000);
+    lab.reset_picks();
+    lab.drive(10 * SEC, 1000);
+    lab.finish();
+    assert!(lab.share(1) > 0.5, "back: {}", lab.share(1));
 }
