@@ -200,10 +200,10 @@ fn proposal(out: &mut String, ev: &Evidence) {
         "The semantics were decided by measurement (`results/design/README.md`: the proposal as \
          first written against variations of its first estimate and idle decay and against \
          Finagle's and Envoy's algorithms). Per endpoint the policy keeps an estimate `e` (an \
-         RTT), whether it has a sample yet, the time `t` and the policy's pick count `k` at its \
-         last sample, and `outstanding`, the unary calls in flight; the policy counts its picks \
-         `K`.\n\n\
-         1. When an endpoint becomes READY: no sample, `e = 0`, `t = now`, `k = K`, \
+         RTT), the share `f` of its calls that failed, whether it has a sample yet, the time \
+         `t` and the policy's pick count `k` at its last sample, and `outstanding`, the unary \
+         calls in flight; the policy counts its picks `K`.\n\n\
+         1. When an endpoint becomes READY: no sample, `e = 0`, `f = 0`, `t = now`, `k = K`, \
             `outstanding = 0`.\n\
          2. Before its first sample an endpoint costs 0 while `outstanding = 0`, and more than any \
             endpoint with a sample while calls are outstanding (Finagle's penalty, growing with \
@@ -215,10 +215,18 @@ fn proposal(out: &mut String, ev: &Evidence) {
             longer picked becomes cheaper and is tried again; a client with few picks probes in \
             proportion to its own traffic, so many clients do not each re-probe a slow backend \
             on their own wall clocks.\n\
-         4. When a counted call completes after `rtt`: the first sample sets `e = rtt`; later, if \
-            `rtt > decayed(now)`, `e = rtt` (the peak: a slow answer counts at once), otherwise \
-            `e = decayed(now) + (1 − w(now)) · rtt`. Then `t = now`, `k = K`.\n\
-         5. `cost(now) = decayed(now) · (outstanding + 1)`.\n\
+         4. When a counted call completes after `rtt`, with `x = 1` if its status is not OK and \
+            0 if it is: the first sample sets `e = rtt` and `f = x`; later \
+            `f = f · w(now) + (1 − w(now)) · x`, and if `rtt > decayed(now)`, `e = rtt` (the \
+            peak: a slow answer counts at once), otherwise `e = decayed(now) + (1 − w(now)) · \
+            rtt`. Then `t = now`, `k = K`.\n\
+         5. `cost(now) = decayed(now) / (1 − min(f, 0.999)) · (outstanding + 1)`: the expected \
+            time to a success if failures were retried there (A58's `errorUtilizationPenalty` \
+            at its default of 1, in latency terms), so a backend that fails fast does not look \
+            fast. An endpoint that failed every call is probed again once its decayed cost falls \
+            below the others' (at most about 7 × `decayTime` on a busy client), and that \
+            probe's answer outweighs the old share, which is weighted by the time since the last \
+            answer.\n\
          6. Pick: draw `choiceCount` **distinct** READY endpoints uniformly at random (all of \
             them when fewer are READY) and take the one with the lowest cost; the earlier draw \
             wins a tie; `K` goes up by one. The chosen endpoint's `outstanding` goes up by one; \
@@ -248,8 +256,8 @@ fn proposal(out: &mut String, ev: &Evidence) {
         "Like round_robin, weighted_round_robin and least_request after A61, the policy is a \
          petiole: it creates one pick_first child per endpoint and keeps its estimate per \
          endpoint, not per address, so an endpoint's history survives a change of the address \
-         it connects to. It does not eject: a backend that fails fast looks fast, and users wrap \
-         the policy in `outlier_detection_experimental`.\n"
+         it connects to. It does not eject: users wrap the policy in \
+         `outlier_detection_experimental` to eject a backend that keeps failing.\n"
     );
     xds(out);
     let _ = ev;

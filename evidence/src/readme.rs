@@ -188,8 +188,8 @@ pub fn summary_sentences(ev: &Evidence, readme: &str) -> Vec<String> {
     ) {
         let _ = write!(
             loses,
-            ". A backend that fails fast looks fast: alone peak_ewma fails {} of requests \
-             (round_robin {}), inside outlier_detection {}",
+            ". A backend that fails fast would look fast; the error-aware cost keeps it off: \
+             alone peak_ewma fails {} of requests (round_robin {}), inside outlier_detection {}",
             pct_iv(alone),
             pct_iv(rr),
             pct_iv(od)
@@ -467,10 +467,12 @@ fn losses(out: &mut String, ev: &Evidence) {
     ) {
         w!(
             out,
-            "- **A backend that fails fast** ([fail-fast](fail-fast/README.md)): alone, \
-             peak_ewma fails {} of requests against round_robin's {}: a failure that returns at \
-             once looks like a fast answer. Inside outlier_detection it fails {} (od(least_request) \
-             {}). The gRFC should tell users to wrap it, as the proposal says.",
+            "- **A backend that fails fast** ([fail-fast](fail-fast/README.md)): a failure that \
+             returns at once looks like a fast answer, and the semantics as first written send \
+             that backend more than its share. The default's error-aware cost (`errorPenalty` 1: \
+             the estimate over `1 − e`, `e` the share of failures) keeps it off: alone, \
+             peak_ewma fails {} of requests against round_robin's {}; inside outlier_detection \
+             {} (od(least_request) {}). Wrapping it still ejects a backend that keeps failing.",
             pct_iv(pe),
             pct_iv(rr),
             pct_iv(od),

@@ -133,10 +133,11 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
         );
     }
     outln!(
-        "{} simulations in {:.1}s wall on {} threads",
+        "{} simulations in {:.1}s wall on {} threads ({:.1}s per 1,000 simulations)",
         total,
         wall.as_secs_f64(),
-        args.jobs
+        args.jobs,
+        wall.as_secs_f64() * 1000.0 / total.max(1) as f64
     );
     outln!("wrote {}", dir.display());
     Ok(if partial {
