@@ -10,6 +10,9 @@
 #   methods-mixed, methods-slow-heavy  a light and a heavy method (90 % / 10 % of calls), without
 #              a fault and with one backend slow on the heavy method only, at 10/40/60 % of
 #              capacity: the default against per-method estimates, 10 seeds;
+#   grid       one-slow over 1/20/200 client channels x 5/20 backends x 5/50 % of capacity, with
+#              the default at decayTime 5/10/20 s and choiceCount 3, the semantics as first written
+#              at defaultRtt 1/30/100 ms, a plain EWMA and the references, 10 seeds;
 #   canonical  every canonical scenario (scenarios/*.toml) with the policies of
 #              scenarios/design/variants.toml in place of its own, 10 seeds (only the CSVs kept);
 # and writes results/design/: the raw outputs and README.md (scripts/design_report.py), every
@@ -56,5 +59,13 @@ for scenario in methods-mixed methods-slow-heavy; do
         --seeds "$seeds" --out "$out/$scenario" >/dev/null
     find "$out/$scenario" -type f ! -name 'sweep.csv' -delete
 done
+# The grid: client channels x fleet size x load, with decayTime, choiceCount and defaultRtt as
+# policies of scenarios/design/grid.toml.
+echo "== grid"
+rm -rf "$out/grid"
+"$bin" sweep scenarios/design/grid.toml --vary workload.clients=1,20,200 \
+    --vary fleet.main.count=4,19 --vary workload.utilization=0.05,0.5 \
+    --seeds "$seeds" --out "$out/grid" >/dev/null
+find "$out/grid" -type f ! -name 'sweep.csv' -delete
 python3 scripts/design_report.py "$out"
 echo "wrote $out/README.md"

@@ -269,6 +269,156 @@ def canonical_section(d, seeds):
     return L
 
 
+# The grid's policies: the variations, then the references a variation is compared with.
+GRID_VARIANTS = ["peak_ewma", "pe_tau_5s", "pe_tau_20s", "pe_choices_3", "pe_blend", "pe_blend_5s",
+                 "pe_as_first_written", "pe_first_written_rtt_1ms", "pe_first_written_rtt_100ms"]
+GRID_REFS = [("pe_tower", "tower"), ("finagle_peak_ewma", "Finagle"), ("envoy_peak_ewma", "Envoy")]
+
+
+def grid_section(d):
+    """The grid: per variation, at how many points the best reference's p99 or p99.9 interval lies
+    wholly below its own, at how many it beats every reference, and its worst p99.9 ratio."""
+    path = os.path.join(d, "grid", "sweep.csv")
+    if not os.path.exists(path):
+        return []
+    rows, points = {}, []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            key = (int(r["workload.clients"]), int(r["backends"]), float(r["workload.utilization"]))
+            if key not in points:
+                points.append(key)
+            rows[(key, r["policy"])] = r
+            seeds = int(r["seeds"])
+    L = ["## The grid: client channels × fleet size × load × parameters\n"]
+    L.append(
+        "`scenarios/design/grid.toml`: one-slow (one backend 10× slower) over 1, 20 and 200 client "
+        "channels × 5 and 20 backends × 5 % and 50 % of the fleet's capacity (12 points), 10 s of warm-up "
+        f"and 20 s measured, {seeds} seeds per point ({100 * coverage(seeds):.1f} % intervals). The default "
+        "at `decayTime` 5, 10 (its default) and 20 s and at `choiceCount` 3; the semantics as first "
+        "written at `defaultRtt` 1, 30 and 100 ms (no other semantics reads it); a plain EWMA "
+        "(`pe_blend`, and `pe_blend_5s` blending over 5 s); tower's (`pe_tower`), Finagle's and Envoy's algorithms. Per variation and metric: "
+        "the points where the best reference (lowest median) is lower beyond the intervals, the points "
+        "where the variation is lower than every reference beyond the intervals, and the worst ratio of "
+        "its median to the best reference's.\n"
+    )
+    L.append("| variation | p99: beaten / beats all / worst | p99.9: beaten / beats all / worst | share to the slow backend, range |")
+    L.append("|---|---|---|---|")
+    lost_at = {}
+    for p in GRID_VARIANTS:
+        cells = [f"`{p}`"]
+        for m in ("p99_ms", "p999_ms"):
+            beaten, beats, worst = [], 0, (0.0, None)
+            for k in points:
+                if (k, p) not in rows:
+                    continue
+                r = rows[(k, p)]
+                refs = [rows[(k, ref)] for ref, _ in GRID_REFS if (k, ref) in rows]
+                best = min(refs, key=lambda x: float(x[m]))
+                ratio = float(r[m]) / float(best[m])
+                if ratio > worst[0]:
+                    worst = (ratio, k)
+                if float(best[m + "_hi"]) < float(r[m + "_lo"]):
+                    beaten.append(k)
+                elif all(float(x[m + "_lo"]) > float(r[m + "_hi"]) for x in refs):
+                    beats += 1
+            if m == "p999_ms":
+                lost_at[p] = beaten
+            where = f" ({worst[1][0]} ch., {worst[1][1]} b., {100 * worst[1][2]:.0f} %)" if worst[1] else ""
+            cells.append(f"{len(beaten)} / {beats} / {worst[0]:.2f}×{where}")
+        shares = [100 * float(rows[(k, p)]["slow_share"]) for k in points if (k, p) in rows]
+        cells.append(f"{min(shares):.2f}–{max(shares):.2f} %")
+        L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+    fmt = lambda k: f"{k[0]} ch./{k[1]} b./{100 * k[2]:.0f} %"
+    L.append(
+        "Where the default (`peak_ewma`) is beaten at p99.9: "
+        + (", ".join(fmt(k) for k in lost_at.get("peak_ewma", [])) or "nowhere")
+        + ".\n"
+    )
+    return L
+
+
+# The recovery scenario's label of a canonical variation, where it differs.
+RECOVERY_LABEL = {"pe_blend": "pe_penalty_pick5k_blend", "pe_tower": None, "pe_no_errors": None}
+
+
+def tradeoff_section(d, rec):
+    """The trade-off chart: worst p99.9 over the canonical scenarios (as a multiple of the best of
+    tower's, Finagle's and Envoy's, per scenario) against the recovery time, per variation and
+    reference."""
+    base = os.path.join(d, "canonical")
+    if not os.path.isdir(base):
+        return []
+    names = [n for n in sorted(os.listdir(base)) if os.path.exists(os.path.join(base, n, "intervals.csv"))]
+    data = [intervals(os.path.join(base, n, "intervals.csv")) for n in names]
+    pts = []
+    for p, _ in VARIANTS + [("finagle_peak_ewma", ""), ("envoy_peak_ewma", "")]:
+        label = RECOVERY_LABEL.get(p, p)
+        if label is None or (label, "time_to_fair_s") not in rec:
+            continue
+        worst = 0.0
+        for iv in data:
+            refs = [r for r, _ in CANON_REFS if (r, "p999_ms") in iv]
+            if (p, "p999_ms") not in iv or not refs:
+                continue
+            best = min(iv[(r, "p999_ms")][0] for r in refs)
+            worst = max(worst, iv[(p, "p999_ms")][0] / best)
+        pts.append((p, rec[(label, "time_to_fair_s")][0], worst))
+    if not pts:
+        return []
+    tradeoff_svg(d, pts)
+    L = ["## The trade-off\n"]
+    L.append(
+        "![worst p99.9 against recovery](tradeoff.svg)\n\n"
+        "Per variation and reference: its worst p99.9 over the canonical scenarios as a multiple of the best "
+        "of tower's, Finagle's and Envoy's in that scenario (section *Every canonical scenario*; a reference "
+        "is compared with the best of the others and itself), against the seconds a healed backend takes to "
+        "carry 80 % of its share again in `recovery` (median over seeds). Down and left is better; the "
+        "default is red. A plain EWMA steadies the estimate only by forgetting slowly (far right) or loses "
+        "stalls (high); Envoy's never gives a healed backend back.\n"
+    )
+    L.append("| policy | recovery s | worst p99.9 / best reference |\n|---|---|---|")
+    for p, x, y in pts:
+        L.append(f"| `{p}` | {'never' if x == float('inf') else f'{x:.0f}'} | {y:.2f}× |")
+    L.append("")
+    return L
+
+
+def tradeoff_svg(d, points):
+    """A scatter of the trade-off, as plain SVG (no plotting library): per variation, the seconds
+    a healed backend takes to get its share back (`recovery`) against its worst p99.9 over the
+    canonical scenarios as a multiple of the best reference's. `points`: (label, x, y); x may be
+    inf (never back within the run), drawn at the right edge."""
+    W, H, ml, mr, mt, mb = 720, 420, 70, 170, 40, 50
+    xs = [x for _, x, _ in points if x != float("inf")]
+    xmax = max(xs + [1.0]) * 1.15
+    ymax = max(y for _, _, y in points) * 1.1
+    ymin = min(1.0, min(y for _, _, y in points)) * 0.95
+    sx = lambda x: ml + (W - ml - mr) * (min(x, xmax) / xmax)
+    sy = lambda y: mt + (H - mt - mb) * (1 - (y - ymin) / (ymax - ymin))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">The trade-off: worst p99.9 against the return of a healed backend</text>',
+           f'<line x1="{ml}" y1="{H - mb}" x2="{W - mr}" y2="{H - mb}" stroke="black"/>',
+           f'<line x1="{ml}" y1="{mt}" x2="{ml}" y2="{H - mb}" stroke="black"/>',
+           f'<text x="{(ml + W - mr) / 2}" y="{H - 12}" text-anchor="middle">recovery: seconds until a healed backend carries 80 % of its share (right edge: never)</text>',
+           f'<text x="16" y="{(mt + H - mb) / 2}" text-anchor="middle" transform="rotate(-90 16 {(mt + H - mb) / 2})">worst p99.9 / best reference</text>']
+    for k in range(6):
+        x = xmax * k / 5
+        out.append(f'<text x="{sx(x):.1f}" y="{H - mb + 16}" text-anchor="middle">{x:.0f}</text>')
+        y = ymin + (ymax - ymin) * k / 5
+        out.append(f'<text x="{ml - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:.2f}</text>')
+        out.append(f'<line x1="{ml}" y1="{sy(y):.1f}" x2="{W - mr}" y2="{sy(y):.1f}" stroke="#eee"/>')
+    for label, x, y in points:
+        cx, cy = sx(x), sy(y)
+        colour = "#d62728" if label == "peak_ewma" else "#1f77b4"
+        out.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="{colour}"/>')
+        out.append(f'<text x="{cx + 8:.1f}" y="{cy + 4:.1f}">{label}</text>')
+    out.append("</svg>")
+    with open(os.path.join(d, "tradeoff.svg"), "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 # Point 5 of the issue: the minimal policy against per-method estimates.
 METHOD_POLICIES = ["peak_ewma", "pe_per_method", "finagle_peak_ewma", "envoy_peak_ewma", "least_request", "round_robin", "oracle"]
 
@@ -433,6 +583,8 @@ def main():
         L.append("| " + " | ".join(cells) + " |")
     L.append("")
     L += methods_section(d)
+    L += grid_section(d)
+    L += tradeoff_section(d, rec)
     L += canonical_section(d, seeds)
     L += real_section(d)
     with open(os.path.join(sys.argv[1], "README.md"), "w") as f:
