@@ -247,7 +247,7 @@ mod tests {
             at: Dur(2 * sec),
             restart_after: Some(Dur(sec)),
         };
-        let tl = Timeline::new(&[&crash], 1, 10 * sec);
+        let tl = Timeline::new(&[&crash], 1, 10 * sec, &Default::default());
         let targets: Vec<SocketAddr> = vec!["127.0.0.1:1".parse().unwrap()];
         // One lost at the crash, one later: only the later one is an incident.
         let outages = vec![vec![vec![
