@@ -117,6 +117,35 @@ pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
     Estimate { bytes, largest }
 }
 
+/// The memory a merge of real runs needs ([`crate::results::merge_runs`]), roughly: `policies`
+/// policies over `seconds` merged seconds of `backends` backends (a time-series row and interval
+/// histograms each), and the `read_rows` time-series rows of the runs, read first.
+pub fn merged(policies: usize, seconds: u64, backends: usize, read_rows: usize) -> Estimate {
+    let (policies, backends) = (policies as u64, backends as u64);
+    let per_second = PER_SECOND.saturating_add(backends.saturating_mul(PER_SECOND_BACKEND));
+    let parts = [
+        (
+            policies.saturating_mul(seconds).saturating_mul(per_second),
+            format!("{seconds} merged seconds × {backends} backends for {policies} policies"),
+        ),
+        (
+            (read_rows as u64).saturating_mul(backends.saturating_mul(8).saturating_add(64)),
+            format!("{read_rows} time-series rows of the runs"),
+        ),
+        (
+            policies.saturating_mul(PER_POLICY),
+            format!("{policies} policies' histograms"),
+        ),
+    ];
+    let bytes = parts.iter().fold(0u64, |a, p| a.saturating_add(p.0));
+    let largest = parts
+        .iter()
+        .max_by_key(|p| p.0)
+        .map(|p| p.1.clone())
+        .unwrap_or_default();
+    Estimate { bytes, largest }
+}
+
 /// `Err` with a message naming the scenario, the estimate, its largest part and the flag, when the
 /// estimate is above `budget`.
 pub fn check(scenario: &Scenario, policies: usize, mode: Mode, budget: u64) -> Result<(), String> {
@@ -133,6 +162,11 @@ pub fn check(scenario: &Scenario, policies: usize, mode: Mode, budget: u64) -> R
         e.largest,
         gib(budget)
     ))
+}
+
+/// `bytes` as a size for messages, in GiB.
+pub fn size(bytes: u64) -> String {
+    gib(bytes)
 }
 
 fn gib(bytes: u64) -> String {

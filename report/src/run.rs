@@ -21,8 +21,8 @@ pub(crate) struct PolicyData {
     pub label: String,
     /// Its rows of `timeseries.csv`, values at the precision written there.
     pub timeseries: Vec<TimeseriesRow>,
-    /// Its latency histogram over the seconds after the warm-up: the sum of its `.hlog`
-    /// intervals that start at or after the warm-up's end.
+    /// Its latency histogram after the warm-up: the sum of its `.hlog`'s measured intervals,
+    /// which hold exactly the latencies its summary row measured.
     pub histogram: Histogram<u64>,
 }
 
@@ -56,25 +56,28 @@ impl PolicyData {
             })
             .collect();
         Ok(PolicyData {
-            histogram: histogram_from_hlog(&result.hlog, summary.warmup_s, &file)?,
+            histogram: histogram_from_hlog(&result.hlog, &label, summary.warmup_s, &file)?,
             label,
             timeseries,
         })
     }
 }
 
-/// The sum of the intervals of an hlog ([`lblab_model::results::sum_hlog_from`]) that start at
-/// or after `from_s` seconds. `file` names the log in errors.
+/// The sum of the measured intervals of `policy`'s hlog ([`lblab_model::results::sum_measured`]:
+/// what its summary measured; `warmup_s` only for logs without tags). `file` names the log in
+/// errors.
 pub(crate) fn histogram_from_hlog(
     text: &str,
-    from_s: f64,
+    policy: &str,
+    warmup_s: f64,
     file: &Path,
 ) -> Result<Histogram<u64>, ReportError> {
     let invalid = |e: lblab_model::ModelError| ReportError::Read {
         file: file.to_path_buf(),
         message: e.to_string(),
     };
-    lblab_model::results::sum_hlog_from(text, &file.display().to_string(), from_s).map_err(invalid)
+    lblab_model::results::sum_measured(text, &file.display().to_string(), policy, warmup_s)
+        .map_err(invalid)
 }
 
 /// Writes the charts of one run into `dir` (created if missing) and returns the paths written:

@@ -23,7 +23,7 @@ pub struct Run {
 }
 
 /// `--memory-budget`, on the commands whose runs it bounds: `sim`, `sweep`, `real`, `compare`,
-/// `loadgen`.
+/// `loadgen`, `report --merge`.
 #[derive(Debug, clap::Args)]
 pub struct Budget {
     /// Refuse a run whose estimated memory is above this (e.g. 16GiB); the estimate is made
