@@ -5,6 +5,7 @@ mod backend;
 mod check;
 mod compare;
 mod loadgen;
+mod lock;
 mod output;
 mod progress;
 mod real;

@@ -39,7 +39,22 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))?;
-    let guard = OutDir { created };
+    // One writer per folder: taken before anything in it is touched (another run's temporary
+    // files included), held until the guard is dropped.
+    let lock = match super::lock::FolderLock::acquire(dir) {
+        Ok(lock) => lock,
+        Err(e) => {
+            drop(OutDir {
+                lock: None,
+                created,
+            });
+            return Err(e);
+        }
+    };
+    let guard = OutDir {
+        lock: Some(lock),
+        created,
+    };
     let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
     std::fs::write(&probe, b"probe")
         .and_then(|()| std::fs::remove_file(&probe))
@@ -67,18 +82,22 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
     Ok(guard)
 }
 
-/// A results folder [`prepare_dir`] made ready. Hold it for the whole run: when it is dropped, a
-/// folder this run created and left empty (the run failed before writing anything) is removed,
-/// and so are the parents it created for it (`lblab-out/<scenario>/`), so a failure leaves no
-/// empty folder behind. A folder with anything in it is kept.
+/// A results folder [`prepare_dir`] made ready and locked for this run
+/// ([`super::lock::FolderLock`]: a second run into it is refused). Hold it for the whole run:
+/// when it is dropped, the lock is released and its file removed, a folder this run created and
+/// left empty (the run failed before writing anything) is removed, and so are the parents it
+/// created for it (`lblab-out/<scenario>/`), so a failure leaves no empty folder behind. A folder
+/// with anything in it is kept.
 #[must_use = "hold the guard until the run has written its results"]
 pub struct OutDir {
+    lock: Option<super::lock::FolderLock>,
     /// Deepest first.
     created: Vec<PathBuf>,
 }
 
 impl Drop for OutDir {
     fn drop(&mut self) {
+        drop(self.lock.take());
         for dir in &self.created {
             // remove_dir only removes an empty folder; a parent with content stops the walk.
             if std::fs::remove_dir(dir).is_err() {
