@@ -70,3 +70,37 @@ fn a_second_writer_is_refused_and_the_lock_does_not_outlive_its_run() {
     assert!(!fresh.join(LOCK).exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn only_the_files_an_earlier_run_listed_are_removed() {
+    let (dir, scenario) = quick("out-stale");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // The user's own logs, beside the results: no summary.json ever listed them.
+    std::fs::write(out.join("mine.hlog"), "the user's").unwrap();
+    std::fs::write(out.join("mine.hgrm"), "the user's").unwrap();
+    succeeds(&["sim", arg(&scenario), "--out", arg(&out)]);
+    assert!(out.join("peak_ewma.hlog").exists() && out.join("peak_ewma.hgrm").exists());
+    // A run of one policy into the same folder removes the other's files, which the earlier
+    // summary.json listed, and nothing else.
+    let run = succeeds(&[
+        "sim",
+        arg(&scenario),
+        "--out",
+        arg(&out),
+        "--policy",
+        "round_robin",
+    ]);
+    assert!(!out.join("peak_ewma.hlog").exists() && !out.join("peak_ewma.hgrm").exists());
+    assert_says(&common::text(&run.stderr), &["removed peak_ewma.hlog"]);
+    assert!(out.join("round_robin.hlog").exists());
+    assert_eq!(
+        std::fs::read_to_string(out.join("mine.hlog")).unwrap(),
+        "the user's"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("mine.hgrm")).unwrap(),
+        "the user's"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -107,29 +107,44 @@ impl Drop for OutDir {
     }
 }
 
-/// Removes the `.hlog` and `.hgrm` files of policies that are not in `summary`: left by an
-/// earlier run in the same folder with more policies, they would be read as this run's.
-fn remove_stale_hlogs(dir: &Path, summary: &RunSummary) {
-    let current: Vec<String> = summary
+/// The `.hlog` and `.hgrm` files of the policies that the `summary.json` already in `dir` (an
+/// earlier run's, or this run's checkpoint) lists: the only ones [`remove_stale_hlogs`] may
+/// remove. None when there is no such file or it cannot be read.
+fn listed_policy_files(dir: &Path) -> Vec<String> {
+    let Ok(text) = results::read_result_file(&dir.join(results::layout::SUMMARY_JSON)) else {
+        return Vec::new();
+    };
+    let Ok(previous) = serde_json::from_str::<RunSummary>(&text) else {
+        return Vec::new();
+    };
+    policy_files(&previous)
+}
+
+/// The `.hlog` and `.hgrm` file names of `summary`'s policies.
+fn policy_files(summary: &RunSummary) -> Vec<String> {
+    summary
         .rows
         .iter()
         .flat_map(|r| {
             let stem = results::file_stem(&r.policy);
             [format!("{stem}.hlog"), format!("{stem}.hgrm")]
         })
-        .collect();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let ours = name.ends_with(".hlog") || name.ends_with(".hgrm");
-            if ours && !name.starts_with('.') && !current.contains(&name) {
-                eprintln!(
-                    "note: removed {} from an earlier run in {} (its policy is not in this one)",
-                    name,
-                    dir.display()
-                );
-                let _ = std::fs::remove_file(e.path());
-            }
+        .collect()
+}
+
+/// Removes the `.hlog` and `.hgrm` files that an earlier run in `dir` wrote (those its
+/// `summary.json` listed, `listed`) for policies that are not in `summary`: they would be read
+/// as this run's. Any other file is not lblab's to delete, whatever its name.
+fn remove_stale_hlogs(dir: &Path, summary: &RunSummary, listed: &[String]) {
+    let current = policy_files(summary);
+    for name in listed.iter().filter(|n| !current.contains(n)) {
+        let path = dir.join(name);
+        if path.is_file() && std::fs::remove_file(&path).is_ok() {
+            eprintln!(
+                "note: removed {} from an earlier run in {} (its policy is not in this one)",
+                name,
+                dir.display()
+            );
         }
     }
 }
@@ -148,9 +163,11 @@ pub fn in_progress_note(measured: usize) -> (String, String) {
 /// Writes the data files and the charts into `dir`. If the charts cannot be drawn (a full disk),
 /// the data files stay and `summary.json` says which charts are missing.
 pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyhow::Result<()> {
+    // Read before this run's summary.json replaces it.
+    let listed = listed_policy_files(dir);
     results::write_run(dir, summary, results)
         .with_context(|| format!("writing results into {}", dir.display()))?;
-    remove_stale_hlogs(dir, summary);
+    remove_stale_hlogs(dir, summary, &listed);
     if let Err(e) = lblab_report::write_run_charts(dir, summary, results) {
         let mut marked = summary.clone();
         marked
