@@ -161,14 +161,33 @@ pub fn in_progress_note(measured: usize) -> (String, String) {
 }
 
 /// Writes the data files and the charts into `dir`. If the charts cannot be drawn (a full disk),
-/// the data files stay and `summary.json` says which charts are missing.
+/// the data files stay and `summary.json` says which charts are missing. A stop (Ctrl-C) that
+/// arrives while the charts are drawn is honoured between two charts: the rest are left out,
+/// `summary.json` says so, and the write succeeds (the data files are whole). A stop that came
+/// before (the run was interrupted) does not skip them: a further Ctrl-C exits at once.
 pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyhow::Result<()> {
     // Read before this run's summary.json replaces it.
     let listed = listed_policy_files(dir);
     results::write_run(dir, summary, results)
         .with_context(|| format!("writing results into {}", dir.display()))?;
     remove_stale_hlogs(dir, summary, &listed);
-    if let Err(e) = lblab_report::write_run_charts(dir, summary, results) {
+    let already = std::sync::atomic::AtomicBool::new(false);
+    let stop = if STOP.load(std::sync::atomic::Ordering::Relaxed) {
+        &already
+    } else {
+        &STOP
+    };
+    if let Err(e) = lblab_report::write_run_charts_until(dir, summary, results, stop) {
+        if let lblab_report::ReportError::Interrupted { .. } = e {
+            let mut marked = summary.clone();
+            marked
+                .notes
+                .push(("charts".into(), format!("missing: not drawn ({e})")));
+            results::write_run(dir, &marked, results)
+                .with_context(|| format!("writing results into {}", dir.display()))?;
+            eprintln!("interrupted while drawing charts: {e}; the data files are written");
+            return Ok(());
+        }
         let mut marked = summary.clone();
         marked
             .notes
@@ -271,10 +290,12 @@ fn incident_lines(incidents: &[results::Incident], backends: &[String]) -> Vec<S
     lines
 }
 
+/// Set by the first Ctrl-C / SIGTERM once [`stop_flag`] installed its handler.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Installs a Ctrl-C / SIGTERM handler that sets the returned flag. A second signal exits at once.
 pub fn stop_flag() -> &'static std::sync::atomic::AtomicBool {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static STOP: AtomicBool = AtomicBool::new(false);
+    use std::sync::atomic::Ordering;
     let _ = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
