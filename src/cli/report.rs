@@ -44,6 +44,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.merge.is_empty() {
         return merge(&args.merge, args.out.as_deref(), args.budget.memory_budget);
     }
+    for (flag, folder) in [
+        ("--scenarios", &args.scenarios),
+        ("--results", &args.results),
+    ] {
+        let path = args.root.join(folder);
+        anyhow::ensure!(
+            path.is_dir(),
+            "{flag} {folder}: no such folder ({} under --root {})",
+            path.display(),
+            args.root.display()
+        );
+    }
     let evidence = lblab_evidence::Evidence::load(&args.root, &args.scenarios, &args.results)
         .context("reading the results")?;
     let docs = lblab_evidence::documents(&evidence);
