@@ -35,7 +35,8 @@ impl FolderLock {
                 .open(&path)
                 .map_err(|e| {
                     anyhow::anyhow!(
-                        "--out {}: cannot create its lock file {}: {e}",
+                        "--out {}: cannot write into the results folder (nothing was run): its \
+                         lock file {}: {e}",
                         dir.display(),
                         path.display()
                     )
