@@ -65,7 +65,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         warmup: args.length.warmup,
     };
-    let scenario = super::args::load_with_length(&path, args.run.seed, &length)?;
+    let scenario =
+        super::args::load_with_length(&path, args.run.seed, &length, &args.run.policies)?;
     let base = args
         .run
         .out
@@ -425,7 +426,7 @@ mod tests {
     /// The run time the README and `--help` give for the main job, as `minutes` prints it.
     fn one_slow_schedule(length: &crate::cli::args::Length) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_SCENARIO);
-        let scenario = crate::cli::args::load_with_length(&path, None, length).unwrap();
+        let scenario = crate::cli::args::load_with_length(&path, None, length, &[]).unwrap();
         minutes(real_schedule(
             &scenario,
             &lblab_harness::HarnessOptions::default(),
