@@ -309,11 +309,14 @@ fn a_sweep_labels_its_brackets_with_their_true_coverage_and_says_why_oracle_char
 
 #[test]
 fn memory_budget_is_offered_only_where_it_bounds_a_run() {
-    for command in ["sim", "sweep", "regress", "real", "compare", "loadgen"] {
+    // `report` for its --merge, whose merged run the budget bounds.
+    for command in [
+        "sim", "sweep", "regress", "real", "compare", "loadgen", "report",
+    ] {
         let help = text(&succeeds(&[command, "--help"]).stdout);
         assert!(help.contains("--memory-budget"), "{command}: {help}");
     }
-    for command in ["check", "vectors", "completions", "report", "backend"] {
+    for command in ["check", "vectors", "completions", "backend"] {
         let help = text(&succeeds(&[command, "--help"]).stdout);
         assert!(!help.contains("--memory-budget"), "{command}: {help}");
     }

@@ -160,16 +160,26 @@ fn two_load_generators_merge_into_the_histogram_of_both() {
         assert!(offset.starts_with(&expected), "{offset} vs {expected}");
     }
 
-    // The merged p99 is the p99 of one histogram holding both runs' measured intervals (the
-    // intervals from the warm-up's end on), added here.
+    // The merged p99 is the p99 of one histogram holding both runs' measured intervals (those
+    // tagged as the calls intended after the warm-up, which each run's summary counted), added
+    // here.
     let warmup = sa["warmup_s"].as_f64().unwrap();
     let mut one = log_a.intervals[0].histogram.clone();
     one.reset();
     for log in [&log_a, &log_b] {
-        for i in log.intervals.iter().filter(|i| i.start_s >= warmup) {
+        let mut own = 0;
+        for i in log
+            .intervals
+            .iter()
+            .filter(|i| i.is_measured("round_robin", warmup))
+        {
             one.add(&i.histogram).unwrap();
+            own += i.histogram.len();
         }
+        assert_eq!(Some(own), log.measured_latencies);
     }
+    let counted = |r: &Value| r["ok"].as_u64().unwrap() + r["deadline_exceeded"].as_u64().unwrap();
+    assert_eq!(one.len(), counted(ra) + counted(rb));
     let ms = |v: u64| v as f64 / 1e6;
     assert_eq!(rm["p99_ms"].as_f64(), Some(ms(one.value_at_quantile(0.99))));
     assert_eq!(rm["p50_ms"].as_f64(), Some(ms(one.value_at_quantile(0.5))));
@@ -190,6 +200,19 @@ fn two_load_generators_merge_into_the_histogram_of_both() {
             "{file} missing from the merged run"
         );
     }
+
+    // A merge of one run is that run: its summary rows and its hlog, to the last count.
+    let alone = dir.join("alone");
+    let out = common::lblab(&["report", "--merge", arg(&a), "--out", arg(&alone)]);
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    assert_eq!(summary(&alone)["rows"], sa["rows"]);
+    assert_eq!(
+        std::fs::read_to_string(alone.join("round_robin.hlog")).unwrap(),
+        std::fs::read_to_string(a.join("round_robin.hlog")).unwrap()
+    );
+    // The same folder twice is refused.
+    let err = fails(&["report", "--merge", arg(&a), arg(&a)]);
+    assert!(err.contains("given twice"), "{err}");
 
     // Bad input: clear errors naming the file and the field, never a panic.
     let empty = dir.join("empty");

@@ -391,6 +391,16 @@ impl Evidence {
             let scenario =
                 Scenario::parse(&text).map_err(|e| EvidenceError::parse(&file, e.to_string()))?;
             let name = scenario.file.name.clone();
+            if let Some(other) = out.scenarios.iter().find(|s| s.name == name) {
+                return Err(EvidenceError::parse(
+                    &file,
+                    format!(
+                        "`name`: {name:?} is also the name of {}: both would be documented from \
+                         {results}/{name}/; give each scenario its own name",
+                        other.file
+                    ),
+                ));
+            }
             let description = if scenario.file.description.trim().is_empty() {
                 opening_comment(&text)
             } else {

@@ -117,6 +117,66 @@ pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
     Estimate { bytes, largest }
 }
 
+/// Per scenario a sweep plans (one per point and seed, held until the sweep ends): the scenario's
+/// fixed part, its parsed file and its fault timelines.
+const PER_PLANNED_SCENARIO: u64 = 8 << 10;
+/// Per backend of a planned scenario.
+const PER_PLANNED_BACKEND: u64 = 512;
+
+/// The memory a sweep's plan needs before its first simulation: `scenarios` planned scenarios
+/// (points × seeds) of about `backends` backends each.
+pub fn sweep_plan(scenarios: u64, backends: usize) -> Estimate {
+    let per =
+        PER_PLANNED_SCENARIO.saturating_add((backends as u64).saturating_mul(PER_PLANNED_BACKEND));
+    Estimate {
+        bytes: scenarios.saturating_mul(per),
+        largest: format!("{scenarios} planned scenarios (points × seeds) of {backends} backends"),
+    }
+}
+
+/// `Err` with a message when the estimate `e` of `what` is above `budget`.
+pub fn check_estimate(what: &str, e: &Estimate, budget: u64) -> Result<(), String> {
+    if e.bytes <= budget {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} would need about {} of memory (mostly {}), more than the budget of {}; make it \
+         smaller, or raise the budget with --memory-budget",
+        gib(e.bytes),
+        e.largest,
+        gib(budget)
+    ))
+}
+
+/// The memory a merge of real runs needs ([`crate::results::merge_runs`]), roughly: `policies`
+/// policies over `seconds` merged seconds of `backends` backends (a time-series row and interval
+/// histograms each), and the `read_rows` time-series rows of the runs, read first.
+pub fn merged(policies: usize, seconds: u64, backends: usize, read_rows: usize) -> Estimate {
+    let (policies, backends) = (policies as u64, backends as u64);
+    let per_second = PER_SECOND.saturating_add(backends.saturating_mul(PER_SECOND_BACKEND));
+    let parts = [
+        (
+            policies.saturating_mul(seconds).saturating_mul(per_second),
+            format!("{seconds} merged seconds × {backends} backends for {policies} policies"),
+        ),
+        (
+            (read_rows as u64).saturating_mul(backends.saturating_mul(8).saturating_add(64)),
+            format!("{read_rows} time-series rows of the runs"),
+        ),
+        (
+            policies.saturating_mul(PER_POLICY),
+            format!("{policies} policies' histograms"),
+        ),
+    ];
+    let bytes = parts.iter().fold(0u64, |a, p| a.saturating_add(p.0));
+    let largest = parts
+        .iter()
+        .max_by_key(|p| p.0)
+        .map(|p| p.1.clone())
+        .unwrap_or_default();
+    Estimate { bytes, largest }
+}
+
 /// `Err` with a message naming the scenario, the estimate, its largest part and the flag, when the
 /// estimate is above `budget`.
 pub fn check(scenario: &Scenario, policies: usize, mode: Mode, budget: u64) -> Result<(), String> {
@@ -135,14 +195,33 @@ pub fn check(scenario: &Scenario, policies: usize, mode: Mode, budget: u64) -> R
     ))
 }
 
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+/// `bytes` as a size for messages, in GiB.
+pub fn size(bytes: u64) -> String {
+    gib(bytes)
 }
 
-/// Parses a `--memory-budget` such as `8GiB`, `512MiB` or a number of bytes.
+/// `bytes` in the largest binary unit (TiB, GiB, MiB, KiB) it has at least one of, with one
+/// decimal, so that a small size never prints as "0.0 GiB".
+fn gib(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    for (unit, scale) in UNITS {
+        if bytes >= scale {
+            return format!("{:.1} {unit}", bytes as f64 / scale as f64);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// Parses a `--memory-budget` such as `1TiB`, `8GiB`, `512MiB`, `64KiB` or a number of bytes.
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let units: [(&str, u64); 4] = [
+    let units: [(&str, u64); 5] = [
+        ("TiB", 1 << 40),
         ("GiB", 1 << 30),
         ("MiB", 1 << 20),
         ("KiB", 1 << 10),
@@ -214,5 +293,16 @@ mod tests {
         assert_eq!(parse_bytes("1000"), Ok(1000));
         assert!(parse_bytes("lots").is_err());
         assert!(parse_bytes("-1GiB").is_err());
+        assert_eq!(parse_bytes("2TiB"), Ok(2 << 40));
+        assert_eq!(parse_bytes("1.5 TiB"), Ok(3 << 39));
+    }
+
+    #[test]
+    fn sizes_print_in_the_unit_they_have() {
+        assert_eq!(size(8 << 30), "8.0 GiB");
+        assert_eq!(size(3 << 39), "1.5 TiB");
+        assert_eq!(size(20 << 20), "20.0 MiB");
+        assert_eq!(size(1536), "1.5 KiB");
+        assert_eq!(size(100), "100 B");
     }
 }

@@ -177,6 +177,60 @@ impl FromStr for Axis {
     }
 }
 
+/// Most points a sweep may have: the product of its axes' values. Each point holds a scenario per
+/// seed and runs every policy over every seed, so a product of two long axes (1,000 × 1,000)
+/// would take gigabytes before the first simulation.
+pub const MAX_SWEEP_POINTS: usize = 10_000;
+
+/// Most scenarios a sweep may plan: points × seeds.
+pub const MAX_SWEEP_SCENARIOS: u64 = 100_000;
+
+/// The number of points `axes` cross into (saturating; no axes: one).
+pub fn point_count(axes: &[Axis]) -> u128 {
+    axes.iter()
+        .fold(1u128, |n, a| n.saturating_mul(a.points.len() as u128))
+}
+
+/// Checks, before any point is built, that `axes` cross into at most [`MAX_SWEEP_POINTS`] points
+/// and, with `seeds` seeds each, at most [`MAX_SWEEP_SCENARIOS`] scenarios; returns the points.
+/// The error says the product and the cap.
+pub fn check_size(axes: &[Axis], seeds: u64) -> Result<usize, VaryError> {
+    let points = point_count(axes);
+    let text = || {
+        axes.iter()
+            .map(|a| a.paths.join(","))
+            .collect::<Vec<_>>()
+            .join(" × ")
+    };
+    let product = || {
+        axes.iter()
+            .map(|a| a.points.len().to_string())
+            .collect::<Vec<_>>()
+            .join(" × ")
+    };
+    if points > MAX_SWEEP_POINTS as u128 {
+        return Err(VaryError::Syntax {
+            text: text(),
+            message: format!(
+                "{} = {points} points; a sweep may have at most {MAX_SWEEP_POINTS} (each point \
+                 runs every policy over every seed): vary fewer values, or split the sweep",
+                product()
+            ),
+        });
+    }
+    let scenarios = points.saturating_mul(u128::from(seeds.max(1)));
+    if scenarios > u128::from(MAX_SWEEP_SCENARIOS) {
+        return Err(VaryError::Syntax {
+            text: text(),
+            message: format!(
+                "{points} points × {seeds} seeds = {scenarios} runs of each policy; a sweep may \
+                 plan at most {MAX_SWEEP_SCENARIOS}: use fewer points or seeds"
+            ),
+        });
+    }
+    Ok(points as usize)
+}
+
 /// Every combination of the axes' points (the first axis varies slowest). No axes: one empty
 /// point.
 pub fn cross(axes: &[Axis]) -> Vec<Vec<Override>> {

@@ -107,7 +107,7 @@ pub use name::{ChartName, Format};
 pub use redraw::{
     redraw, redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,
 };
-pub use run::write_run_charts;
+pub use run::{write_run_charts, write_run_charts_until};
 pub use sweep::{write_sweep_charts, Sweep, SweepPoint};
 
 /// Why a chart could not be written. Every variant names the file concerned.
@@ -137,6 +137,17 @@ pub enum ReportError {
         file: PathBuf,
         /// What is wrong (`missing`, or the parse error).
         message: String,
+    },
+    /// Drawing stopped because a stop was asked for (Ctrl-C) between two charts; the charts
+    /// drawn before it are written.
+    #[error("{}: charts not drawn: interrupted after {drawn} of {total}", dir.display())]
+    Interrupted {
+        /// The folder the charts were drawn into.
+        dir: PathBuf,
+        /// Charts (PNG and SVG each) drawn before the stop.
+        drawn: usize,
+        /// Charts there were to draw.
+        total: usize,
     },
     /// The input cannot be drawn (for example a heatmap whose rows and labels disagree).
     #[error("{}: invalid input: {message}", file.display())]

@@ -63,7 +63,12 @@ pub fn redraw_run(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
                     .filter(|t| t.policy == r.policy)
                     .cloned()
                     .collect(),
-                histogram: histogram_from_hlog(&read_text(&file)?, summary.warmup_s, &file)?,
+                histogram: histogram_from_hlog(
+                    &read_text(&file)?,
+                    &r.policy,
+                    summary.warmup_s,
+                    &file,
+                )?,
             })
         })
         .collect::<Result<Vec<_>, ReportError>>()?;

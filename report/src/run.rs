@@ -2,6 +2,7 @@
 //! [`write_run_charts`], which draws the spectrum, the p99 over time and the traffic share.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hdrhistogram::Histogram;
 use lblab_model::results::{file_stem, PolicyResult, RunSummary, TimeseriesRow};
@@ -21,8 +22,8 @@ pub(crate) struct PolicyData {
     pub label: String,
     /// Its rows of `timeseries.csv`, values at the precision written there.
     pub timeseries: Vec<TimeseriesRow>,
-    /// Its latency histogram over the seconds after the warm-up: the sum of its `.hlog`
-    /// intervals that start at or after the warm-up's end.
+    /// Its latency histogram after the warm-up: the sum of its `.hlog`'s measured intervals,
+    /// which hold exactly the latencies its summary row measured.
     pub histogram: Histogram<u64>,
 }
 
@@ -56,25 +57,28 @@ impl PolicyData {
             })
             .collect();
         Ok(PolicyData {
-            histogram: histogram_from_hlog(&result.hlog, summary.warmup_s, &file)?,
+            histogram: histogram_from_hlog(&result.hlog, &label, summary.warmup_s, &file)?,
             label,
             timeseries,
         })
     }
 }
 
-/// The sum of the intervals of an hlog ([`lblab_model::results::sum_hlog_from`]) that start at
-/// or after `from_s` seconds. `file` names the log in errors.
+/// The sum of the measured intervals of `policy`'s hlog ([`lblab_model::results::sum_measured`]:
+/// what its summary measured; `warmup_s` only for logs without tags). `file` names the log in
+/// errors.
 pub(crate) fn histogram_from_hlog(
     text: &str,
-    from_s: f64,
+    policy: &str,
+    warmup_s: f64,
     file: &Path,
 ) -> Result<Histogram<u64>, ReportError> {
     let invalid = |e: lblab_model::ModelError| ReportError::Read {
         file: file.to_path_buf(),
         message: e.to_string(),
     };
-    lblab_model::results::sum_hlog_from(text, &file.display().to_string(), from_s).map_err(invalid)
+    lblab_model::results::sum_measured(text, &file.display().to_string(), policy, warmup_s)
+        .map_err(invalid)
 }
 
 /// Writes the charts of one run into `dir` (created if missing) and returns the paths written:
@@ -90,7 +94,8 @@ pub(crate) fn histogram_from_hlog(
 /// - `traffic_share.{png,svg}`: one small panel per policy with each backend's share of the
 ///   requests sent per second. Backends that have a fault window are drawn in colour and named
 ///   in the legend, the others in light grey; fault windows and the warm-up are shaded as in
-///   `p99_over_time`.
+///   `p99_over_time`. A fleet of more than 20 backends has lines for 20 (those with a fault
+///   window, then the busiest) and one line for the mean share of the rest.
 ///
 /// The per-second charts leave out a first or last second that is partial (the run started or
 /// stopped inside it, see `whole_seconds`), and the seconds after the last send. A fault window
@@ -111,11 +116,23 @@ pub fn write_run_charts(
     summary: &RunSummary,
     results: &[PolicyResult],
 ) -> Result<Vec<PathBuf>, ReportError> {
+    write_run_charts_until(dir, summary, results, &AtomicBool::new(false))
+}
+
+/// [`write_run_charts`], checking `stop` before each chart: once it is set (Ctrl-C), the charts
+/// not yet drawn are left out and the result is [`ReportError::Interrupted`], so that a stop
+/// asked for while a large run's charts are drawn is honoured within one chart.
+pub fn write_run_charts_until(
+    dir: &Path,
+    summary: &RunSummary,
+    results: &[PolicyResult],
+    stop: &AtomicBool,
+) -> Result<Vec<PathBuf>, ReportError> {
     let data = results
         .iter()
         .map(|r| PolicyData::from_result(dir, summary, r))
         .collect::<Result<Vec<_>, _>>()?;
-    write_run_data(dir, summary, &data)
+    write_run_data_until(dir, summary, &data, stop)
 }
 
 /// [`write_run_charts`] from the data as the files hold it.
@@ -124,14 +141,39 @@ pub(crate) fn write_run_data(
     summary: &RunSummary,
     data: &[PolicyData],
 ) -> Result<Vec<PathBuf>, ReportError> {
+    write_run_data_until(dir, summary, data, &AtomicBool::new(false))
+}
+
+/// [`write_run_data`], checking `stop` before each chart.
+fn write_run_data_until(
+    dir: &Path,
+    summary: &RunSummary,
+    data: &[PolicyData],
+    stop: &AtomicBool,
+) -> Result<Vec<PathBuf>, ReportError> {
     let [spectrum, p99_over_time, traffic_share] = &ChartName::RUN;
+    let total = ChartName::RUN.len();
+    let check = |drawn: usize| {
+        if stop.load(Ordering::Relaxed) {
+            Err(ReportError::Interrupted {
+                dir: dir.to_path_buf(),
+                drawn,
+                total,
+            })
+        } else {
+            Ok(())
+        }
+    };
     let mut written = Vec::new();
+    check(0)?;
     written.extend(write_named(dir, spectrum, &Spectrum::new(summary, data))?);
+    check(1)?;
     written.extend(write_named(
         dir,
         p99_over_time,
         &P99OverTime::new(summary, data),
     )?);
+    check(2)?;
     written.extend(write_named(
         dir,
         traffic_share,
@@ -218,6 +260,30 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stop_between_charts_leaves_the_rest_undrawn() {
+        let dir = std::env::temp_dir().join(format!("lblab-stop-{}", std::process::id()));
+        let summary = fixtures::summary(vec![]);
+        let data = vec![fixtures::data("p", 3.0)];
+        let stop = AtomicBool::new(true);
+        let e = write_run_data_until(&dir, &summary, &data, &stop).expect_err("stopped");
+        assert!(
+            matches!(
+                e,
+                ReportError::Interrupted {
+                    drawn: 0,
+                    total: 3,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(!dir.join("spectrum.svg").exists());
+        let written = write_run_data(&dir, &summary, &data).expect("drawn");
+        assert_eq!(written.len(), 6);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn data_as_written_rounds_like_the_csv() {

@@ -52,7 +52,9 @@ pub fn plan(
     seeds: u64,
     only: &[String],
 ) -> Result<Plan, VaryError> {
-    let mut points = Vec::new();
+    // Bounded before any point is built.
+    let count = vary::check_size(axes, seeds)?;
+    let mut points = Vec::with_capacity(count);
     for overrides in vary::cross(axes) {
         let varied = vary::apply(scenario, &overrides)?;
         let mut scenarios = Vec::with_capacity(seeds as usize);

@@ -23,7 +23,7 @@ pub struct Run {
 }
 
 /// `--memory-budget`, on the commands whose runs it bounds: `sim`, `sweep`, `real`, `compare`,
-/// `loadgen`.
+/// `loadgen`, `report --merge`.
 #[derive(Debug, clap::Args)]
 pub struct Budget {
     /// Refuse a run whose estimated memory is above this (e.g. 16GiB); the estimate is made
@@ -179,11 +179,13 @@ pub fn load(path: &Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
 }
 
 /// Loads a scenario with the seed, duration and warm-up overrides ([`Scenario::with_run_length`]),
-/// warning where the warm-up is shorter than a policy needs.
+/// warning where the warm-up is shorter than a policy needs (of those in `only`, when it names
+/// any: the `--policy` selection).
 pub fn load_with_length(
     path: &Path,
     seed: Option<u64>,
     length: &Length,
+    only: &[String],
 ) -> anyhow::Result<Scenario> {
     let scenario = load(path, seed)?;
     let (duration, warmup) = (length.duration, length.warmup);
@@ -203,18 +205,20 @@ pub fn load_with_length(
         .with_run_length(duration, warmup)
         .with_context(|| format!("{} with {flags}", path.display()))?;
     if let Some(w) = warmup {
-        for warning in warmup_warnings(&scenario, w) {
+        for warning in warmup_warnings(&scenario, w, only) {
             eprintln!("{warning}");
         }
     }
     Ok(scenario)
 }
 
-/// A warning for each policy of `scenario` that needs a longer warm-up than `warmup`.
-pub fn warmup_warnings(scenario: &Scenario, warmup: Dur) -> Vec<String> {
+/// A warning for each policy of `scenario` that needs a longer warm-up than `warmup`, of the
+/// policies in `only` when it names any (a policy that does not run needs no warning).
+pub fn warmup_warnings(scenario: &Scenario, warmup: Dur, only: &[String]) -> Vec<String> {
     scenario
         .warmup_needs()
         .into_iter()
+        .filter(|(label, _, _)| only.is_empty() || only.iter().any(|o| o == label))
         .filter(|&(_, need, _)| warmup.0 < need)
         .map(|(label, need, why)| {
             format!(
@@ -276,19 +280,19 @@ mod tests {
         // one-slow warms up 12 s so weighted_round_robin's blackout ends before measurement;
         // a 5 s run must not move the blackout into what it measures.
         let path = scenario("one-slow.toml");
-        let s = load_with_length(&path, None, &length(Some(5), None)).unwrap();
+        let s = load_with_length(&path, None, &length(Some(5), None), &[]).unwrap();
         assert_eq!(s.workload.warmup, 12 * NS);
         assert_eq!(s.workload.duration, 5 * NS);
-        let s = load_with_length(&path, None, &length(Some(20), None)).unwrap();
+        let s = load_with_length(&path, None, &length(Some(20), None), &[]).unwrap();
         assert_eq!(s.workload.warmup, 12 * NS);
     }
 
     #[test]
     fn warmup_overrides_and_warns_below_a_policys_need() {
         let path = scenario("one-slow.toml");
-        let s = load_with_length(&path, None, &length(Some(5), Some(2))).unwrap();
+        let s = load_with_length(&path, None, &length(Some(5), Some(2)), &[]).unwrap();
         assert_eq!(s.workload.warmup, 2 * NS);
-        let w = warmup_warnings(&s, Dur(2 * NS));
+        let w = warmup_warnings(&s, Dur(2 * NS), &[]);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("weighted_round_robin"), "{}", w[0]);
         assert!(
@@ -296,10 +300,17 @@ mod tests {
             "{}",
             w[0]
         );
-        assert!(warmup_warnings(&s, Dur(11 * NS)).is_empty());
-        let s = load_with_length(&path, None, &length(None, Some(30))).unwrap();
+        assert!(warmup_warnings(&s, Dur(11 * NS), &[]).is_empty());
+        // Only the selected policies are warned about.
+        let only = |label: &str| vec![label.to_string()];
+        assert!(warmup_warnings(&s, Dur(2 * NS), &only("peak_ewma")).is_empty());
+        assert_eq!(
+            warmup_warnings(&s, Dur(2 * NS), &only("weighted_round_robin")).len(),
+            1
+        );
+        let s = load_with_length(&path, None, &length(None, Some(30)), &[]).unwrap();
         assert_eq!(s.workload.warmup, 30 * NS);
-        let e = load_with_length(&path, None, &length(Some(0), None)).unwrap_err();
+        let e = load_with_length(&path, None, &length(Some(0), None), &[]).unwrap_err();
         assert!(
             e.to_string().contains("--duration must be greater than 0s"),
             "{e}"

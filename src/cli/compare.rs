@@ -65,7 +65,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         warmup: args.length.warmup,
     };
-    let scenario = super::args::load_with_length(&path, args.run.seed, &length)?;
+    let scenario =
+        super::args::load_with_length(&path, args.run.seed, &length, &args.run.policies)?;
     let base = args
         .run
         .out
@@ -316,22 +317,28 @@ fn result_lines(scenario: &Scenario, sim: &RunSummary, real: &RunSummary) -> Vec
 }
 
 /// One line of the agreement table: per percentile the simulated value and whether the real one
-/// agrees with it.
-fn print_agreement(policy: &str, width: usize, sim: [(f64, bool); 2], real: (f64, f64)) {
-    let mark = |ok: bool| if ok { "yes" } else { "NO" };
+/// agrees with it; `real` is `None` for a policy the real run did not measure, whose real,
+/// difference and agreement cells are left empty (`–`), not "-100 %, NO".
+fn agreement_line(
+    policy: &str,
+    width: usize,
+    sim: [(f64, bool); 2],
+    real: Option<(f64, f64)>,
+) -> String {
     let [(sim_p50, p50_ok), (sim_p99, p99_ok)] = sim;
-    outln!(
-        "{:<width$} {:>8.2} {:>8.2} {:>7} {:>5}  {:>8.2} {:>8.2} {:>7} {:>5}",
-        policy,
-        sim_p50,
-        real.0,
-        pct(diff_pct(sim_p50, real.0)),
-        mark(p50_ok),
-        sim_p99,
-        real.1,
-        pct(diff_pct(sim_p99, real.1)),
-        mark(p99_ok)
-    );
+    let cells = |sim: f64, real: Option<f64>, ok: bool| match real {
+        Some(real) => (
+            format!("{real:.2}"),
+            pct(diff_pct(sim, real)),
+            if ok { "yes" } else { "NO" },
+        ),
+        None => ("–".to_string(), "–".to_string(), "–"),
+    };
+    let (r50, d50, ok50) = cells(sim_p50, real.map(|r| r.0), p50_ok);
+    let (r99, d99, ok99) = cells(sim_p99, real.map(|r| r.1), p99_ok);
+    format!(
+        "{policy:<width$} {sim_p50:>8.2} {r50:>8} {d50:>7} {ok50:>5}  {sim_p99:>8.2} {r99:>8} {d99:>7} {ok99:>5}"
+    )
 }
 
 /// Prints the agreement table, and the calibrated one if the floor was measured.
@@ -366,15 +373,22 @@ fn print_comparison(
         header[7],
         header[8]
     );
+    let real = |a: &CompareRow| a.measured().then_some((a.real_p50_ms, a.real_p99_ms));
     for a in rows {
         let line = [(a.sim_p50_ms, a.p50_agrees), (a.sim_p99_ms, a.p99_agrees)];
-        print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
+        outln!("{}", agreement_line(&a.policy, width, line, real(a)));
     }
     let agree = rows.iter().filter(|a| a.agrees()).count();
-    outln!(
-        "{agree} of {} policies agree (p50 and p99 within ±20 %, or within 1 ms)",
-        rows.len()
-    );
+    let measured = rows.iter().filter(|a| a.measured()).count();
+    let of = if measured == rows.len() {
+        format!("{measured} policies")
+    } else {
+        format!(
+            "{measured} measured policies ({} not reached by the real run)",
+            rows.len() - measured
+        )
+    };
+    outln!("{agree} of {of} agree (p50 and p99 within ±20 %, or within 1 ms)");
     if real_summary.partial {
         outln!(
             "(the real run stopped early: it covers less time than the simulation, so this comparison is not a fair one)"
@@ -394,7 +408,7 @@ fn print_comparison(
                 a.calibrated_p99_agrees,
             ) {
                 let line = [(p50, p50_ok), (p99, p99_ok)];
-                print_agreement(&a.policy, width, line, (a.real_p50_ms, a.real_p99_ms));
+                outln!("{}", agreement_line(&a.policy, width, line, real(a)));
             }
         }
         let cal = rows
@@ -412,7 +426,7 @@ mod tests {
     /// The run time the README and `--help` give for the main job, as `minutes` prints it.
     fn one_slow_schedule(length: &crate::cli::args::Length) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_SCENARIO);
-        let scenario = crate::cli::args::load_with_length(&path, None, length).unwrap();
+        let scenario = crate::cli::args::load_with_length(&path, None, length, &[]).unwrap();
         minutes(real_schedule(
             &scenario,
             &lblab_harness::HarnessOptions::default(),
@@ -457,6 +471,18 @@ mod tests {
         assert_eq!(pct(0.4), "0%");
         assert_eq!(pct(-12.6), "-13%");
         assert_eq!(pct(f64::NAN), "–");
+    }
+
+    #[test]
+    fn a_policy_the_real_run_did_not_reach_has_empty_cells() {
+        let line = agreement_line("oracle", 6, [(2.0, false), (8.0, false)], None);
+        assert!(!line.contains("-100") && !line.contains("NO"), "{line}");
+        assert_eq!(line.matches('–').count(), 6, "{line}");
+        let line = agreement_line("rr", 6, [(2.0, true), (8.0, false)], Some((2.1, 12.0)));
+        assert!(
+            line.contains("5%") && line.contains("50%") && line.contains("NO"),
+            "{line}"
+        );
     }
 
     #[test]

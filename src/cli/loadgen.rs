@@ -760,7 +760,7 @@ fn scenario(args: &Args, targets: &[Target], call: Option<&Call>) -> anyhow::Res
             .with_run_length(duration, warmup)
             .with_context(|| what.clone())?;
         if let Some(w) = warmup {
-            for warning in super::args::warmup_warnings(&scenario, w) {
+            for warning in super::args::warmup_warnings(&scenario, w, &[]) {
                 eprintln!("{warning}");
             }
         }

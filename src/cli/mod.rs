@@ -5,6 +5,7 @@ mod backend;
 mod check;
 mod compare;
 mod loadgen;
+mod lock;
 mod output;
 mod progress;
 mod real;
@@ -29,6 +30,14 @@ struct Cli {
 
 /// `--memory-budget` of the command that runs ([`args::Budget`]); the default without one.
 static MEMORY_BUDGET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// `--memory-budget` of the command that runs, or the default.
+pub fn memory_budget() -> u64 {
+    MEMORY_BUDGET
+        .get()
+        .copied()
+        .unwrap_or(lblab_model::budget::DEFAULT_BUDGET)
+}
 
 /// Checks a run against `--memory-budget` before any work.
 pub fn check_memory(

@@ -39,7 +39,22 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))?;
-    let guard = OutDir { created };
+    // One writer per folder: taken before anything in it is touched (another run's temporary
+    // files included), held until the guard is dropped.
+    let lock = match super::lock::FolderLock::acquire(dir) {
+        Ok(lock) => lock,
+        Err(e) => {
+            drop(OutDir {
+                lock: None,
+                created,
+            });
+            return Err(e);
+        }
+    };
+    let guard = OutDir {
+        lock: Some(lock),
+        created,
+    };
     let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
     std::fs::write(&probe, b"probe")
         .and_then(|()| std::fs::remove_file(&probe))
@@ -67,18 +82,22 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
     Ok(guard)
 }
 
-/// A results folder [`prepare_dir`] made ready. Hold it for the whole run: when it is dropped, a
-/// folder this run created and left empty (the run failed before writing anything) is removed,
-/// and so are the parents it created for it (`lblab-out/<scenario>/`), so a failure leaves no
-/// empty folder behind. A folder with anything in it is kept.
+/// A results folder [`prepare_dir`] made ready and locked for this run
+/// ([`super::lock::FolderLock`]: a second run into it is refused). Hold it for the whole run:
+/// when it is dropped, the lock is released and its file removed, a folder this run created and
+/// left empty (the run failed before writing anything) is removed, and so are the parents it
+/// created for it (`lblab-out/<scenario>/`), so a failure leaves no empty folder behind. A folder
+/// with anything in it is kept.
 #[must_use = "hold the guard until the run has written its results"]
 pub struct OutDir {
+    lock: Option<super::lock::FolderLock>,
     /// Deepest first.
     created: Vec<PathBuf>,
 }
 
 impl Drop for OutDir {
     fn drop(&mut self) {
+        drop(self.lock.take());
         for dir in &self.created {
             // remove_dir only removes an empty folder; a parent with content stops the walk.
             if std::fs::remove_dir(dir).is_err() {
@@ -88,29 +107,44 @@ impl Drop for OutDir {
     }
 }
 
-/// Removes the `.hlog` and `.hgrm` files of policies that are not in `summary`: left by an
-/// earlier run in the same folder with more policies, they would be read as this run's.
-fn remove_stale_hlogs(dir: &Path, summary: &RunSummary) {
-    let current: Vec<String> = summary
+/// The `.hlog` and `.hgrm` files of the policies that the `summary.json` already in `dir` (an
+/// earlier run's, or this run's checkpoint) lists: the only ones [`remove_stale_hlogs`] may
+/// remove. None when there is no such file or it cannot be read.
+fn listed_policy_files(dir: &Path) -> Vec<String> {
+    let Ok(text) = results::read_result_file(&dir.join(results::layout::SUMMARY_JSON)) else {
+        return Vec::new();
+    };
+    let Ok(previous) = serde_json::from_str::<RunSummary>(&text) else {
+        return Vec::new();
+    };
+    policy_files(&previous)
+}
+
+/// The `.hlog` and `.hgrm` file names of `summary`'s policies.
+fn policy_files(summary: &RunSummary) -> Vec<String> {
+    summary
         .rows
         .iter()
         .flat_map(|r| {
             let stem = results::file_stem(&r.policy);
             [format!("{stem}.hlog"), format!("{stem}.hgrm")]
         })
-        .collect();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let ours = name.ends_with(".hlog") || name.ends_with(".hgrm");
-            if ours && !name.starts_with('.') && !current.contains(&name) {
-                eprintln!(
-                    "note: removed {} from an earlier run in {} (its policy is not in this one)",
-                    name,
-                    dir.display()
-                );
-                let _ = std::fs::remove_file(e.path());
-            }
+        .collect()
+}
+
+/// Removes the `.hlog` and `.hgrm` files that an earlier run in `dir` wrote (those its
+/// `summary.json` listed, `listed`) for policies that are not in `summary`: they would be read
+/// as this run's. Any other file is not lblab's to delete, whatever its name.
+fn remove_stale_hlogs(dir: &Path, summary: &RunSummary, listed: &[String]) {
+    let current = policy_files(summary);
+    for name in listed.iter().filter(|n| !current.contains(n)) {
+        let path = dir.join(name);
+        if path.is_file() && std::fs::remove_file(&path).is_ok() {
+            eprintln!(
+                "note: removed {} from an earlier run in {} (its policy is not in this one)",
+                name,
+                dir.display()
+            );
         }
     }
 }
@@ -127,12 +161,33 @@ pub fn in_progress_note(measured: usize) -> (String, String) {
 }
 
 /// Writes the data files and the charts into `dir`. If the charts cannot be drawn (a full disk),
-/// the data files stay and `summary.json` says which charts are missing.
+/// the data files stay and `summary.json` says which charts are missing. A stop (Ctrl-C) that
+/// arrives while the charts are drawn is honoured between two charts: the rest are left out,
+/// `summary.json` says so, and the write succeeds (the data files are whole). A stop that came
+/// before (the run was interrupted) does not skip them: a further Ctrl-C exits at once.
 pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyhow::Result<()> {
+    // Read before this run's summary.json replaces it.
+    let listed = listed_policy_files(dir);
     results::write_run(dir, summary, results)
         .with_context(|| format!("writing results into {}", dir.display()))?;
-    remove_stale_hlogs(dir, summary);
-    if let Err(e) = lblab_report::write_run_charts(dir, summary, results) {
+    remove_stale_hlogs(dir, summary, &listed);
+    let already = std::sync::atomic::AtomicBool::new(false);
+    let stop = if STOP.load(std::sync::atomic::Ordering::Relaxed) {
+        &already
+    } else {
+        &STOP
+    };
+    if let Err(e) = lblab_report::write_run_charts_until(dir, summary, results, stop) {
+        if let lblab_report::ReportError::Interrupted { .. } = e {
+            let mut marked = summary.clone();
+            marked
+                .notes
+                .push(("charts".into(), format!("missing: not drawn ({e})")));
+            results::write_run(dir, &marked, results)
+                .with_context(|| format!("writing results into {}", dir.display()))?;
+            eprintln!("interrupted while drawing charts: {e}; the data files are written");
+            return Ok(());
+        }
         let mut marked = summary.clone();
         marked
             .notes
@@ -235,15 +290,26 @@ fn incident_lines(incidents: &[results::Incident], backends: &[String]) -> Vec<S
     lines
 }
 
+/// Set by the first Ctrl-C / SIGTERM once [`stop_flag`] installed its handler.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Installs a Ctrl-C / SIGTERM handler that sets the returned flag. A second signal exits at once.
 pub fn stop_flag() -> &'static std::sync::atomic::AtomicBool {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static STOP: AtomicBool = AtomicBool::new(false);
+    stop_flag_saying("stopping and writing the results measured so far")
+}
+
+/// [`stop_flag`] for a command that writes no results (`backend`): the first signal says
+/// `doing` ("stopping the fleet") instead of promising results.
+pub fn stop_flag_saying(doing: &'static str) -> &'static std::sync::atomic::AtomicBool {
+    use std::sync::atomic::Ordering;
+    static DOING: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    let _ = DOING.set(doing);
     let _ = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
         }
-        eprintln!("\ninterrupted: stopping and writing the results measured so far (again to quit at once)");
+        let doing = DOING.get().copied().unwrap_or("stopping");
+        eprintln!("\ninterrupted: {doing} (again to quit at once)");
     });
     &STOP
 }

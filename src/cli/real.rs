@@ -228,7 +228,12 @@ pub fn print_harness(real: &RealRun) {
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.scenario = args::scenario_path(&args.scenario)?;
     args.budget.apply();
-    let scenario = args::load_with_length(&args.scenario, args.run.seed, &args.length)?;
+    let scenario = args::load_with_length(
+        &args.scenario,
+        args.run.seed,
+        &args.length,
+        &args.run.policies,
+    )?;
     let options = args.harness.options(&args.run.policies);
     let dir = output::results_dir(&args.scenario, "real", args.run.out.as_deref());
     let (real, summary, _, dir) = run_and_write(&scenario, &options, &dir)?;

@@ -36,11 +36,25 @@ pub struct Args {
     /// With --merge: the merged run folder [default: lblab-out/merged].
     #[arg(long, requires = "merge", value_name = "DIR")]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    budget: super::args::Budget,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.merge.is_empty() {
-        return merge(&args.merge, args.out.as_deref());
+        return merge(&args.merge, args.out.as_deref(), args.budget.memory_budget);
+    }
+    for (flag, folder) in [
+        ("--scenarios", &args.scenarios),
+        ("--results", &args.results),
+    ] {
+        let path = args.root.join(folder);
+        anyhow::ensure!(
+            path.is_dir(),
+            "{flag} {folder}: no such folder ({} under --root {})",
+            path.display(),
+            args.root.display()
+        );
     }
     let evidence = lblab_evidence::Evidence::load(&args.root, &args.scenarios, &args.results)
         .context("reading the results")?;
@@ -75,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// `lblab report --merge DIR... [--out OUT]`: writes the merged run folder (the data files and
 /// the charts, as every run command does) and prints its table and each run's start offset.
-fn merge(dirs: &[PathBuf], out: Option<&Path>) -> anyhow::Result<ExitCode> {
+fn merge(dirs: &[PathBuf], out: Option<&Path>, budget: u64) -> anyhow::Result<ExitCode> {
     let out = out.map_or_else(
         || Path::new(layout::SCRATCH).join("merged"),
         Path::to_path_buf,
@@ -91,7 +105,10 @@ fn merge(dirs: &[PathBuf], out: Option<&Path>) -> anyhow::Result<ExitCode> {
             d.display()
         );
     }
-    let merged = results::merge_runs(dirs).context("merging runs")?;
+    let merged = results::merge_runs(dirs, budget).context("merging runs")?;
+    for w in &merged.warnings {
+        eprintln!("warning: {w}");
+    }
     let _out_dir = output::prepare_dir(&out)?;
     output::write(&out, &merged.summary, &merged.results).context("writing the merged run")?;
     output::print_table(&merged.summary);

@@ -57,6 +57,17 @@ fn x_axis(axes: &[Axis], x: Option<&str>) -> anyhow::Result<String> {
 pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     let scenario = args.scenario;
     let x = x_axis(args.axes, args.x)?;
+    // Bounded before any point is built: the point cap, then the plan's memory.
+    let points = vary::check_size(args.axes, args.seeds)
+        .with_context(|| format!("--vary on {}", scenario.file.name))?;
+    let planned =
+        lblab_model::budget::sweep_plan(points as u64 * args.seeds.max(1), scenario.backends.len());
+    lblab_model::budget::check_estimate(
+        &format!("sweeping {} over {points} points", scenario.file.name),
+        &planned,
+        super::memory_budget(),
+    )
+    .map_err(anyhow::Error::msg)?;
     let plan = space::plan(scenario, args.axes, args.seeds, args.policies)
         .with_context(|| format!("--vary on {}", scenario.file.name))?;
     anyhow::ensure!(

@@ -86,35 +86,49 @@ pub struct CompareRow {
 
 impl CompareRow {
     /// The row of one policy: its simulated and real rows, and the calibrated simulation's row
-    /// with the floor's p50 (ms) it was calibrated with, if the floor was measured.
+    /// with the floor's p50 (ms) it was calibrated with, if the floor was measured. A policy the
+    /// real run did not measure (an interrupted run stopped before it: no latency at all) has no
+    /// difference (NaN, not -100 %) and agrees with nothing ([`CompareRow::measured`]).
     pub fn new(
         sim: &SummaryRow,
         real: &SummaryRow,
         calibrated: Option<(&SummaryRow, f64)>,
         real_partial: bool,
     ) -> CompareRow {
+        let measured = real.ok + real.deadline_exceeded > 0;
+        let diff = |s: f64, r: f64| if measured { diff_pct(s, r) } else { f64::NAN };
+        let agree = |s: f64, r: f64| measured && agrees(s, r);
+        let calibrated_agrees = |c: &SummaryRow, pick: fn(&SummaryRow) -> f64| {
+            measured.then(|| agrees(pick(c), pick(real)))
+        };
         CompareRow {
             policy: real.policy.clone(),
             sim_p50_ms: sim.p50_ms,
             real_p50_ms: real.p50_ms,
-            p50_diff_pct: diff_pct(sim.p50_ms, real.p50_ms),
-            p50_agrees: agrees(sim.p50_ms, real.p50_ms),
+            p50_diff_pct: diff(sim.p50_ms, real.p50_ms),
+            p50_agrees: agree(sim.p50_ms, real.p50_ms),
             sim_p99_ms: sim.p99_ms,
             real_p99_ms: real.p99_ms,
-            p99_diff_pct: diff_pct(sim.p99_ms, real.p99_ms),
-            p99_agrees: agrees(sim.p99_ms, real.p99_ms),
+            p99_diff_pct: diff(sim.p99_ms, real.p99_ms),
+            p99_agrees: agree(sim.p99_ms, real.p99_ms),
             sim_requests: sim.requests,
             real_requests: real.requests,
             sim_slow_share: sim.slow_share,
             real_slow_share: real.slow_share,
             floor_p50_ms: calibrated.map(|(_, floor)| floor),
             calibrated_sim_p50_ms: calibrated.map(|(c, _)| c.p50_ms),
-            calibrated_p50_agrees: calibrated.map(|(c, _)| agrees(c.p50_ms, real.p50_ms)),
+            calibrated_p50_agrees: calibrated.and_then(|(c, _)| calibrated_agrees(c, |r| r.p50_ms)),
             calibrated_sim_p99_ms: calibrated.map(|(c, _)| c.p99_ms),
-            calibrated_p99_agrees: calibrated.map(|(c, _)| agrees(c.p99_ms, real.p99_ms)),
+            calibrated_p99_agrees: calibrated.and_then(|(c, _)| calibrated_agrees(c, |r| r.p99_ms)),
             real_partial,
             real_incidents: real.incidents,
         }
+    }
+
+    /// Whether the real run measured this policy at all (an interrupted run may have stopped
+    /// before it): a real p50 or p99 above 0.
+    pub fn measured(&self) -> bool {
+        self.real_p50_ms > 0.0 || self.real_p99_ms > 0.0
     }
 
     /// Whether p50 and p99 both agree.
@@ -147,6 +161,30 @@ mod tests {
         assert!(!agrees(10.0, 12.1));
         assert!(agrees(2.0, 2.9)); // within 1 ms
         assert!(!agrees(2.0, 3.1));
+    }
+
+    #[test]
+    fn a_policy_the_real_run_did_not_reach_has_no_difference() {
+        let row = |p50: f64, p99: f64, ok: u64| SummaryRow {
+            p50_ms: p50,
+            p99_ms: p99,
+            ok,
+            requests: ok,
+            ..crate::results::recorder::latency_row(
+                "oracle",
+                &crate::results::recorder::new_histogram(),
+            )
+        };
+        let (sim, unmeasured) = (row(2.0, 8.0, 100), row(0.0, 0.0, 0));
+        let r = CompareRow::new(&sim, &unmeasured, Some((&sim, 0.2)), true);
+        assert!(!r.measured());
+        assert!(r.p50_diff_pct.is_nan() && r.p99_diff_pct.is_nan(), "{r:?}");
+        assert!(!r.p50_agrees && !r.p99_agrees);
+        assert_eq!(r.calibrated_agrees(), None);
+        let text = String::from_utf8(CompareRow::to_csv(&[r]).unwrap()).unwrap();
+        assert!(!text.contains("-100"), "{text}");
+        let measured = CompareRow::new(&sim, &row(2.1, 8.5, 90), None, false);
+        assert!(measured.measured() && measured.agrees());
     }
 
     #[test]

@@ -3,10 +3,13 @@
 //! read lblab's logs; reading such a log back ([`read_hlog`]); and HdrHistogram's
 //! percentile-distribution text (`.hgrm`, [`percentile_distribution`]).
 //!
-//! Tags: the intervals of a policy's measured time carry `Tag=<policy>`, those of its warm-up
-//! (intervals that start before the warm-up ends, which the summary leaves out)
-//! `Tag=<policy>-warmup`, so `HistogramLogProcessor -tag <policy>` sees what the summary saw. A
-//! tag cannot hold a comma or white space; such characters of a label become `_`.
+//! Intervals and tags: an interval is the second in which its calls *ended*; within it, the calls
+//! the summary measured (intended at or after the warm-up's end, the summary's own cut) carry
+//! `Tag=<policy>`, those it leaves out (intended during the warm-up) `Tag=<policy>-warmup`, so a
+//! second around the warm-up's end may have two lines, and `HistogramLogProcessor -tag <policy>`
+//! sees exactly what the summary saw. The header also records how many latencies the measured
+//! intervals hold (`#[Measured latencies: N]`), so that a truncated log is told apart from a
+//! whole one. A tag cannot hold a comma or white space; such characters of a label become `_`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -26,6 +29,8 @@ pub(super) struct IntervalLog {
     tag: String,
     warmup_s: f64,
     lines: String,
+    /// Latencies in the measured intervals so far.
+    measured: u64,
     encoder: IntervalEncoder,
 }
 
@@ -54,20 +59,24 @@ impl IntervalLog {
             tag: hlog_tag(policy),
             warmup_s,
             lines: String::new(),
+            measured: 0,
             encoder: IntervalEncoder::new(),
         }
     }
 
-    /// Appends `h` as the one-second interval that starts at `second` from the run start; a
-    /// histogram that cannot be encoded is left out.
-    pub(super) fn push(&mut self, second: u64, h: &Histogram<u64>) {
+    /// Appends `h` as the one-second interval that starts at `second` from the run start,
+    /// tagged as measured (calls intended after the warm-up, which the summary counts) or as
+    /// warm-up; an empty histogram, or one that cannot be encoded, is left out.
+    pub(super) fn push(&mut self, second: u64, h: &Histogram<u64>, measured: bool) {
+        if h.is_empty() {
+            return;
+        }
         let max_ms = h.max() as f64 / 1e6;
-        let warmup = if (second as f64) < self.warmup_s {
-            WARMUP_SUFFIX
-        } else {
-            ""
-        };
+        let warmup = if measured { "" } else { WARMUP_SUFFIX };
         if let Some(bytes) = self.encoder.encode(h) {
+            if measured {
+                self.measured += h.len();
+            }
             let _ = writeln!(
                 self.lines,
                 "Tag={}{warmup},{second}.000,1.000,{max_ms:.3},{}",
@@ -82,13 +91,15 @@ impl IntervalLog {
     pub(super) fn text(&self) -> String {
         format!(
             "#[Histogram log of policy {} (latency in ms for the max column; values in ns)]\n\
-             #[Tags: {tag} for the measured intervals, {tag}{WARMUP_SUFFIX} for the warm-up's (those starting before {warmup:.3} s)]\n\
+             #[Tags: {tag} for the calls intended from {warmup:.3} s on (what the summary measured), {tag}{WARMUP_SUFFIX} for those intended before; an interval is the second the calls ended in]\n\
              {RUN_START}\n\
+             {MEASURED}{measured}]\n\
              \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n{}",
             self.policy,
             self.lines,
             tag = self.tag,
             warmup = self.warmup_s,
+            measured = self.measured,
         )
     }
 }
@@ -126,6 +137,8 @@ pub(super) fn with_start_time(text: &str, unix_s: f64) -> String {
 }
 
 const START_TIME: &str = "#[StartTime: ";
+/// The header line that says how many latencies the measured intervals hold.
+const MEASURED: &str = "#[Measured latencies: ";
 const BASE_TIME: &str = "#[BaseTime: ";
 
 /// The text of a log of intervals already encoded, starting at the Unix time `unix_s` (a merged
@@ -154,8 +167,35 @@ pub struct Hlog {
     /// epoch)]`; `None` when the log counts from its run's own start only (a simulated run, or a
     /// real one written before lblab recorded starts).
     pub start_unix_s: Option<f64>,
+    /// How many latencies the log's measured intervals hold, from `#[Measured latencies: N]`;
+    /// `None` in logs written before lblab recorded it (whose tags cut by when calls ended).
+    pub measured_latencies: Option<u64>,
     /// The intervals.
     pub intervals: Vec<HlogInterval>,
+}
+
+/// What an hlog's header lines say ([`visit_hlog_file`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct HlogHeader {
+    /// The Unix time it started at, as [`Hlog::start_unix_s`].
+    pub start_unix_s: Option<f64>,
+    /// As [`Hlog::measured_latencies`].
+    pub measured_latencies: Option<u64>,
+}
+
+impl HlogInterval {
+    /// Whether this interval of `policy`'s log holds measured latencies (what the summary
+    /// counted) rather than the warm-up's: by its tag, `<policy>` or `<policy>-warmup`; an
+    /// interval without either tag (a log from before lblab tagged intervals) by whether it
+    /// starts at or after `warmup_s`.
+    pub fn is_measured(&self, policy: &str, warmup_s: f64) -> bool {
+        let tag = hlog_tag(policy);
+        match self.tag.as_deref() {
+            Some(t) if t == tag => true,
+            Some(t) if t.strip_prefix(tag.as_str()) == Some(WARMUP_SUFFIX) => false,
+            _ => self.start_s >= warmup_s,
+        }
+    }
 }
 
 /// Reads the hlog at `path` ([`read_result_file`]'s size cap applies); see [`parse_hlog`].
@@ -163,24 +203,23 @@ pub fn read_hlog(path: &Path) -> Result<Hlog, ModelError> {
     parse_hlog(&read_result_file(path)?, &path.display().to_string())
 }
 
-/// The start (Unix seconds) that the hlog at `path` records, read no further than its first
-/// interval.
-pub(super) fn read_hlog_start(path: &Path) -> Result<Option<f64>, ModelError> {
+/// The header of the hlog at `path` (its start in Unix seconds, its measured count), read no
+/// further than its first interval.
+pub(super) fn read_hlog_header(path: &Path) -> Result<HlogHeader, ModelError> {
     let text = read_result_file(path)?;
     visit_hlog(&text, &path.display().to_string(), &mut |_| Ok(false))
 }
 
 /// Hands every interval of the hlog at `path` to `visit`, in file order, one decoded histogram
-/// at a time.
+/// at a time; returns its header.
 pub(super) fn visit_hlog_file(
     path: &Path,
     visit: &mut dyn FnMut(HlogInterval) -> Result<(), ModelError>,
-) -> Result<(), ModelError> {
+) -> Result<HlogHeader, ModelError> {
     let text = read_result_file(path)?;
     visit_hlog(&text, &path.display().to_string(), &mut |i| {
         visit(i).map(|()| true)
-    })?;
-    Ok(())
+    })
 }
 
 /// Parses an HdrHistogram interval log as lblab writes it: `#` comment lines (of which
@@ -189,23 +228,30 @@ pub(super) fn visit_hlog_file(
 /// `file`, the line and the field.
 pub fn parse_hlog(text: &str, file: &str) -> Result<Hlog, ModelError> {
     let mut intervals = Vec::new();
-    let start_unix_s = visit_hlog(text, file, &mut |i| {
+    let header = visit_hlog(text, file, &mut |i| {
         intervals.push(i);
         Ok(true)
     })?;
     Ok(Hlog {
-        start_unix_s,
+        start_unix_s: header.start_unix_s,
+        measured_latencies: header.measured_latencies,
         intervals,
     })
 }
 
-/// The sum of the intervals of the hlog `text` that start at or after `from_s` seconds (a run's
-/// warm-up: what its summary measured, as the charts count it), read one interval at a time so
-/// that a long log never holds more than one decoded histogram. Errors as [`parse_hlog`]'s.
-pub fn sum_hlog_from(text: &str, file: &str, from_s: f64) -> Result<Histogram<u64>, ModelError> {
+/// The sum of the measured intervals of `policy`'s hlog `text` ([`HlogInterval::is_measured`]:
+/// what its summary measured, as the charts count it; `warmup_s` only for logs without tags),
+/// read one interval at a time so that a long log never holds more than one decoded histogram.
+/// Errors as [`parse_hlog`]'s.
+pub fn sum_measured(
+    text: &str,
+    file: &str,
+    policy: &str,
+    warmup_s: f64,
+) -> Result<Histogram<u64>, ModelError> {
     let mut total = new_histogram();
     visit_hlog(text, file, &mut |i| {
-        if i.start_s >= from_s {
+        if i.is_measured(policy, warmup_s) {
             total
                 .add(&i.histogram)
                 .map_err(|e| ModelError::invalid("histogram", format!("{e:?}")))?;
@@ -217,12 +263,12 @@ pub fn sum_hlog_from(text: &str, file: &str, from_s: f64) -> Result<Histogram<u6
 
 /// Reads `text` line by line and hands each interval to `visit`, its start counted from the
 /// log's `StartTime` (HdrHistogram writes the header lines before the intervals), until `visit`
-/// returns `false`; returns the log's start in Unix seconds, if it has one.
+/// returns `false`; returns what its header says (its start in Unix seconds, if it has one).
 fn visit_hlog(
     text: &str,
     file: &str,
     visit: &mut dyn FnMut(HlogInterval) -> Result<bool, ModelError>,
-) -> Result<Option<f64>, ModelError> {
+) -> Result<HlogHeader, ModelError> {
     let at = |line: usize, field: &str, message: String| ModelError::Parse {
         file: file.to_string(),
         field: Some(field.to_string()),
@@ -231,6 +277,7 @@ fn visit_hlog(
     };
     let mut start = None;
     let mut base = None;
+    let mut measured_latencies = None;
     for (n, line) in text.lines().enumerate() {
         let line_no = n + 1;
         let line = line.trim();
@@ -259,6 +306,17 @@ fn visit_hlog(
         }
         if let Some(t) = header_time(BASE_TIME, "BaseTime")? {
             base = Some(t);
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(MEASURED) {
+            let number = rest.trim_end_matches(']').trim();
+            measured_latencies = Some(number.parse::<u64>().map_err(|_| {
+                at(
+                    line_no,
+                    "Measured latencies",
+                    format!("{number:?} is not a count"),
+                )
+            })?);
             continue;
         }
         if line.is_empty() || line.starts_with('#') || line.starts_with('"') {
@@ -315,7 +373,10 @@ fn visit_hlog(
             break;
         }
     }
-    Ok(start.and_then(|(s, epoch)| epoch.then_some(s)))
+    Ok(HlogHeader {
+        start_unix_s: start.and_then(|(s, epoch)| epoch.then_some(s)),
+        measured_latencies,
+    })
 }
 
 /// `h` (values in ns) as HdrHistogram's percentile-distribution text, the `.hgrm` format that
@@ -443,7 +504,7 @@ mod tests {
         for (second, &v) in values.iter().enumerate() {
             let mut h = new_histogram();
             h.record(v).unwrap();
-            log.push(second as u64, &h);
+            log.push(second as u64, &h, true);
         }
         log
     }
@@ -478,7 +539,8 @@ mod tests {
         let starts: Vec<f64> = log.intervals.iter().map(|i| i.start_s).collect();
         assert_eq!(starts, [0.0, 1.0]);
         assert_eq!(log.intervals[1].histogram.max(), 2_000_000 | 1023);
-        assert_eq!(sum_hlog_from(&text, "p.hlog", 1.0).unwrap().len(), 1);
+        assert_eq!(sum_measured(&text, "p.hlog", "p", 1.0).unwrap().len(), 2);
+        assert_eq!(log.measured_latencies, Some(2));
         // HdrHistogram's own reader sees the same start.
         use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
         let start = IntervalLogIterator::new(text.as_bytes()).find_map(|e| match e {

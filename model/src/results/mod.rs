@@ -45,7 +45,7 @@ pub use files::{
 pub use harness::{
     DelayAccuracy, FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness, Quantiles,
 };
-pub use hlog::{parse_hlog, percentile_distribution, read_hlog, sum_hlog_from, Hlog, HlogInterval};
+pub use hlog::{parse_hlog, percentile_distribution, read_hlog, sum_measured, Hlog, HlogInterval};
 pub use layout::Layout;
 pub use merge::{merge_runs, Merged};
 pub use recorder::{PolicyResult, Recorder, RequestResult};

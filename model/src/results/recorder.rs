@@ -40,7 +40,10 @@ pub struct Recorder {
     warmup: Nanos,
     backends: usize,
     total: Histogram<u64>,
+    /// This second's latencies of calls intended after the warm-up (the summary's).
     interval: Histogram<u64>,
+    /// This second's latencies of calls intended during the warm-up.
+    interval_warmup: Histogram<u64>,
     interval_second: u64,
     ok: u64,
     errors: u64,
@@ -68,6 +71,7 @@ impl Recorder {
             backends,
             total: new_histogram(),
             interval: new_histogram(),
+            interval_warmup: new_histogram(),
             interval_second: 0,
             ok: 0,
             errors: 0,
@@ -145,11 +149,16 @@ impl Recorder {
             self.interval_second = second;
         }
         let counts = matches!(result, RequestResult::Ok | RequestResult::DeadlineExceeded);
+        if intended < self.warmup {
+            if counts {
+                self.interval_warmup
+                    .record(latency)
+                    .expect("clamped into range");
+            }
+            return;
+        }
         if counts {
             self.interval.record(latency).expect("clamped into range");
-        }
-        if intended < self.warmup {
-            return;
         }
         self.count(result);
         if counts {
@@ -222,21 +231,35 @@ impl Recorder {
         }
     }
 
+    /// Ends the current second: its time-series row gets the percentiles of every call that
+    /// ended in it, and the hlog its warm-up's and its measured calls as two tagged intervals.
     fn flush_interval(&mut self) {
-        if self.interval.is_empty() {
-            return;
-        }
+        let (warm, measured) = (&self.interval_warmup, &self.interval);
+        let quantiles = |h: &Histogram<u64>| {
+            (
+                h.value_at_quantile(0.5) as f64 / 1e6,
+                h.value_at_quantile(0.99) as f64 / 1e6,
+                h.len(),
+            )
+        };
+        let (p50, p99, n) = match (warm.is_empty(), measured.is_empty()) {
+            (true, true) => return,
+            (false, true) => quantiles(warm),
+            (true, false) => quantiles(measured),
+            (false, false) => {
+                let mut both = warm.clone();
+                both.add(measured).expect("histograms of one range");
+                quantiles(&both)
+            }
+        };
         let second = self.interval_second;
-        let (p50, p99, n) = (
-            self.interval.value_at_quantile(0.5) as f64 / 1e6,
-            self.interval.value_at_quantile(0.99) as f64 / 1e6,
-            self.interval.len(),
-        );
         let row = self.row_mut(second);
         row.p50_ms = p50;
         row.p99_ms = p99;
         row.completed = n;
-        self.hlog.push(second, &self.interval);
+        self.hlog.push(second, &self.interval_warmup, false);
+        self.hlog.push(second, &self.interval, true);
+        self.interval_warmup.reset();
         self.interval.reset();
     }
 
@@ -441,7 +464,8 @@ mod tests {
 
     #[test]
     fn hlog_intervals_are_tagged_with_the_policy_and_the_warm_up_told_apart() {
-        // 1.5 s of warm-up: intervals 0 and 1 start before it ends, 2 and 3 after.
+        // 1.5 s of warm-up: the calls intended before it are tagged as the warm-up's, those
+        // intended after it as measured, so second 1 holds both.
         let mut r = Recorder::new("od(peak ewma),x", 1, 1_500_000_000);
         for i in 0..4000u64 {
             let t = i * 1_000_000;
@@ -457,13 +481,32 @@ mod tests {
             .collect();
         let warm = Some("od(peak_ewma)_x-warmup".to_string());
         let measured = Some("od(peak_ewma)_x".to_string());
-        assert_eq!(tags, [warm.clone(), warm, measured.clone(), measured]);
-        // lblab's reader agrees, and the measured intervals are what the summary counted.
+        assert_eq!(
+            tags,
+            [
+                warm.clone(),
+                warm,
+                measured.clone(),
+                measured.clone(),
+                measured
+            ]
+        );
+        // lblab's reader agrees, and the measured intervals are exactly what the summary
+        // counted: one cut for both (the calls' intended send times).
         let log = crate::results::parse_hlog(&res.hlog, "p.hlog").unwrap();
+        let starts: Vec<f64> = log.intervals.iter().map(|i| i.start_s).collect();
+        assert_eq!(starts, [0.0, 1.0, 1.0, 2.0, 3.0]);
+        assert_eq!(log.intervals[1].histogram.len(), 500);
         assert_eq!(log.intervals[2].tag.as_deref(), Some("od(peak_ewma)_x"));
-        let measured = crate::results::sum_hlog_from(&res.hlog, "p.hlog", 1.5).unwrap();
-        assert_eq!(measured.len(), 2000);
+        assert_eq!(log.intervals[2].histogram.len(), 500);
+        let measured =
+            crate::results::sum_measured(&res.hlog, "p.hlog", "od(peak ewma),x", 1.5).unwrap();
+        assert_eq!(measured.len(), 2500);
         assert_eq!(res.summary.ok, 2500);
+        assert_eq!(measured, res.histogram);
+        assert_eq!(log.measured_latencies, Some(2500));
+        // The time series counts every call that ended in a second, whichever its cut.
+        assert_eq!(res.timeseries[1].completed, 1000);
     }
 
     #[test]

@@ -1,5 +1,10 @@
 //! A run's traffic share per backend: one small panel per policy with each backend's share of
 //! the requests sent per second, over the shared time axis with its bands.
+//!
+//! A fleet of at most [`MAX_DRAWN`] backends has a line per backend. A larger one (100,000
+//! backends took 25 s and a 19 MB SVG for this one chart) has lines for [`MAX_DRAWN`] of them,
+//! the backends with a fault window first and then those with the most traffic, and one line for
+//! the rest: their mean share per backend.
 
 use lblab_model::results::RunSummary;
 use plotters::coord::Shift;
@@ -15,10 +20,17 @@ use crate::render::{
 };
 use crate::run::{backend_name, run_title, PolicyData};
 
+/// Most backends drawn as lines of their own; the others are drawn as one line.
+pub(crate) const MAX_DRAWN: usize = 20;
+
 struct Panel {
     policy: String,
-    /// Per backend: runs of (time s, share %) over the seconds with sends.
+    /// Per drawn backend (as [`TrafficShare::drawn`]): runs of (time s, share %) over the
+    /// seconds with sends.
     lines: Vec<Vec<Points>>,
+    /// The backends not drawn, as one line: their mean share per backend. Empty when every
+    /// backend is drawn.
+    others: Vec<Points>,
 }
 
 pub(crate) struct TrafficShare {
@@ -28,6 +40,10 @@ pub(crate) struct TrafficShare {
     backends: usize,
     colours: Vec<Option<RGBColor>>,
     names: Vec<String>,
+    /// The backends with a line of their own, by index: every one, or [`MAX_DRAWN`] of them.
+    drawn: Vec<usize>,
+    /// How many backends the others line stands for (0: none).
+    others: usize,
     time: TimeAxis,
     /// Top of the share axis, %, the same for every panel.
     top: f64,
@@ -37,7 +53,13 @@ pub(crate) struct TrafficShare {
 fn panels_max(panels: &[Panel]) -> f64 {
     let max = panels
         .iter()
-        .flat_map(|p| p.lines.iter().flatten().flatten())
+        .flat_map(|p| {
+            p.lines
+                .iter()
+                .flatten()
+                .flatten()
+                .chain(p.others.iter().flatten())
+        })
         .map(|p| p.1)
         .fold(0.0, f64::max);
     ((max * 1.08 / 10.0).ceil() * 10.0).clamp(10.0, 100.0)
@@ -66,6 +88,12 @@ impl TrafficShare {
         for (k, &b) in faulted.iter().enumerate() {
             colours[b] = Some(fault_colour(k));
         }
+        let drawn = drawn_backends(&rows, backends, &faulted);
+        let mut is_drawn = vec![false; backends];
+        for &b in &drawn {
+            is_drawn[b] = true;
+        }
+        let others = backends - drawn.len();
         let panels: Vec<Panel> = data
             .iter()
             .zip(&rows)
@@ -78,9 +106,27 @@ impl TrafficShare {
                         (total > 0.0).then(|| 100.0 * s.unwrap_or(0.0))
                     }
                 };
+                let others_mean = |row: &lblab_model::results::TimeseriesRow| {
+                    let total: f64 = row.shares.iter().filter(|s| s.is_finite()).sum();
+                    let rest: f64 = row
+                        .shares
+                        .iter()
+                        .enumerate()
+                        .filter(|(b, s)| {
+                            !is_drawn.get(*b).copied().unwrap_or(true) && s.is_finite()
+                        })
+                        .map(|(_, s)| s)
+                        .sum();
+                    (total > 0.0).then(|| 100.0 * rest / others as f64)
+                };
                 Panel {
                     policy: r.label.clone(),
-                    lines: (0..backends).map(|b| second_runs(rows, share(b))).collect(),
+                    lines: drawn.iter().map(|&b| second_runs(rows, share(b))).collect(),
+                    others: if others == 0 {
+                        Vec::new()
+                    } else {
+                        second_runs(rows, others_mean)
+                    },
                 }
             })
             .collect();
@@ -92,6 +138,8 @@ impl TrafficShare {
             backends,
             colours,
             names: (0..backends).map(|b| backend_name(summary, b)).collect(),
+            drawn,
+            others,
             time,
         }
     }
@@ -125,7 +173,11 @@ impl Chart for TrafficShare {
                 ));
             }
         }
-        let quiet = self.colours.iter().filter(|c| c.is_none()).count();
+        let quiet = self
+            .drawn
+            .iter()
+            .filter(|&&b| self.colours[b].is_none())
+            .count();
         if quiet > 0 {
             let label = if quiet == self.backends {
                 "backends".to_string()
@@ -135,6 +187,13 @@ impl Chart for TrafficShare {
             entries.push(Entry::new(
                 format!("{label} ({quiet})"),
                 QUIET_GREY,
+                Mark::Line(2),
+            ));
+        }
+        if self.others > 0 {
+            entries.push(Entry::new(
+                format!("the other {} (mean share)", self.others),
+                OTHERS_GREY,
                 Mark::Line(2),
             ));
         }
@@ -199,7 +258,7 @@ impl TrafficShare {
             return note(&chart, (self.time.end / 2.0, self.top / 2.0), "no data", 13);
         }
         // Grey lines first, so the coloured ones are on top.
-        for (b, runs) in panel.lines.iter().enumerate() {
+        for (&b, runs) in self.drawn.iter().zip(&panel.lines) {
             if self.colours[b].is_none() {
                 for run in runs {
                     chart.draw_series(LineSeries::new(
@@ -216,7 +275,13 @@ impl TrafficShare {
             4,
             MUTED.stroke_width(1),
         ))?;
-        for (b, runs) in panel.lines.iter().enumerate() {
+        for run in &panel.others {
+            chart.draw_series(LineSeries::new(
+                run.iter().copied(),
+                OTHERS_GREY.stroke_width(2),
+            ))?;
+        }
+        for (&b, runs) in self.drawn.iter().zip(&panel.lines) {
             if let Some(c) = self.colours[b] {
                 for run in runs {
                     chart.draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2)))?;
@@ -224,5 +289,127 @@ impl TrafficShare {
             }
         }
         Ok(())
+    }
+}
+
+/// The colour of the line that stands for the backends not drawn.
+const OTHERS_GREY: RGBColor = RGBColor(110, 110, 110);
+
+/// The backends drawn as lines of their own: all of them up to [`MAX_DRAWN`]; else the
+/// `faulted` ones first, then by traffic (the sum of their shares over every policy's seconds,
+/// ties by index), [`MAX_DRAWN`] in all, in index order.
+fn drawn_backends(
+    rows: &[Vec<&lblab_model::results::TimeseriesRow>],
+    backends: usize,
+    faulted: &[usize],
+) -> Vec<usize> {
+    if backends <= MAX_DRAWN {
+        return (0..backends).collect();
+    }
+    let mut traffic = vec![0.0f64; backends];
+    for row in rows.iter().flat_map(|r| r.iter()) {
+        for (t, s) in traffic.iter_mut().zip(&row.shares) {
+            if s.is_finite() {
+                *t += s;
+            }
+        }
+    }
+    let mut chosen: Vec<usize> = faulted.iter().copied().take(MAX_DRAWN).collect();
+    let mut by_traffic: Vec<usize> = (0..backends).filter(|b| !faulted.contains(b)).collect();
+    by_traffic.sort_by(|&a, &b| traffic[b].total_cmp(&traffic[a]).then(a.cmp(&b)));
+    chosen.extend(by_traffic.into_iter().take(MAX_DRAWN - chosen.len()));
+    chosen.sort_unstable();
+    chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::fixtures;
+    use lblab_model::results::{FaultWindow, TimeseriesRow};
+
+    /// A run of `n` backends where backend `b` gets a share growing with `b`.
+    fn fleet(n: usize) -> (RunSummary, Vec<PolicyData>) {
+        let mut summary = fixtures::summary(vec![FaultWindow {
+            backend: 3,
+            start_s: 2.0,
+            end_s: 4.0,
+        }]);
+        summary.backends = (0..n).map(|b| format!("b{b}")).collect();
+        let total: f64 = (1..=n).map(|b| b as f64).sum();
+        let mut data = fixtures::data("p", 5.0);
+        data.timeseries = (0..10)
+            .map(|second| TimeseriesRow {
+                policy: "p".into(),
+                second,
+                completed: 1000,
+                p50_ms: 1.0,
+                p99_ms: 2.0,
+                shares: (1..=n).map(|b| b as f64 / total).collect(),
+            })
+            .collect();
+        (summary, vec![data])
+    }
+
+    /// The chart's SVG, as written.
+    fn svg_of(chart: &TrafficShare) -> String {
+        let dir = std::env::temp_dir().join(format!(
+            "lblab-share-{}-{}",
+            std::process::id(),
+            chart.backends
+        ));
+        let written =
+            crate::render::write_named(&dir, &crate::ChartName::RUN[2], chart).expect("drawn");
+        let file = written
+            .iter()
+            .find(|p| p.extension().is_some_and(|e| e == "svg"))
+            .expect("an svg");
+        let svg = std::fs::read_to_string(file).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        svg
+    }
+
+    #[test]
+    fn a_small_fleet_has_a_line_per_backend() {
+        let (summary, data) = fleet(MAX_DRAWN);
+        let chart = TrafficShare::new(&summary, &data);
+        assert_eq!(chart.drawn, (0..MAX_DRAWN).collect::<Vec<_>>());
+        assert_eq!(chart.others, 0);
+        assert!(chart.panels[0].others.is_empty());
+    }
+
+    #[test]
+    fn a_large_fleet_draws_the_faulty_and_busiest_backends_and_one_line_for_the_rest() {
+        let n = 5_000;
+        let (summary, data) = fleet(n);
+        let chart = TrafficShare::new(&summary, &data);
+        // The faulty backend 3, then the 19 busiest (the highest indices).
+        let mut want = vec![3];
+        want.extend(n - (MAX_DRAWN - 1)..n);
+        assert_eq!(chart.drawn, want);
+        assert_eq!(chart.others, n - MAX_DRAWN);
+        assert_eq!(chart.panels[0].lines.len(), MAX_DRAWN);
+        // The others' line is their mean share per backend.
+        let total: f64 = (1..=n).map(|b| b as f64).sum();
+        let rest: f64 = (1..=n)
+            .filter(|b| !want.contains(&(b - 1)))
+            .map(|b| b as f64 / total)
+            .sum();
+        let y = chart.panels[0].others[0][0].1;
+        assert!(
+            (y - 100.0 * rest / (n - MAX_DRAWN) as f64).abs() < 1e-9,
+            "{y}"
+        );
+        // The drawing holds MAX_DRAWN + 1 share lines, not n: about the size of a small
+        // fleet's.
+        let svg = svg_of(&chart);
+        let small = svg_of(&TrafficShare::new(&fleet(MAX_DRAWN).0, &fleet(MAX_DRAWN).1));
+        assert!(
+            svg.len() < 2 * small.len(),
+            "{} against {} bytes",
+            svg.len(),
+            small.len()
+        );
+        assert!(svg.contains("the other 4980 (mean share)"), "legend");
     }
 }

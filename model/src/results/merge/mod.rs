@@ -8,7 +8,10 @@
 //! the earliest start, and a run that started `d` seconds later has its interval `j` (the second
 //! `[j, j + 1)` of its own run) added into the merged interval `round(d + j)`, the merged second
 //! it overlaps most. Histograms cannot be split, so the merged per-second view is aligned to
-//! within half a second; the whole-run figures do not depend on the alignment at all.
+//! within half a second; the whole-run figures do not depend on the alignment at all. Each
+//! interval keeps its run's tag (measured or warm-up, cut by intended send time as the run's
+//! summary was), so a merge of one run reproduces it. The checks before any interval is read
+//! are in [`check`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,11 +19,13 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use super::files::{file_stem, read_result_file, read_timeseries};
-use super::hlog::{read_hlog_start, text_from, visit_hlog_file, IntervalLog};
+use super::hlog::{read_hlog_header, text_from, visit_hlog_file, IntervalLog};
 use super::layout::{FAILURES_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use super::recorder::{latency_row, new_histogram, PolicyResult};
 use super::schema::{FailureRow, Mode, RunSummary, SummaryRow, TimeseriesRow};
 use crate::ModelError;
+
+mod check;
 
 /// A merged run, ready for [`super::write_run`]: its summary and one result per policy.
 ///
@@ -34,6 +39,8 @@ pub struct Merged {
     pub summary: RunSummary,
     /// Per policy, in the first run's order.
     pub results: Vec<PolicyResult>,
+    /// What the merge could not check and the user should know (logs from an older lblab).
+    pub warnings: Vec<String>,
 }
 
 /// One run folder to merge, as read.
@@ -49,20 +56,50 @@ struct Source {
 /// Merges the real runs in `dirs` (run folders written by `lblab loadgen` or `lblab real` of the
 /// same scenario, policies, warm-up and measured length; see the module docs for how).
 ///
-/// Errors name the folder's file and field: a folder without `summary.json`, a run that is not
-/// in `real` mode, runs of different scenarios, policies, lengths or backend counts, an hlog
-/// without a `StartTime` since the epoch, a line of an hlog, `timeseries.csv` or `failures.csv`
-/// that cannot be read.
-pub fn merge_runs(dirs: &[PathBuf]) -> Result<Merged, ModelError> {
+/// A merge of one run is that run: the same counts, percentiles and hlog intervals, since both
+/// the summary and the hlog's tags cut the warm-up by intended send time.
+///
+/// Errors name the folder's file and field: a folder given twice (or a copy of a run), a folder
+/// without `summary.json`, a run that is not in `real` mode, runs of different scenarios,
+/// policies, lengths or backend counts, runs that do not overlap in time, an hlog without a
+/// plausible `StartTime` since the epoch, an hlog whose measured latencies are not what its
+/// header or its `summary.json` count (a truncated file), a line of an hlog, `timeseries.csv` or
+/// `failures.csv` that cannot be read, and a merge whose memory estimate is above `budget`
+/// (bytes).
+pub fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, ModelError> {
     if dirs.is_empty() {
         return Err(ModelError::invalid("merge", "no run folders to merge"));
     }
+    check::distinct_folders(dirs)?;
     let sources = dirs
         .iter()
         .map(|d| Source::load(d))
         .collect::<Result<Vec<_>, _>>()?;
     check_compatible(&sources)?;
     let first = &sources[0].summary;
+    // Every log's header first (its start and count), so that the runs are known distinct,
+    // overlapping and small enough before any interval is decoded.
+    let mut logs = Vec::new();
+    for row in &first.rows {
+        let mut per_source = Vec::new();
+        for s in &sources {
+            let file = s.dir.join(format!("{}.hlog", file_stem(&row.policy)));
+            let header = read_hlog_header(&file)?;
+            per_source.push(check::log(file, header)?);
+        }
+        check::overlap(&sources, &row.policy, &per_source)?;
+        logs.push(per_source);
+    }
+    check::distinct_runs(&sources, &logs)?;
+    let seconds = first
+        .rows
+        .iter()
+        .zip(&logs)
+        .map(|(row, per)| check::merged_seconds(&sources, &row.policy, &offsets(per)))
+        .max()
+        .unwrap_or(0);
+    check::memory(&sources, seconds, first.rows.len(), budget)?;
+
     let mut notes = vec![("merged runs".to_string(), sources.len().to_string())];
     for (i, s) in sources.iter().enumerate() {
         notes.push((
@@ -70,9 +107,16 @@ pub fn merge_runs(dirs: &[PathBuf]) -> Result<Merged, ModelError> {
             format!("{} (seed {})", s.name, s.summary.seed),
         ));
     }
+    let mut warnings = Vec::new();
     let mut results = Vec::new();
-    for row in &first.rows {
-        results.push(merge_policy(&sources, &row.policy, &mut notes)?);
+    for (row, per) in first.rows.iter().zip(&logs) {
+        results.push(merge_policy(
+            &sources,
+            &row.policy,
+            per,
+            &mut notes,
+            &mut warnings,
+        )?);
     }
     for s in &sources {
         notes.extend(
@@ -98,7 +142,17 @@ pub fn merge_runs(dirs: &[PathBuf]) -> Result<Merged, ModelError> {
             .flat_map(|r| r.incidents.iter().cloned())
             .collect(),
     };
-    Ok(Merged { summary, results })
+    Ok(Merged {
+        summary,
+        results,
+        warnings,
+    })
+}
+
+/// Each log's start offset from the earliest, seconds.
+fn offsets(logs: &[check::Log]) -> Vec<f64> {
+    let t0 = logs.iter().map(|l| l.start).fold(f64::INFINITY, f64::min);
+    logs.iter().map(|l| l.start - t0).collect()
 }
 
 impl Source {
@@ -241,50 +295,34 @@ fn slot(offset: f64, s: f64) -> u64 {
     (offset + s).round().max(0.0) as u64
 }
 
-/// Merges one policy's results across the sources; adds each source's start offset to `notes`.
+/// Merges one policy's results across the sources, whose logs of it are `logs`; adds each
+/// source's start offset to `notes`.
 fn merge_policy(
     sources: &[Source],
     policy: &str,
+    logs: &[check::Log],
     notes: &mut Vec<(String, String)>,
+    warnings: &mut Vec<String>,
 ) -> Result<PolicyResult, ModelError> {
-    // The starts first (each log's header), so that every log is then read once, one interval
-    // at a time, into the merged seconds.
-    let mut starts = Vec::new();
-    for s in sources {
-        let file = s.dir.join(format!("{}.hlog", file_stem(policy)));
-        let Some(start) = read_hlog_start(&file)? else {
-            return Err(ModelError::Parse {
-                file: file.display().to_string(),
-                field: Some("StartTime".into()),
-                position: None,
-                message: "no `#[StartTime: <unix seconds> (seconds since epoch)]` line: the log \
-                          does not say when its run started, so it cannot be aligned with the \
-                          others (a run by an lblab from before real runs recorded their start)"
-                    .into(),
-            });
-        };
-        starts.push((file, start));
-    }
-    let t0 = starts
-        .iter()
-        .map(|(_, start)| *start)
-        .fold(f64::INFINITY, f64::min);
+    let t0 = logs.iter().map(|l| l.start).fold(f64::INFINITY, f64::min);
     notes.push((
         format!("{policy}: start"),
         format!("{t0:.3} (Unix time, s)"),
     ));
 
     let warmup_s = sources[0].summary.warmup_s;
-    let mut intervals: BTreeMap<u64, Histogram<u64>> = BTreeMap::new();
+    let offsets = offsets(logs);
+    let seconds = check::merged_seconds(sources, policy, &offsets);
+    // Per merged second, its warm-up's interval (false) and its measured one (true), each as
+    // the runs tagged their calls: the summary's cut, by intended send time.
+    let mut intervals: BTreeMap<(u64, bool), Histogram<u64>> = BTreeMap::new();
     let mut measured = new_histogram();
-    let mut offsets = Vec::new();
-    for ((file, start), s) in starts.iter().zip(sources) {
-        let offset = start - t0;
-        offsets.push(offset);
+    for ((log, s), offset) in logs.iter().zip(sources).zip(&offsets) {
         notes.push((
             format!("{policy}: start offset of {}", s.name),
-            format!("+{offset:.3} s (started at {start:.3})"),
+            format!("+{offset:.3} s (started at {:.3})", log.start),
         ));
+        let file = &log.file;
         let add = |into: &mut Histogram<u64>, h: &Histogram<u64>| {
             into.add(h).map_err(|e| ModelError::Parse {
                 file: file.display().to_string(),
@@ -293,26 +331,42 @@ fn merge_policy(
                 message: format!("latencies out of lblab's range: {e:?}"),
             })
         };
+        let mut own = 0u64;
         visit_hlog_file(file, &mut |i| {
+            let second = slot(*offset, i.start_s);
+            if second >= seconds {
+                return Err(ModelError::Parse {
+                    file: file.display().to_string(),
+                    field: Some("interval".into()),
+                    position: None,
+                    message: format!(
+                        "an interval at {:.3} s, after the last second of its run's {}: the \
+                         log is not this run's, or its time base is wrong",
+                        i.start_s, TIMESERIES_CSV
+                    ),
+                });
+            }
+            let is_measured = i.is_measured(policy, warmup_s);
             add(
                 intervals
-                    .entry(slot(offset, i.start_s))
+                    .entry((second, is_measured))
                     .or_insert_with(new_histogram),
                 &i.histogram,
             )?;
-            if i.start_s >= warmup_s {
+            if is_measured {
+                own += i.histogram.len();
                 add(&mut measured, &i.histogram)?;
             }
             Ok(())
         })?;
+        check::counts(s, policy, log, own, warnings)?;
     }
 
-    let first_measured = warmup_s.ceil();
     notes.push((
         format!("{policy}: percentiles over"),
         format!(
-            "{} latencies: the hlog intervals from {first_measured} s on, the whole seconds after \
-             each run's warm-up",
+            "{} latencies: every run's measured intervals (the calls intended after its warm-up, \
+             as its summary counted them)",
             measured.len()
         ),
     ));
@@ -326,7 +380,10 @@ fn merge_policy(
     // errors (what was sent and ended), exactly so unless calls were cut off at the end.
     let sent = |r: &SummaryRow| (r.ok + r.errors) as f64;
     let sent_total: f64 = rows.iter().map(|r| sent(r)).sum();
-    let slow_share = if sent_total > 0.0 {
+    let slow_share = if rows.iter().all(|r| r.slow_share == rows[0].slow_share) {
+        // One run (or runs that agree): its share as it is, not re-weighted by float.
+        rows.first().map_or(0.0, |r| r.slow_share)
+    } else if sent_total > 0.0 {
         rows.iter().map(|r| r.slow_share * sent(r)).sum::<f64>() / sent_total
     } else {
         0.0
@@ -343,11 +400,11 @@ fn merge_policy(
     };
 
     let mut log = IntervalLog::new(policy, warmup_s);
-    for (second, h) in &intervals {
-        log.push(*second, h);
+    for ((second, is_measured), h) in &intervals {
+        log.push(*second, h, *is_measured);
     }
     let backends = sources[0].summary.backends.len();
-    let timeseries = merge_timeseries(sources, &offsets, policy, &intervals, backends);
+    let timeseries = merge_timeseries(sources, &offsets, policy, &intervals, backends)?;
     let failures = merge_failures(sources, &offsets, policy);
     let incidents = sources
         .iter()
@@ -387,48 +444,63 @@ fn merge_timeseries(
     sources: &[Source],
     offsets: &[f64],
     policy: &str,
-    intervals: &BTreeMap<u64, Histogram<u64>>,
+    intervals: &BTreeMap<(u64, bool), Histogram<u64>>,
     backends: usize,
-) -> Vec<TimeseriesRow> {
-    let mut shares: BTreeMap<u64, (Vec<f64>, f64)> = BTreeMap::new();
+) -> Result<Vec<TimeseriesRow>, ModelError> {
+    // Per merged second, the runs' rows that have shares, with their weights.
+    let mut shares: BTreeMap<u64, Vec<(f64, &[f64])>> = BTreeMap::new();
     for (s, offset) in sources.iter().zip(offsets) {
         for row in s.timeseries.iter().filter(|r| r.policy == policy) {
             if !row.shares.iter().any(|v| *v > 0.0) {
                 continue;
             }
-            let weight = row.completed.max(1) as f64;
-            let (acc, total) = shares
+            shares
                 .entry(slot(*offset, row.second as f64))
-                .or_insert_with(|| (vec![0.0; backends], 0.0));
-            for (a, v) in acc.iter_mut().zip(&row.shares) {
-                *a += weight * v;
-            }
-            *total += weight;
+                .or_default()
+                .push((row.completed.max(1) as f64, &row.shares));
         }
     }
-    let last = intervals
-        .keys()
-        .chain(shares.keys())
-        .copied()
-        .max()
-        .map_or(0, |l| l + 1);
-    (0..last)
+    // Per merged second, every call that ended in it (warm-up's and measured).
+    let mut ended: BTreeMap<u64, Histogram<u64>> = BTreeMap::new();
+    for ((second, _), h) in intervals {
+        ended
+            .entry(*second)
+            .or_insert_with(new_histogram)
+            .add(h)
+            .map_err(|e| ModelError::invalid("histogram", format!("{e:?}")))?;
+    }
+    let seconds: BTreeSet<u64> = ended.keys().chain(shares.keys()).copied().collect();
+    Ok(seconds
+        .into_iter()
         .map(|second| {
-            let h = intervals.get(&second).filter(|h| !h.is_empty());
+            let h = ended.get(&second).filter(|h| !h.is_empty());
             let q = |p: f64| h.map_or(f64::NAN, |h| h.value_at_quantile(p) as f64 / 1e6);
+            let shares = match shares.get(&second).map(Vec::as_slice) {
+                None => vec![0.0; backends],
+                // One run's row: its shares as they are.
+                Some([(_, one)]) => one.to_vec(),
+                Some(rows) => {
+                    let total: f64 = rows.iter().map(|(w, _)| w).sum();
+                    (0..backends)
+                        .map(|b| {
+                            rows.iter()
+                                .map(|(w, v)| w * v.get(b).copied().unwrap_or(0.0))
+                                .sum::<f64>()
+                                / total
+                        })
+                        .collect()
+                }
+            };
             TimeseriesRow {
                 policy: policy.to_string(),
                 second,
                 completed: h.map_or(0, Histogram::len),
                 p50_ms: q(0.5),
                 p99_ms: q(0.99),
-                shares: shares.get(&second).map_or_else(
-                    || vec![0.0; backends],
-                    |(acc, total)| acc.iter().map(|a| a / total).collect(),
-                ),
+                shares,
             }
         })
-        .collect()
+        .collect())
 }
 
 /// The runs' failures per merged second and backend, summed (the mean time to an error weighted
@@ -523,236 +595,4 @@ fn column(field: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::results::{write_run, Recorder, RequestResult};
-    use crate::Scenario;
-
-    const SEC: u64 = 1_000_000_000;
-
-    fn scenario(warmup: &str) -> Scenario {
-        Scenario::parse(&format!(
-            r#"
-name = "merge-test"
-[workload]
-rate = 100
-duration = "3s"
-warmup = "{warmup}"
-[[fleet]]
-name = "b"
-count = 2
-service_time = {{ dist = "constant", value = "1ms" }}
-[[policies]]
-name = "rr"
-config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
-[[policies]]
-name = "pe"
-config = '{{"loadBalancingConfig":[{{"peak_ewma_experimental":{{}}}}]}}'
-"#
-        ))
-        .expect("valid scenario")
-    }
-
-    /// A fresh folder for one test's runs.
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lblab-merge-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    /// A request every 10 ms for 4 s, request `i` taking `latency(i)` ns; the samples that
-    /// complete after the 1 s warm-up (what the hlog's measured intervals hold) go to `all`.
-    fn record(policy: &str, latency: &dyn Fn(u64) -> u64, all: &mut Histogram<u64>) -> Recorder {
-        let mut r = Recorder::new(policy, 2, SEC);
-        for i in 0..400u64 {
-            let t = i * 10_000_000;
-            r.on_send(t, (i % 2) as usize, i.is_multiple_of(4));
-            let end = t + latency(i);
-            r.on_result(t, end, RequestResult::Ok);
-            if end >= SEC {
-                all.record(latency(i)).unwrap();
-            }
-        }
-        r
-    }
-
-    /// A real run folder `dir` of both policies, started at the Unix time `start`.
-    fn run_folder(
-        dir: &Path,
-        start: f64,
-        warmup: &str,
-        latency: &dyn Fn(u64) -> u64,
-        all: &mut Histogram<u64>,
-    ) -> RunSummary {
-        let results: Vec<PolicyResult> = ["rr", "pe"]
-            .iter()
-            .map(|p| {
-                let mut r = record(p, latency, all).finish();
-                r.set_start_time(start);
-                r
-            })
-            .collect();
-        let summary = RunSummary::of(&scenario(warmup), Mode::Real, &results, false, Vec::new());
-        write_run(dir, &summary, &results).expect("written");
-        summary
-    }
-
-    #[test]
-    fn added_histograms_give_the_percentiles_of_every_sample() {
-        let root = scratch("p99");
-        let (a, b) = (root.join("a"), root.join("b"));
-        let mut all = new_histogram();
-        let mut slow_samples = new_histogram();
-        // Two load generators with very different latencies: fast and uniform, slow-tailed.
-        let fast = |i: u64| 1_000_000 + (i % 7) * 10_000;
-        let slow = |i: u64| {
-            if i.is_multiple_of(10) {
-                80_000_000
-            } else {
-                3_000_000 + i * 1_000
-            }
-        };
-        let sa = run_folder(&a, 1_700_000_000.25, "1s", &fast, &mut all);
-        let sb = run_folder(&b, 1_700_000_001.5, "1s", &slow, &mut slow_samples);
-        all.add(&slow_samples).unwrap();
-        let merged = merge_runs(&[a.clone(), b.clone()]).expect("merged");
-        // `all` holds each sample twice over (once per policy): per policy it is half of it.
-        let mut one = new_histogram();
-        for v in all.iter_recorded() {
-            one.record_n(v.value_iterated_to(), v.count_at_value() / 2)
-                .unwrap();
-        }
-        for r in &merged.results {
-            assert_eq!(r.histogram.len(), one.len(), "{}", r.summary.policy);
-            assert_eq!(r.summary.p99_ms, one.value_at_quantile(0.99) as f64 / 1e6);
-            assert_eq!(r.summary.p50_ms, one.value_at_quantile(0.5) as f64 / 1e6);
-            assert_eq!(r.summary.max_ms, one.max() as f64 / 1e6);
-            let (ra, rb) = (&sa.rows[0], &sb.rows[0]);
-            assert_eq!(r.summary.requests, ra.requests + rb.requests);
-            assert_eq!(r.summary.ok, ra.ok + rb.ok);
-            assert!((r.summary.slow_share - 0.25).abs() < 1e-9);
-        }
-        // Averaging the runs' p99s would have said something else.
-        let averaged = (sa.rows[0].p99_ms + sb.rows[0].p99_ms) / 2.0;
-        assert_ne!(merged.summary.rows[0].p99_ms, averaged);
-        assert_eq!(merged.summary.mode, Mode::Real);
-        let _ = std::fs::remove_dir_all(&root);
-    }
-
-    #[test]
-    fn runs_are_aligned_by_their_recorded_starts() {
-        let root = scratch("align");
-        let (a, b) = (root.join("early"), root.join("late"));
-        let mut sink = new_histogram();
-        run_folder(&b, 1_700_000_002.0, "1s", &|_| 2_000_000, &mut sink);
-        run_folder(&a, 1_700_000_000.0, "1s", &|_| 2_000_000, &mut sink);
-        // The later run first: time 0 is still the earliest start.
-        let merged = merge_runs(&[b.clone(), a.clone()]).expect("merged");
-        let rr = &merged.results[0];
-        let log = crate::results::parse_hlog(&rr.hlog, "merged").unwrap();
-        assert_eq!(log.start_unix_s, Some(1_700_000_000.0));
-        // Each run has intervals 0..=3; the later one lands on 2..=5.
-        let seconds: Vec<f64> = log.intervals.iter().map(|i| i.start_s).collect();
-        assert_eq!(seconds, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
-        let counts: Vec<u64> = log.intervals.iter().map(|i| i.histogram.len()).collect();
-        assert_eq!(counts, [100, 100, 200, 200, 100, 100]);
-        assert_eq!(rr.timeseries.len(), 6);
-        assert_eq!(rr.timeseries[2].completed, 200);
-        let note = |k: &str| {
-            merged
-                .summary
-                .notes
-                .iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_else(|| panic!("no note {k:?}: {:?}", merged.summary.notes))
-        };
-        assert!(note(&format!("rr: start offset of {}", b.display())).starts_with("+2.000 s"));
-        assert!(note(&format!("rr: start offset of {}", a.display())).starts_with("+0.000 s"));
-        assert_eq!(note("source 1"), format!("{} (seed 1)", b.display()));
-        let _ = std::fs::remove_dir_all(&root);
-    }
-
-    fn message(dirs: &[PathBuf]) -> String {
-        merge_runs(dirs).expect_err("an error").to_string()
-    }
-
-    #[test]
-    fn bad_folders_are_errors_that_name_the_file_and_field() {
-        let root = scratch("errors");
-        let (a, b) = (root.join("a"), root.join("b"));
-        let mut sink = new_histogram();
-        run_folder(&a, 1_700_000_000.0, "1s", &|_| 2_000_000, &mut sink);
-        run_folder(&b, 1_700_000_000.0, "1s", &|_| 2_000_000, &mut sink);
-
-        // No summary.json.
-        let empty = root.join("empty");
-        std::fs::create_dir_all(&empty).unwrap();
-        let e = message(&[a.clone(), empty.clone()]);
-        assert!(
-            e.contains("empty/summary.json") && e.contains("not a run folder"),
-            "{e}"
-        );
-
-        // A simulated run.
-        let sim = root.join("sim");
-        let results = vec![record("rr", &|_| 1_000_000, &mut sink).finish()];
-        let summary = RunSummary::of(&scenario("1s"), Mode::Sim, &results, false, Vec::new());
-        write_run(&sim, &summary, &results).unwrap();
-        let e = message(&[a.clone(), sim.clone()]);
-        assert!(
-            e.contains("sim/summary.json") && e.contains("`mode`"),
-            "{e}"
-        );
-
-        // A policy missing from one run.
-        let one = root.join("one-policy");
-        let mut results = vec![record("rr", &|_| 1_000_000, &mut sink).finish()];
-        results[0].set_start_time(1_700_000_000.0);
-        let summary = RunSummary::of(&scenario("1s"), Mode::Real, &results, false, Vec::new());
-        write_run(&one, &summary, &results).unwrap();
-        let e = message(&[a.clone(), one.clone()]);
-        assert!(
-            e.contains("one-policy/summary.json") && e.contains("`rows`") && e.contains("\"pe\""),
-            "{e}"
-        );
-
-        // A different warm-up: both lengths are given.
-        let longer = root.join("longer");
-        run_folder(&longer, 1_700_000_000.0, "2s", &|_| 2_000_000, &mut sink);
-        let e = message(&[a.clone(), longer.clone()]);
-        assert!(
-            e.contains("`warmup_s`") && e.contains("warm-up 1 s") && e.contains("warm-up 2 s"),
-            "{e}"
-        );
-
-        // An hlog without a start since the epoch.
-        let hlog = b.join("pe.hlog");
-        let text = std::fs::read_to_string(&hlog).unwrap();
-        let without: String = text
-            .lines()
-            .filter(|l| !l.starts_with("#[StartTime") && !l.starts_with("#[BaseTime"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        std::fs::write(&hlog, &without).unwrap();
-        let e = message(&[a.clone(), b.clone()]);
-        assert!(e.contains("b/pe.hlog") && e.contains("`StartTime`"), "{e}");
-
-        // A corrupt interval line: the file and its line.
-        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-        let n = lines.iter().position(|l| l.contains(",2.000,")).unwrap();
-        lines[n] = "Tag=pe,2.000,1.000,2.000,not*base64".into();
-        std::fs::write(&hlog, lines.join("\n")).unwrap();
-        let e = message(&[a.clone(), b.clone()]);
-        assert!(
-            e.contains(&format!("b/pe.hlog:{}:1", n + 1)) && e.contains("`histogram`"),
-            "{e}"
-        );
-        lines[n] = "Tag=pe,2.000,1.000".into();
-        std::fs::write(&hlog, lines.join("\n")).unwrap();
-        let e = message(&[a.clone(), b.clone()]);
-        assert!(e.contains(&format!("b/pe.hlog:{}:1", n + 1)), "{e}");
-        let _ = std::fs::remove_dir_all(&root);
-    }
-}
+mod tests;
