@@ -53,6 +53,20 @@ pub struct Estimate {
     pub largest: String,
 }
 
+impl Estimate {
+    /// The sum of `parts` (bytes, what they are), naming the largest.
+    fn of(parts: &[(u64, String)]) -> Estimate {
+        Estimate {
+            bytes: parts.iter().fold(0u64, |a, p| a.saturating_add(p.0)),
+            largest: parts
+                .iter()
+                .max_by_key(|p| p.0)
+                .map(|p| p.1.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// The memory a run of `policies` policies of `scenario` needs, roughly (see the module docs).
 pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
     let w = &scenario.workload;
@@ -108,13 +122,7 @@ pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
             format!("{policies} policies' histograms"),
         ),
     ];
-    let bytes = parts.iter().fold(0u64, |a, p| a.saturating_add(p.0));
-    let largest = parts
-        .iter()
-        .max_by_key(|p| p.0)
-        .map(|p| p.1.clone())
-        .unwrap_or_default();
-    Estimate { bytes, largest }
+    Estimate::of(&parts)
 }
 
 /// Per scenario a sweep plans (one per point and seed, held until the sweep ends): the scenario's
@@ -168,13 +176,7 @@ pub fn merged(policies: usize, seconds: u64, backends: usize, read_rows: usize) 
             format!("{policies} policies' histograms"),
         ),
     ];
-    let bytes = parts.iter().fold(0u64, |a, p| a.saturating_add(p.0));
-    let largest = parts
-        .iter()
-        .max_by_key(|p| p.0)
-        .map(|p| p.1.clone())
-        .unwrap_or_default();
-    Estimate { bytes, largest }
+    Estimate::of(&parts)
 }
 
 /// `Err` with a message naming the scenario, the estimate, its largest part and the flag, when the
