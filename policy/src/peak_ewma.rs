@@ -54,67 +54,23 @@
 //! blends slowly.
 
 use rand::RngCore;
-use serde_json::{json, Value};
 
-use crate::config::{choice_name, ConfigError, Fields, Spec};
 use crate::endpoints::Endpoints;
 use crate::estimator::{Decay, DecayMode, Moment, PeakEwma};
 use crate::p2c::{self, Sampling};
 use crate::{
-    duration, Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind,
-    Status, Ticket, NANOS_PER_SEC,
+    Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Status,
+    Ticket, NANOS_PER_SEC,
 };
 
 pub mod per_method;
+mod spec;
 mod split;
 
 use split::{split_estimate, split_observe, Split};
 
 /// The policy's gRPC name.
 pub const NAME: &str = "peak_ewma_experimental";
-
-/// `lblabAblation.decay`'s values.
-const DECAYS: &[(&str, DecayMode)] = &[
-    ("time_weighted", DecayMode::TimeWeighted),
-    ("on_read", DecayMode::OnRead),
-];
-
-/// `lblabAblation.sampling`'s values.
-const SAMPLINGS: &[(&str, Sampling)] = &[
-    ("distinct", Sampling::Distinct),
-    ("with_replacement", Sampling::WithReplacement),
-];
-
-/// `lblabAblation.streams`'s values.
-const STREAMS: &[(&str, Streams)] = &[
-    ("ignore", Streams::Ignore),
-    ("outstanding", Streams::Outstanding),
-    ("count", Streams::Count),
-];
-
-/// `lblabAblation.initial`'s values.
-const INITIALS: &[(&str, Initial)] = &[
-    ("prior", Initial::Prior),
-    ("first_sample", Initial::FirstSample),
-    ("penalty", Initial::Penalty),
-];
-
-/// `lblabAblation.idle`'s values.
-const IDLES: &[(&str, Idle)] = &[
-    ("to_zero", Idle::ToZero),
-    ("frozen", Idle::Frozen),
-    ("pick_clock", Idle::PickClock),
-];
-
-/// `lblabAblation.probes`' values.
-const PROBES: &[(&str, Probes)] = &[("many", Probes::Many), ("one", Probes::One)];
-
-/// `lblabAblation.peak`'s values.
-const PEAKS: &[(&str, Peak)] = &[
-    ("jump", Peak::Jump),
-    ("blend", Peak::Blend),
-    ("decaying", Peak::Decaying),
-];
 
 /// What a sample above the estimate does (`lblabAblation.peak`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -338,134 +294,6 @@ impl Default for Config {
             ablation: Ablation::default(),
         }
     }
-}
-
-impl Spec for Config {
-    fn parse(f: &mut Fields<'_>) -> Result<Self, ConfigError> {
-        let d = Config::default();
-        let choice_count = f.choice_count()?;
-        let decay_time = f.positive_duration("decayTime", d.decay_time)?;
-        let default_rtt = f.positive_duration("defaultRtt", d.default_rtt)?;
-        let ablation = f
-            .object("lblabAblation", |a| {
-                let d = Ablation::default();
-                let decay = a.choice("decay", DECAYS, d.decay)?;
-                // tower's and Finagle's decay on read is a decay toward 0.
-                let idle = match decay {
-                    DecayMode::OnRead => Idle::ToZero,
-                    DecayMode::TimeWeighted => d.idle,
-                };
-                let initial = a.choice("initial", INITIALS, d.initial)?;
-                // The semantics as first written and tower's had no error-aware cost.
-                let error_default = if decay == DecayMode::OnRead || initial == Initial::Prior {
-                    None
-                } else {
-                    d.error_penalty
-                };
-                let ablation = Ablation {
-                    decay,
-                    sampling: a.choice("sampling", SAMPLINGS, d.sampling)?,
-                    streams: a.choice("streams", STREAMS, d.streams)?,
-                    initial,
-                    idle: a.choice("idle", IDLES, idle)?,
-                    idle_picks: a.u32("idlePicks", d.idle_picks)?,
-                    probes: a.choice("probes", PROBES, d.probes)?,
-                    peak: a.choice("peak", PEAKS, d.peak)?,
-                    peak_decay_time: optional_duration(a, "peakDecayTime")?,
-                    idle_decay_time: optional_duration(a, "idleDecayTime")?,
-                    blend_time: optional_duration(a, "blendTime")?,
-                    error_penalty: if a.has("errorPenalty") {
-                        let p = a.f64("errorPenalty", 0.0)?;
-                        if !(0.0..=1000.0).contains(&p) {
-                            return Err(a.err(
-                                "errorPenalty",
-                                format!("{p} is outside 0 to 1000 (1 costs a failure as a retry)"),
-                            ));
-                        }
-                        // 0 is no error-aware cost at all, not a factor of 1 on another path.
-                        Some((p * 100.0).round() as u32).filter(|&p| p > 0)
-                    } else {
-                        error_default
-                    },
-                    per_method: a.bool("perMethod", d.per_method)?,
-                };
-                if ablation.decay == DecayMode::OnRead && ablation.split() {
-                    return Err(a.err(
-                        "decay",
-                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime or blendTime",
-                    ));
-                }
-                if ablation.idle_picks == 0 {
-                    return Err(a.err("idlePicks", "0 picks: give at least 1"));
-                }
-                if ablation.decay == DecayMode::OnRead && ablation.idle != Idle::ToZero {
-                    return Err(a.err(
-                        "decay",
-                        format!(
-                            "\"on_read\" decays toward 0 on every read; it does not combine with idle \"{}\"",
-                            choice_name(IDLES, ablation.idle)
-                        ),
-                    ));
-                }
-                Ok(ablation)
-            })?
-            .unwrap_or_default();
-        Ok(Config {
-            choice_count,
-            decay_time,
-            default_rtt,
-            ablation,
-        })
-    }
-
-    fn to_json(&self) -> Value {
-        let mut ablation = json!({
-            "decay": choice_name(DECAYS, self.ablation.decay),
-            "sampling": choice_name(SAMPLINGS, self.ablation.sampling),
-            "streams": choice_name(STREAMS, self.ablation.streams),
-            "initial": choice_name(INITIALS, self.ablation.initial),
-            "idle": choice_name(IDLES, self.ablation.idle),
-            "idlePicks": self.ablation.idle_picks,
-            "probes": choice_name(PROBES, self.ablation.probes),
-            "peak": choice_name(PEAKS, self.ablation.peak),
-        });
-        for (key, value) in [
-            ("peakDecayTime", self.ablation.peak_decay_time),
-            ("idleDecayTime", self.ablation.idle_decay_time),
-            ("blendTime", self.ablation.blend_time),
-        ] {
-            if let Some(d) = value {
-                ablation[key] = json!(duration::format(d));
-            }
-        }
-        if let Some(p) = self.ablation.error_penalty {
-            ablation["errorPenalty"] = json!(f64::from(p) / 100.0);
-        }
-        if self.ablation.per_method {
-            ablation["perMethod"] = json!(true);
-        }
-        json!({
-            "choiceCount": self.choice_count,
-            "decayTime": duration::format(self.decay_time),
-            "defaultRtt": duration::format(self.default_rtt),
-            "lblabAblation": ablation,
-        })
-    }
-
-    fn build(&self, _now: Nanos) -> Box<dyn Policy> {
-        if self.ablation.per_method {
-            return Box::new(per_method::PerMethod::new(*self));
-        }
-        Box::new(PeakEwmaPolicy::new(*self))
-    }
-}
-
-/// An optional positive duration field: `None` when absent.
-fn optional_duration(f: &mut Fields<'_>, key: &'static str) -> Result<Option<Nanos>, ConfigError> {
-    if !f.has(key) {
-        return Ok(None);
-    }
-    f.positive_duration(key, 1).map(Some)
 }
 
 #[derive(Debug, Clone, Copy)]

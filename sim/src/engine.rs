@@ -15,7 +15,7 @@ use lblab_policy::{
     Connectivity, EndpointId, LoadReport, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
 };
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 use crate::queue::EventQueue;
 use crate::SimError;
@@ -517,49 +517,15 @@ impl<'a> World<'a> {
                 Pick::Queue => Err(true),
                 Pick::Fail => Err(false),
             },
-            Picker::Oracle => {
-                // Least expected time to a successful completion; ties (common: idle backends) go
-                // to the least busy,
-                // then to the first from a random starting point, so the oracle does not herd.
-                let n = self.backends.len();
-                let offset = c.policy_rng.random_range(0..n);
-                let mut best: Option<((Nanos, usize), u32)> = None;
-                for k in 0..n {
-                    let b = (offset + k) % n;
-                    if c.conn[b] != Connectivity::Ready {
-                        continue;
-                    }
-                    let backend = &self.backends[b];
-                    let spec = &self.scenario.backends[b];
-                    let half = spec.network_rtt / 2;
-                    let work = match spec.params.method_factors.get(method as usize) {
-                        Some(f) => {
-                            let f = f * spec.timeline.method_factor(now + half, method);
-                            (spec.median_service as f64 * f) as Nanos
-                        }
-                        None => spec.median_service,
-                    };
-                    let done = backend
-                        .expected_finish(now + half, work)
-                        .saturating_add(half);
-                    // A backend that fails a share p of requests at once takes 1/(1-p) tries per
-                    // success: the oracle knows that too.
-                    let p = backend.timeline().error_rate(now + half);
-                    let done = if p >= 1.0 {
-                        Nanos::MAX
-                    } else {
-                        now.saturating_add(((done - now) as f64 / (1.0 - p)) as Nanos)
-                    };
-                    let key = (done, backend.busy() as usize + backend.queued());
-                    if best.is_none_or(|(d, _)| key < d) {
-                        best = Some((key, b as u32));
-                    }
-                }
-                match best {
-                    Some((_, b)) => Ok((b, None)),
-                    None => Err(c.conn.iter().any(|s| *s != Connectivity::TransientFailure)),
-                }
-            }
+            Picker::Oracle => crate::oracle::pick(
+                &self.backends,
+                &self.scenario.backends,
+                &c.conn,
+                now,
+                method,
+                &mut c.policy_rng,
+            )
+            .map(|b| (b, None)),
         };
         match picked {
             Ok((backend, ticket)) => {

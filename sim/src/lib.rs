@@ -40,6 +40,7 @@
 
 pub mod batch;
 mod engine;
+mod oracle;
 pub mod queue;
 pub mod regress;
 pub mod space;
