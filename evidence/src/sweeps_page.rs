@@ -320,7 +320,8 @@ pub fn render(ev: &Evidence) -> String {
          interval as a band: `p99`, `p999`, `p99_vs_oracle`, `p999_vs_oracle`, `slow_share` \
          (to faulty backends, with the dashed (faulty/n)² line two independent draws cannot \
          avoid) and `herd` (the share of calls that waited for a worker while a backend without a fault had \
-         one free: a herd stacks calls where others sit idle; the oracle scores 0).\n",
+         one free: a herd stacks calls where others sit idle; the oracle scores lowest, 0 where \
+         backends are alike).\n",
         crate::text::interval(6),
         crate::text::interval(10)
     );

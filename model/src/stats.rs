@@ -220,7 +220,9 @@ pub fn time_to_fair_share(
 /// ([`crate::results::PolicyResult::avoidable_waits`] over the calls sent). Many clients that all
 /// chase the same cheapest backend make such waits; a policy that spreads its calls where workers
 /// are free does not, and the oracle, which picks by the true queues, scores lowest (about 0: only
-/// a call that loses a race for a worker in the half round trip after its pick counts). It reads
+/// a call that loses a race for a worker in the half round trip after its pick counts, and where
+/// backends differ in speed, a call it queues at a fast backend rather than start on a slow one
+/// that would finish later). It reads
 /// load rather than traffic: the earlier measure, the busiest healthy backend's whole-run share
 /// of traffic, scored the oracle worse than least_request and round_robin, because evenness of
 /// traffic is not the goal. NaN when nothing was sent.
