@@ -69,7 +69,84 @@ impl Serialize for Dur {
 
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
+        d.deserialize_any(DurVisitor)
+    }
+}
+
+/// Reads a duration from a string, and says in plain words what to write instead of a bare number
+/// or a TOML date-time (which serde would report as "invalid type: map").
+struct DurVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DurVisitor {
+    type Value = Dur;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a duration string such as \"30s\" or \"250ms\"")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Dur, E> {
+        v.parse().map_err(E::custom)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Dur, E> {
+        Err(E::custom(format!(
+            "{v} has no unit; write a duration as a string with its unit, e.g. \"{v}s\" or \"{v}ms\""
+        )))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Dur, E> {
+        Err(E::custom(format!(
+            "{v} has no unit; write a duration as a string with its unit, e.g. \"{v}s\" or \"{v}ms\""
+        )))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Dur, E> {
+        Err(E::custom(format!(
+            "{v} has no unit; write a duration as a string with its unit, e.g. \"{v}s\""
+        )))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, _map: A) -> Result<Dur, A::Error> {
+        Err(serde::de::Error::custom(
+            "a TOML date or time is not a duration; write a duration as a string, e.g. \"30s\"",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Scenario;
+
+    fn parse(duration: &str) -> Result<Scenario, String> {
+        Scenario::parse(&format!(
+            r#"name = "t"
+[workload]
+rate = 100
+duration = {duration}
+[[fleet]]
+name = "main"
+service_time = {{ dist = "constant", value = "1ms" }}
+[[policies]]
+name = "rr"
+config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
+"#
+        ))
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_date_or_a_bare_number_where_a_duration_belongs_says_what_to_write() {
+        let e = parse("1979-05-27T07:32:00Z").unwrap_err();
+        assert!(
+            e.contains("workload.duration")
+                && e.contains("not a duration")
+                && e.contains("\"30s\""),
+            "{e}"
+        );
+        let e = parse("30").unwrap_err();
+        assert!(e.contains("no unit") && e.contains("\"30s\""), "{e}");
+        let e = parse("2.5").unwrap_err();
+        assert!(e.contains("no unit") && e.contains("\"2.5s\""), "{e}");
+        assert!(parse("\"30s\"").is_ok());
     }
 }
