@@ -89,21 +89,15 @@ impl<'de> serde::de::Visitor<'de> for DurVisitor {
     }
 
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Dur, E> {
-        Err(E::custom(format!(
-            "{v} has no unit; write a duration as a string with its unit, e.g. \"{v}s\" or \"{v}ms\""
-        )))
+        Err(no_unit(v))
     }
 
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Dur, E> {
-        Err(E::custom(format!(
-            "{v} has no unit; write a duration as a string with its unit, e.g. \"{v}s\" or \"{v}ms\""
-        )))
+        Err(no_unit(v))
     }
 
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Dur, E> {
-        Err(E::custom(format!(
-            "{v} has no unit; write a duration as a string with its unit, e.g. \"{v}s\""
-        )))
+        Err(no_unit(v))
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, _map: A) -> Result<Dur, A::Error> {
@@ -111,6 +105,13 @@ impl<'de> serde::de::Visitor<'de> for DurVisitor {
             "a TOML date or time is not a duration; write a duration as a string, e.g. \"30s\"",
         ))
     }
+}
+
+/// The error for a bare number where a duration belongs: what to write instead.
+fn no_unit<E: serde::de::Error>(v: impl fmt::Display) -> E {
+    E::custom(format!(
+        "{v} has no unit; write a duration as a string with its unit, e.g. \"{v}s\" or \"{v}ms\""
+    ))
 }
 
 #[cfg(test)]
