@@ -412,12 +412,11 @@ fn pick_clock_weight(picks: u64, idle_picks: u32, load: &Load, at: Moment) -> f6
 /// [`Initial::Penalty`]; the undecayed estimate while calls are outstanding under [`Probes::One`].
 #[inline]
 fn cost(a: &Ablation, split: &Split, picks: u64, load: &Load, at: Moment) -> f64 {
+    if a.split() {
+        return split_cost(a, split, picks, load, at.now());
+    }
     if !load.sampled && a.initial == Initial::Penalty {
         return unsampled_cost(load);
-    }
-    if a.split() {
-        return split_estimate(a, split, picks, load, at.now(), true)
-            * (f64::from(load.outstanding) + 1.0);
     }
     let n = f64::from(load.outstanding) + 1.0;
     if a.probes == Probes::One && load.outstanding > 0 {
@@ -428,6 +427,15 @@ fn cost(a: &Ablation, split: &Split, picks: u64, load: &Load, at: Moment) -> f64
         Idle::Frozen => load.rtt.stored() * n,
         Idle::PickClock => load.rtt.stored() * pick_clock_weight(picks, a.idle_picks, load, at) * n,
     }
+}
+
+/// [`cost`] under [`Ablation::split`], which needs only the time `now`.
+#[inline]
+fn split_cost(a: &Ablation, split: &Split, picks: u64, load: &Load, now: Nanos) -> f64 {
+    if !load.sampled && a.initial == Initial::Penalty {
+        return unsampled_cost(load);
+    }
+    split_estimate(a, split, picks, load, now, true) * (f64::from(load.outstanding) + 1.0)
 }
 
 impl Policy for PeakEwmaPolicy {
@@ -468,6 +476,13 @@ impl Policy for PeakEwmaPolicy {
             DecayMode::TimeWeighted if plain => p2c::pick(ready, choices, sampling, rng, |s| {
                 comparable_cost(&slots[s as usize].data)
             }),
+            // The split estimate reads only the time, so the decay factor's `exp` is not needed.
+            DecayMode::TimeWeighted if a.split() => {
+                let (picks, split) = (self.picks, &self.split);
+                p2c::pick(ready, choices, sampling, rng, |s| {
+                    split_cost(&a, split, picks, &slots[s as usize].data, now)
+                })
+            }
             DecayMode::TimeWeighted => {
                 let (at, picks, split) = (self.decay.at(now), self.picks, &self.split);
                 p2c::pick(ready, choices, sampling, rng, |s| {

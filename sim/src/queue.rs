@@ -1,4 +1,4 @@
-//! The event queue: a binary heap ordered by `(time, insertion sequence)`, so events scheduled for
+//! The event queue: a 4-ary min-heap ordered by `(time, insertion sequence)`, so events scheduled for
 //! the same instant run in the order they were scheduled (FIFO). Scheduling into the past is a bug
 //! in the engine and panics.
 //!
@@ -7,8 +7,7 @@
 //! third of the simulator's time with one deadline per request in flight in the heap. Both lanes
 //! share the sequence counter, so the tie rule holds across them.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use lblab_policy::Nanos;
 
@@ -18,27 +17,81 @@ struct Entry<E> {
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
+impl<E> Entry<E> {
+    /// Whether `self` runs before `other`: earlier, or as early and scheduled first.
+    #[inline]
+    fn before(&self, other: &Self) -> bool {
+        (self.at, self.seq) < (other.at, other.seq)
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+
+/// A 4-ary min-heap of entries by `(time, sequence)`. Sequences are unique, so the order is total
+/// and pops come out exactly as from any other correct heap; four children per node halve the
+/// depth of a binary heap, and a sift compares siblings that share a cache line.
+struct Heap<E> {
+    items: Vec<Entry<E>>,
 }
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: the heap pops the smallest (time, seq).
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+
+impl<E> Heap<E> {
+    const ARITY: usize = 4;
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    fn peek(&self) -> Option<&Entry<E>> {
+        self.items.first()
+    }
+
+    #[inline]
+    fn push(&mut self, entry: Entry<E>) {
+        let mut i = self.items.len();
+        self.items.push(entry);
+        // Sift up: move parents down until the new entry's place is found, then swap it in once.
+        while i > 0 {
+            let parent = (i - 1) / Self::ARITY;
+            if !self.items[i].before(&self.items[parent]) {
+                break;
+            }
+            self.items.swap(i, parent);
+            i = parent;
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry<E>> {
+        let last = self.items.pop()?;
+        if self.items.is_empty() {
+            return Some(last);
+        }
+        let top = std::mem::replace(&mut self.items[0], last);
+        // Sift the moved entry down: swap it with its earliest child while that child is earlier.
+        let n = self.items.len();
+        let mut i = 0;
+        loop {
+            let first = i * Self::ARITY + 1;
+            if first >= n {
+                break;
+            }
+            let mut best = first;
+            for c in first + 1..(first + Self::ARITY).min(n) {
+                if self.items[c].before(&self.items[best]) {
+                    best = c;
+                }
+            }
+            if !self.items[best].before(&self.items[i]) {
+                break;
+            }
+            self.items.swap(i, best);
+            i = best;
+        }
+        Some(top)
     }
 }
 
 /// A min-queue of events by time, FIFO among equal times.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Heap<E>,
     lane: VecDeque<Entry<E>>,
     seq: u64,
     now: Nanos,
@@ -48,7 +101,7 @@ impl<E> EventQueue<E> {
     /// An empty queue at time 0.
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
+            heap: Heap { items: Vec::new() },
             lane: VecDeque::new(),
             seq: 0,
             now: 0,
@@ -101,7 +154,7 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let from_lane = match (self.heap.peek(), self.lane.front()) {
-            (Some(h), Some(l)) => (l.at, l.seq) < (h.at, h.seq),
+            (Some(h), Some(l)) => l.before(h),
             (None, Some(_)) => true,
             (_, None) => false,
         };
@@ -121,7 +174,7 @@ impl<E> EventQueue<E> {
 
     /// Whether no events wait.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.lane.is_empty()
+        self.heap.len() == 0 && self.lane.is_empty()
     }
 }
 
@@ -156,6 +209,37 @@ mod tests {
         q.schedule(7, 'e');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['c', 'a', 'b', 'd', 'e']);
+    }
+
+    #[test]
+    fn pops_in_the_order_of_a_reference_heap_under_random_interleaving() {
+        use rand::{rngs::SmallRng, Rng, SeedableRng};
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let (mut seq, mut now) = (0u64, 0u64);
+        for _ in 0..20_000 {
+            if rng.random_bool(0.55) {
+                // Few distinct times, so many ties are broken by the sequence.
+                let at = now + rng.random_range(0..8u64);
+                seq += 1;
+                q.schedule(at, seq);
+                reference.push(Reverse((at, seq)));
+            } else {
+                let got = q.pop();
+                let want = reference.pop().map(|Reverse(e)| e);
+                assert_eq!(got, want);
+                if let Some((at, _)) = got {
+                    now = at;
+                }
+            }
+        }
+        while let Some(Reverse(want)) = reference.pop() {
+            assert_eq!(q.pop(), Some(want));
+        }
+        assert!(q.is_empty());
     }
 
     #[test]

@@ -69,7 +69,15 @@ pub(super) fn split_estimate(
     now: Nanos,
     probing: bool,
 ) -> f64 {
-    let ewma = load.rtt.stored() * idle_weight(a, split, picks, load, now, probing);
+    let weight = idle_weight(a, split, picks, load, now, probing);
+    estimate_with(a, split, load, now, weight)
+}
+
+/// [`split_estimate`] with its [`idle_weight`] already computed (one `exp` saved where the caller
+/// needs the weight too).
+#[inline]
+fn estimate_with(a: &Ablation, split: &Split, load: &Load, now: Nanos, weight: f64) -> f64 {
+    let ewma = load.rtt.stored() * weight;
     let estimate = match a.peak {
         Peak::Decaying if load.peak > 0.0 => {
             let age = now.saturating_sub(load.peak_stamp) as f64;
@@ -109,11 +117,12 @@ pub(super) fn split_observe(
         error_penalty: None,
         ..*a
     };
-    let current = split_estimate(&rtt_only, split, picks, load, now, false);
+    let idle = idle_weight(a, split, picks, load, now, false);
+    let current = estimate_with(&rtt_only, split, load, now, idle);
     let w = if let Some(inv_blend) = split.inv_blend {
         (-(now.saturating_sub(load.rtt.stamp()) as f64) * inv_blend).exp()
     } else if a.idle_decay_time.is_none() && a.idle != Idle::Frozen {
-        idle_weight(a, split, picks, load, now, false)
+        idle
     } else {
         load.rtt.weight(at)
     };
