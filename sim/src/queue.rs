@@ -1,4 +1,4 @@
-//! The event queue: a 4-ary min-heap ordered by `(time, insertion sequence)`, so events scheduled for
+//! The event queue: a binary heap ordered by `(time, insertion sequence)`, so events scheduled for
 //! the same instant run in the order they were scheduled (FIFO). Scheduling into the past is a bug
 //! in the engine and panics.
 //!
@@ -7,7 +7,8 @@
 //! third of the simulator's time with one deadline per request in flight in the heap. Both lanes
 //! share the sequence counter, so the tie rule holds across them.
 
-use std::collections::VecDeque;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
 
 use lblab_policy::Nanos;
 
@@ -17,81 +18,27 @@ struct Entry<E> {
     event: E,
 }
 
-impl<E> Entry<E> {
-    /// Whether `self` runs before `other`: earlier, or as early and scheduled first.
-    #[inline]
-    fn before(&self, other: &Self) -> bool {
-        (self.at, self.seq) < (other.at, other.seq)
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
     }
 }
-
-/// A 4-ary min-heap of entries by `(time, sequence)`. Sequences are unique, so the order is total
-/// and pops come out exactly as from any other correct heap; four children per node halve the
-/// depth of a binary heap, and a sift compares siblings that share a cache line.
-struct Heap<E> {
-    items: Vec<Entry<E>>,
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
-
-impl<E> Heap<E> {
-    const ARITY: usize = 4;
-
-    fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    fn peek(&self) -> Option<&Entry<E>> {
-        self.items.first()
-    }
-
-    #[inline]
-    fn push(&mut self, entry: Entry<E>) {
-        let mut i = self.items.len();
-        self.items.push(entry);
-        // Sift up: move parents down until the new entry's place is found, then swap it in once.
-        while i > 0 {
-            let parent = (i - 1) / Self::ARITY;
-            if !self.items[i].before(&self.items[parent]) {
-                break;
-            }
-            self.items.swap(i, parent);
-            i = parent;
-        }
-    }
-
-    #[inline]
-    fn pop(&mut self) -> Option<Entry<E>> {
-        let last = self.items.pop()?;
-        if self.items.is_empty() {
-            return Some(last);
-        }
-        let top = std::mem::replace(&mut self.items[0], last);
-        // Sift the moved entry down: swap it with its earliest child while that child is earlier.
-        let n = self.items.len();
-        let mut i = 0;
-        loop {
-            let first = i * Self::ARITY + 1;
-            if first >= n {
-                break;
-            }
-            let mut best = first;
-            for c in first + 1..(first + Self::ARITY).min(n) {
-                if self.items[c].before(&self.items[best]) {
-                    best = c;
-                }
-            }
-            if !self.items[best].before(&self.items[i]) {
-                break;
-            }
-            self.items.swap(i, best);
-            i = best;
-        }
-        Some(top)
+impl<E> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: the heap pops the smallest (time, seq).
+        (other.at, other.seq).cmp(&(self.at, self.seq))
     }
 }
 
 /// A min-queue of events by time, FIFO among equal times.
 pub struct EventQueue<E> {
-    heap: Heap<E>,
+    heap: BinaryHeap<Entry<E>>,
     lane: VecDeque<Entry<E>>,
     seq: u64,
     now: Nanos,
@@ -101,7 +48,7 @@ impl<E> EventQueue<E> {
     /// An empty queue at time 0.
     pub fn new() -> Self {
         EventQueue {
-            heap: Heap { items: Vec::new() },
+            heap: BinaryHeap::new(),
             lane: VecDeque::new(),
             seq: 0,
             now: 0,
@@ -154,7 +101,7 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let from_lane = match (self.heap.peek(), self.lane.front()) {
-            (Some(h), Some(l)) => l.before(h),
+            (Some(h), Some(l)) => (l.at, l.seq) < (h.at, h.seq),
             (None, Some(_)) => true,
             (_, None) => false,
         };
@@ -174,7 +121,7 @@ impl<E> EventQueue<E> {
 
     /// Whether no events wait.
     pub fn is_empty(&self) -> bool {
-        self.heap.len() == 0 && self.lane.is_empty()
+        self.heap.is_empty() && self.lane.is_empty()
     }
 }
 
