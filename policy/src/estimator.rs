@@ -94,6 +94,18 @@ pub struct Moment {
 }
 
 impl Moment {
+    /// `now` without a decay factor (factor and lift 1): for estimates whose comparable value is
+    /// never read, such as the split estimate of `peak_ewma_experimental`'s variations, which
+    /// decays from the stored estimate and its stamp. Saves the `exp` of [`Decay::at`].
+    #[inline]
+    pub fn unscaled(now: Nanos) -> Self {
+        Moment {
+            now,
+            factor: 1.0,
+            lift: 1.0,
+        }
+    }
+
     /// The time (ns).
     #[inline]
     pub fn now(&self) -> Nanos {

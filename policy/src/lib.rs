@@ -103,6 +103,7 @@ pub mod p2c;
 pub mod peak_ewma;
 pub mod pick_first;
 pub mod round_robin;
+pub mod shared;
 pub mod vectors;
 pub mod weighted_round_robin;
 pub mod xds;

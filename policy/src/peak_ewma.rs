@@ -64,6 +64,7 @@ use crate::{
 };
 
 pub mod per_method;
+pub mod shared;
 mod spec;
 mod split;
 
