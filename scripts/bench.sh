@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Regenerates the cost figures in results/bench/, with the commit and machine they came from:
+#   shared-pick.csv   pick + completion over one picker shared by 1, 2, 4 and 8 threads at 2 to
+#                     10,000 endpoints (policy/benches/shared_pick.rs), medians and the ratio to
+#                     round_robin at the same threads and endpoints, from one run
+#   policy-pick.csv   single-threaded pick + completion of every sans-IO policy and tower's
+#                     balancer (policy/benches/pick.rs), medians from one run
+#   sim-scaling.txt   simulated requests per CPU-second (sim/examples/scaling.rs)
+#   harness-capacity.csv  the real harness (healthy, 20 backends, round_robin, 5 s per rate) at
+#                     rising open-loop rates: dispatch lateness p99 and client CPU per call; the
+#                     capacity is the highest rate before the first incident (lateness p99 above
+#                     1 ms, the harness's own "disturbed" line, or any failed call)
+#   memory.csv        bytes per endpoint each policy allocates, counted at 10,000 endpoints
+#                     (policy/examples/memory.rs)
+#   machine.txt       commit, date, nproc, CPU model, rustc
+# Benchmarks are not tests: run this on a machine doing nothing else. About 12 minutes on 2 cores.
+#
+#   scripts/bench.sh
+#   OUT=/tmp/bench scripts/bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-results/bench}
+target=${CARGO_TARGET_DIR:-target}
+mkdir -p "$out"
+{
+    echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (with uncommitted changes)')"
+    echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "nproc: $(nproc)"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+    echo "rustc: $(rustc --version)"
+} > "$out/machine.txt"
+cargo bench -p lblab-policy --bench shared_pick -- --warm-up-time 1 --measurement-time 2 --noplot
+cargo bench -p lblab-policy --bench pick -- --warm-up-time 1 --measurement-time 2 --noplot
+# The medians criterion wrote, as CSV (group, function, value, median ns).
+python3 - "$target/criterion" "$out" <<'PY'
+import csv, json, pathlib, sys
+root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+def medians(group):
+    rows = {}
+    for bench in (root / group).glob("*/*/new/benchmark.json"):
+        meta = json.loads(bench.read_text())
+        est = json.loads((bench.parent / "estimates.json").read_text())
+        rows[(meta["function_id"], int(meta["value_str"]))] = est["median"]["point_estimate"]
+    return rows
+shared = medians("shared_pick_done")
+with open(out / "shared-pick.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["policy", "threads", "endpoints", "median_ns", "vs_round_robin"])
+    for (fid, n), ns in sorted(shared.items(), key=lambda kv: (kv[0][0].split("/")[0], int(kv[0][0].split("/")[1]), kv[0][1])):
+        policy, threads = fid.split("/")
+        rr = shared.get((f"round_robin/{threads}", n))
+        w.writerow([policy, threads, n, f"{ns:.1f}", f"{ns / rr:.2f}" if rr else ""])
+single = medians("pick_done")
+with open(out / "policy-pick.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["bench", "endpoints", "median_ns"])
+    for (fid, n), ns in sorted(single.items()):
+        w.writerow([fid, n, f"{ns:.1f}"])
+PY
+cargo run --release --quiet -p lblab-policy --example memory > "$out/memory.csv"
+cargo run --release --quiet -p lblab-sim --example scaling > "$out/sim-scaling.txt"
+cargo build --release --quiet
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+echo "rate,lateness_p99_us,client_cpu_per_call_us,failed,incident" > "$out/harness-capacity.csv"
+for rate in 1000 2000 3000 4000 6000 8000; do
+    sed "s/^rate = .*/rate = $rate/" scenarios/healthy.toml > "$scratch/healthy-$rate.toml"
+    "$target/release/lblab" real "$scratch/healthy-$rate.toml" --policy round_robin --duration 5s \
+        --warmup 1s --floor 0s --attempts 1 --out "$scratch/run-$rate" > /dev/null
+    python3 - "$scratch/run-$rate" "$rate" >> "$out/harness-capacity.csv" <<'PY'
+import csv, json, sys
+run, rate = sys.argv[1], sys.argv[2]
+p = json.load(open(f"{run}/harness.json"))["policies"][0]
+row = next(csv.DictReader(open(f"{run}/summary.csv")))
+failed = int(row["errors"]) + int(row["deadline_exceeded"]) + int(row["dropped"])
+late = p["dispatch_lateness"]["p99_us"]
+print(f"{rate},{late:.0f},{p['client_cpu_per_call_us']:.1f},{failed},{'yes' if late > 1000 or failed else 'no'}")
+PY
+done
+echo "wrote $out/: shared-pick.csv policy-pick.csv memory.csv sim-scaling.txt harness-capacity.csv machine.txt"
