@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 
 use lblab_policy::peak_ewma::{shared::SharedPeakEwma, Config};
 use lblab_policy::shared::{LeastRequest, RoundRobin, SharedPicker};
-use lblab_policy::{config, Connectivity, EndpointId, Outcome, Pick, Policy, RpcKind, Status};
+use lblab_policy::{config, Connectivity, EndpointId, Outcome, Pick, RpcKind, Status};
 use rand::{rngs::SmallRng, SeedableRng};
 
 /// The system allocator, counting live bytes.
