@@ -6,6 +6,7 @@
 #   one-slow   swept over 1 to 1,000 client channels at one total rate, 10 seeds;
 #   recovery   (the slow backend heals at 30 s: time_to_fair_s, until it carries 80 % of its fair
 #              share), 10 seeds;
+#   recovery-clients  the same, 168 s after the heal, over 1 to 1,000 client channels, 10 seeds;
 #   scale-out  (4 of 20 backends join at 20 s: time_to_fair_s of those), 10 seeds;
 #   methods-mixed, methods-slow-heavy  a light and a heavy method (90 % / 10 % of calls), without
 #              a fault and with one backend slow on the heavy method only, at 10/40/60 % of
@@ -38,6 +39,13 @@ for scenario in recovery scale-out; do
     echo "== $scenario"
     "$bin" sim "scenarios/design/$scenario.toml" --seeds "$seeds" --out "$out/$scenario" >/dev/null
 done
+# Recovery against the number of clients: the pick clock decays an avoided backend per pick, so a
+# client with few picks sees a heal late; idleMaxTime bounds that.
+echo "== recovery-clients"
+rm -rf "$out/recovery-clients"
+"$bin" sweep scenarios/design/recovery-clients.toml --vary workload.clients=1,10,50,200,1000 \
+    --seeds "$seeds" --out "$out/recovery-clients" >/dev/null
+find "$out/recovery-clients" -type f ! -name 'sweep.csv' -delete
 # Every canonical scenario under the same variations and references.
 echo "== canonical"
 rm -rf "$out/canonical"

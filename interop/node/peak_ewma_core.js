@@ -9,7 +9,8 @@
 //   last sample), sampled, picksAt (the policy's pick count at the last sample), outstanding; the
 //   policy counts its picks.
 //   w(now) = exp(−(now − stamp)/decayTime), and on the pick clock (CHOSEN) the larger of that and
-//            exp(−(picks − picksAt)/idlePicks)
+//            exp(−(picks − picksAt)/idlePicks), but at most exp(−(now − stamp)/max(idleMaxTime,
+//            decayTime)) (CHOSEN: idleMaxTime 60 s, so a client that picks rarely still probes)
 //   cost(now) = estimate × w(now) × (1 + errorPenalty × e/(1 − e)) × (outstanding + 1), with
 //               e = min(errors, 0.999) and errorPenalty 1 (CHOSEN; 0 in FIRST_WRITTEN); before the
 //               first sample (CHOSEN): 0 while nothing is outstanding, else
@@ -129,12 +130,14 @@ function configToJson(c) {
 }
 
 /**
- * The semantics lblab chose: Finagle's first estimate, idle decay on the pick clock, the
- * error-aware cost.
+ * The semantics lblab chose: Finagle's first estimate, idle decay on the pick clock bounded by
+ * idleMaxTime on the wall clock, the error-aware cost.
  */
-const CHOSEN = Object.freeze({ initial: 'penalty', idle: 'pick_clock', idlePicks: 5000, errorPenalty: 1 });
+const CHOSEN = Object.freeze({
+  initial: 'penalty', idle: 'pick_clock', idlePicks: 5000, idleMaxTime: 60 * NANOS_PER_SEC, errorPenalty: 1,
+});
 /** The proposal as first written: the defaultRtt prior, decay toward 0 on the wall clock. */
-const FIRST_WRITTEN = Object.freeze({ initial: 'prior', idle: 'to_zero', idlePicks: 5000, errorPenalty: 0 });
+const FIRST_WRITTEN = Object.freeze({ initial: 'prior', idle: 'to_zero', idlePicks: 5000, idleMaxTime: 0, errorPenalty: 0 });
 /** The cost of an endpoint without a sample but with calls outstanding (CHOSEN). */
 const PENALTY = 1e300;
 
@@ -168,7 +171,11 @@ class EndpointLoad {
     const wall = Math.exp(-dt / ctx.config.decayTime);
     if (ctx.semantics.idle !== 'pick_clock') return wall;
     const byPicks = Math.exp(-Math.max(0, ctx.picks - this.picksAt) / ctx.semantics.idlePicks);
-    return Math.max(wall, byPicks);
+    const w = Math.max(wall, byPicks);
+    const max = ctx.semantics.idleMaxTime || 0;
+    if (max === 0) return w;
+    // However few picks: at least the wall-clock decay with time constant idleMaxTime.
+    return Math.min(w, Math.exp(-dt / Math.max(max, ctx.config.decayTime)));
   }
 
   /** Whether the cost is CHOSEN's before-the-first-sample rule. */

@@ -870,12 +870,13 @@ fn peak_ewma_file() -> (&'static str, Value) {
     );
     s.add(
         "idle_decay_on_the_pick_clock",
-        "The chosen default, with idlePicks 50 (lblab-only) to keep the sequence short: between \
+        "The chosen default's pick clock alone (idleMaxTime 0s: no wall-clock bound), with \
+         idlePicks 50 (lblab-only) to keep the sequence short: between \
          samples an estimate decays toward 0 by the larger of e^(−Δt/decayTime) and \
          e^(−picks/idlePicks), picks counted since its last sample (every pick of the policy \
          counts). 25 picks over 100 s barely decay the avoided endpoint 1, however long the wait; \
          100 more within 0.2 s decay it below endpoint 0, which then probes it.",
-        json!({"lblabAblation": {"idlePicks": 50}}),
+        json!({"lblabAblation": {"idlePicks": 50, "idleMaxTime": "0s"}}),
         |r| {
             r.ready_all(0, &[0, 1]);
             let a = r.unary(0, &[0, 1]);
@@ -893,6 +894,31 @@ fn peak_ewma_file() -> (&'static str, Value) {
                 r.done(at + MS, c, Ok, MS);
             }
             r.check(103 * SEC);
+        },
+    );
+    s.add(
+        "a_client_that_picks_rarely_probes_within_idle_max_time",
+        "The chosen default as it is: idlePicks 5000 and idleMaxTime 60s. The client picks every \
+         4 s, so on the pick clock alone the avoided endpoint 1 (20 ms) would decay by only \
+         e^(−picks/5000); idleMaxTime makes its idle time at least Δt × decayTime / idleMaxTime, \
+         a decay of at least e^(−Δt/60 s). Endpoint 0 (2 ms, sampled every 4 s) keeps its \
+         estimate; endpoint 1's falls below it after about 60 s × ln(10) ≈ 140 s, and that pick \
+         probes it. It answers in 2 ms: healed, it is back.",
+        json!({}),
+        |r| {
+            r.ready_all(0, &[0, 1]);
+            let a = r.unary(0, &[0, 1]);
+            let b = r.unary(0, &[1, 0]);
+            r.done(2 * MS, a, Ok, 2 * MS);
+            r.done(20 * MS, b, Ok, 20 * MS);
+            for k in 1..=40u64 {
+                let c = r.unary(k * 4 * SEC, &[0, 1]);
+                r.done(k * 4 * SEC + 2 * MS, c, Ok, 2 * MS);
+                if k == 25 {
+                    r.check(101 * SEC);
+                }
+            }
+            r.check(161 * SEC);
         },
     );
     s.add(

@@ -202,7 +202,7 @@ test('chosen: an endpoint without a sample costs 0 idle, the penalty while a cal
 });
 
 test('chosen: idle decay runs on the pick clock, capped by the wall clock', () => {
-  const ctx = core.context(core.parseConfig({}));
+  const ctx = core.context(core.parseConfig({}), { ...core.CHOSEN, idleMaxTime: 0 });
   const e = new core.EndpointLoad(ctx, 0);
   e.onStart();
   e.onEnd(0, 20 * MS, true, ctx); // estimate 20 ms at t = 0, pick count 0
@@ -212,6 +212,18 @@ test('chosen: idle decay runs on the pick clock, capped by the wall clock', () =
   ctx.picks = 5000;
   close(e.cost(100 * S, ctx), 20 * MS * Math.exp(-1));
   close(e.cost(2 * S, ctx), 20 * MS * Math.exp(-0.2));
+});
+
+test('chosen: idleMaxTime bounds the pick clock by a slower wall clock', () => {
+  const ctx = core.context(core.parseConfig({}));
+  const e = new core.EndpointLoad(ctx, 0);
+  e.onStart();
+  e.onEnd(0, 20 * MS, true, ctx);
+  // No picks for 120 s: the pick clock alone would not decay it; idleMaxTime (60 s) does.
+  close(e.cost(120 * S, ctx), 20 * MS * Math.exp(-2));
+  // Many picks: the pick clock, capped by the wall clock with decayTime, decays it faster.
+  ctx.picks = 50000;
+  close(e.cost(20 * S, ctx), 20 * MS * Math.exp(-2));
 });
 
 test('chosen: the error-aware cost multiplies by 1/(1 − e), e weighted as the RTT blend', () => {

@@ -66,6 +66,9 @@ function semanticsOf(seq) {
   const a = seq.config.lblabAblation || {};
   const s = { ...core.CHOSEN };
   for (const k of ['initial', 'idle', 'idlePicks', 'errorPenalty']) if (k in a) s[k] = a[k];
+  // idleMaxTime: "0s" is no bound; as lblab, only the pick clock has one by default.
+  if ('idleMaxTime' in a) s.idleMaxTime = core.parseDuration(a.idleMaxTime);
+  else if (s.idle !== 'pick_clock') s.idleMaxTime = 0;
   // As lblab: the semantics as first written have no error-aware cost unless it is given.
   if (s.initial === 'prior' && !('errorPenalty' in a)) s.errorPenalty = 0;
   const known = [core.CHOSEN, core.FIRST_WRITTEN].some((t) => t.initial === s.initial && t.idle === s.idle);

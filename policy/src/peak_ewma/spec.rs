@@ -68,6 +68,7 @@ impl Spec for Config {
                     DecayMode::TimeWeighted => d.idle,
                 };
                 let initial = a.choice("initial", INITIALS, d.initial)?;
+                let idle_choice = a.choice("idle", IDLES, idle)?;
                 // The semantics as first written and tower's had no error-aware cost.
                 let error_default = if decay == DecayMode::OnRead || initial == Initial::Prior {
                     None
@@ -79,12 +80,20 @@ impl Spec for Config {
                     sampling: a.choice("sampling", SAMPLINGS, d.sampling)?,
                     streams: a.choice("streams", STREAMS, d.streams)?,
                     initial,
-                    idle: a.choice("idle", IDLES, idle)?,
+                    idle: idle_choice,
                     idle_picks: a.u32("idlePicks", d.idle_picks)?,
                     probes: a.choice("probes", PROBES, d.probes)?,
                     peak: a.choice("peak", PEAKS, d.peak)?,
                     peak_decay_time: optional_duration(a, "peakDecayTime")?,
                     idle_decay_time: optional_duration(a, "idleDecayTime")?,
+                    // Given: "0s" is no bound. Not given: the default bound with the pick clock.
+                    idle_max_time: if a.has("idleMaxTime") {
+                        Some(a.duration("idleMaxTime", 0)?).filter(|&d| d > 0)
+                    } else if idle_choice == Idle::PickClock {
+                        d.idle_max_time
+                    } else {
+                        None
+                    },
                     blend_time: optional_duration(a, "blendTime")?,
                     error_penalty: if a.has("errorPenalty") {
                         let p = a.f64("errorPenalty", 0.0)?;
@@ -104,7 +113,13 @@ impl Spec for Config {
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
                     return Err(a.err(
                         "decay",
-                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime or blendTime",
+                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime, idleMaxTime or blendTime",
+                    ));
+                }
+                if ablation.idle_max_time.is_some() && ablation.idle != Idle::PickClock {
+                    return Err(a.err(
+                        "idleMaxTime",
+                        "bounds the pick clock's idle decay: give it with idle \"pick_clock\"",
                     ));
                 }
                 if ablation.idle_picks == 0 {
@@ -144,6 +159,7 @@ impl Spec for Config {
         for (key, value) in [
             ("peakDecayTime", self.ablation.peak_decay_time),
             ("idleDecayTime", self.ablation.idle_decay_time),
+            ("idleMaxTime", self.ablation.idle_max_time),
             ("blendTime", self.ablation.blend_time),
         ] {
             if let Some(d) = value {

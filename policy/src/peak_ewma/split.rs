@@ -16,6 +16,9 @@ pub(super) struct Split {
     inv_peak: f64,
     /// `1/blendTime`, when set.
     inv_blend: Option<f64>,
+    /// The idle time's least share of the wall time (`idle time constant / idleMaxTime`), with
+    /// an `idleMaxTime`.
+    idle_floor: Option<f64>,
 }
 
 impl Split {
@@ -27,6 +30,10 @@ impl Split {
             inv_idle: 1.0 / idle as f64,
             inv_peak: 1.0 / peak as f64,
             inv_blend: a.blend_time.map(|b| 1.0 / b.max(1) as f64),
+            // Never faster than the wall clock itself.
+            idle_floor: a
+                .idle_max_time
+                .map(|m| (idle as f64 / m.max(1) as f64).min(1.0)),
         }
     }
 }
@@ -51,7 +58,12 @@ pub(super) fn idle_weight(
         Idle::Frozen => 0.0,
         Idle::PickClock => {
             let since = picks.saturating_sub(load.picks_at) as f64;
-            wall.min(since * split.tau / f64::from(a.idle_picks))
+            let idle = wall.min(since * split.tau / f64::from(a.idle_picks));
+            match split.idle_floor {
+                // However few picks: at least the wall-clock decay with time constant idleMaxTime.
+                Some(floor) => idle.max(wall * floor),
+                None => idle,
+            }
         }
     };
     (-idle * split.inv_idle).exp()

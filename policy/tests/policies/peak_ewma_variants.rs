@@ -103,7 +103,8 @@ fn the_pick_clock_bounds_the_probes_of_a_client_with_few_picks() {
     // (Finagle's penalty, so that every endpoint is tried once at once: with first_sample an
     // endpoint that got no call yet costs defaultRtt, 30 ms, above the slow one's 20 ms.)
     let to_zero = variant(r#""initial":"penalty","idle":"to_zero""#);
-    let pick_clock = variant(r#""initial":"penalty","idle":"pick_clock","idlePicks":1000"#);
+    let pick_clock =
+        variant(r#""initial":"penalty","idle":"pick_clock","idlePicks":1000,"idleMaxTime":"0s""#);
     assert!(
         probes(&to_zero, 4, 600) >= 10,
         "{}",
@@ -117,6 +118,26 @@ fn the_pick_clock_bounds_the_probes_of_a_client_with_few_picks() {
     // A busy client decays on the wall clock either way: the two probe alike.
     let (a, b) = (probes(&to_zero, 500, 120), probes(&pick_clock, 500, 120));
     assert!(a >= 3 && b >= 3 && a.abs_diff(b) <= a / 2 + 2, "{a} {b}");
+}
+
+#[test]
+fn idle_max_time_bounds_how_long_a_client_with_few_picks_avoids_an_endpoint() {
+    // The same client at 4 picks/s: the pick clock alone probes at most once in 600 s, toward
+    // zero on the wall clock every ~30 s; with the default idleMaxTime (60 s) in between, about
+    // every 60 s × ln(20 ms / 1 ms).
+    let alone = probes(
+        &variant(r#""initial":"penalty","idle":"pick_clock","idlePicks":1000,"idleMaxTime":"0s""#),
+        4,
+        600,
+    );
+    let bounded = probes(
+        &variant(r#""initial":"penalty","idle":"pick_clock","idlePicks":1000"#),
+        4,
+        600,
+    );
+    let to_zero = probes(&variant(r#""initial":"penalty","idle":"to_zero""#), 4, 600);
+    assert!(alone <= 1, "{alone}");
+    assert!(bounded >= 2 && bounded < to_zero, "{bounded} vs {to_zero}");
 }
 
 #[test]
