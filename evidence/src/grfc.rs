@@ -210,11 +210,13 @@ fn proposal(out: &mut String, ev: &Evidence) {
             `outstanding`): each new or reconnected endpoint gets one call, and its answer is \
             the first estimate.\n\
          3. The estimate decays toward 0 while the endpoint gives no samples, on the pick clock: \
-            `w(now) = max(exp(−(now − t)/decayTime), exp(−(K − k)/5000))`, \
-            `decayed(now) = e · w(now)`. Reading it changes nothing, so an endpoint that is no \
-            longer picked becomes cheaper and is tried again; a client with few picks probes in \
-            proportion to its own traffic, so many clients do not each re-probe a slow backend \
-            on their own wall clocks.\n\
+            `w(now) = min(max(exp(−(now − t)/decayTime), exp(−(K − k)/5000)), \
+            exp(−(now − t)/60 s))`, `decayed(now) = e · w(now)`. Reading it changes nothing, so \
+            an endpoint that is no longer picked becomes cheaper and is tried again; a client \
+            with few picks probes in proportion to its own traffic, so many clients do not each \
+            re-probe a slow backend on their own wall clocks; and however few picks it makes, a \
+            client still tries an avoided endpoint again within a few minutes (`idleMaxTime`, \
+            60 s), so it sees a backend heal.\n\
          4. When a counted call completes after `rtt`, with `x = 1` if its status is not OK and \
             0 if it is: the first sample sets `e = rtt` and `f = x`; later \
             `f = f · w(now) + (1 − w(now)) · x`, and if `rtt > decayed(now)`, `e = rtt` (the \
@@ -445,10 +447,9 @@ fn implementation(out: &mut String, ev: &Evidence) {
         out,
         "- Keep time in integer nanoseconds and clamp a clock that goes backwards; the estimate \
          is a float.\n\
-         - The estimates can share one decay epoch (store `e · exp(t/decayTime)` relative to a \
-         common origin, renormalized now and then), so comparing two costs needs no \
-         exponential: a pick and completion take {} ns at 1,000 endpoints in lblab against \
-         round_robin's {} (`bench/policy-pick.csv`).\n\
+         - A pick and its completion take {} ns at 1,000 endpoints in lblab's single-threaded \
+         policy against round_robin's {} (`bench/policy-pick.csv`): a few exponentials per call \
+         (the idle weight of each drawn candidate, the blend weight of the sample).\n\
          - The picker needs each endpoint's estimate and outstanding count; both are updated on \
          call completion, which every gRPC implementation already observes for least_request.\n\
          - Forget the estimate when an endpoint becomes READY again, so a restarted backend is \
@@ -458,6 +459,45 @@ fn implementation(out: &mut String, ev: &Evidence) {
          exponential per drawn candidate.\n",
         pick(PROPOSAL),
         pick("round_robin")
+    );
+    let shared = |p: &str, threads: u32| {
+        ev.shared_pick
+            .iter()
+            .find(|r| r.policy == p && r.threads == threads && r.endpoints == 1000)
+    };
+    let ratio = |p: &str, threads: u32| {
+        shared(p, threads)
+            .and_then(|r| r.vs_round_robin)
+            .map_or("–".into(), |x| format!("{x:.1}×"))
+    };
+    let ns = |p: &str, threads: u32| shared(p, threads).map_or("–".into(), |r| num(r.median_ns));
+    let bytes = |p: &str, kind: &str| {
+        ev.memory
+            .iter()
+            .find(|r| r.policy == p && r.kind == kind)
+            .map_or("–".into(), |r| format!("{:.0}", r.bytes_per_endpoint))
+    };
+    w!(
+        out,
+        "- Shared by the threads of a client (`policy/src/shared.rs`: a lock per endpoint around \
+         its estimate, an atomic pick counter, no lock over the whole policy), a pick and its \
+         completion take {} ns with one thread and {} ns of wall time per call with two at 1,000 \
+         endpoints: {} and {} round_robin's (one atomic index), against least_request's {} and \
+         {} (atomic counts) and a single lock around weighted_round_robin's {} and {} \
+         (`bench/shared-pick.csv`, 1 to 8 threads on this 2-core machine). The estimate takes \
+         {} bytes per endpoint shared ({} in lblab's single-threaded policy table), against \
+         least_request's {} (`bench/memory.csv`).\n",
+        ns(PROPOSAL, 1),
+        ns(PROPOSAL, 2),
+        ratio(PROPOSAL, 1),
+        ratio(PROPOSAL, 2),
+        ratio("least_request", 1),
+        ratio("least_request", 2),
+        ratio("weighted_round_robin", 1),
+        ratio("weighted_round_robin", 2),
+        bytes(PROPOSAL, "shared"),
+        bytes(PROPOSAL, "sans-io"),
+        bytes("least_request", "shared"),
     );
     let _ = times;
 }

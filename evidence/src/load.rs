@@ -24,6 +24,11 @@ pub struct Evidence {
     pub repeat_lengths: BTreeMap<String, (f64, f64)>,
     /// Pick-time benchmark medians (`results/bench/policy-pick.csv`).
     pub pick_bench: Vec<PickBench>,
+    /// Pick + completion over one picker shared by several threads
+    /// (`results/bench/shared-pick.csv`).
+    pub shared_pick: Vec<SharedPick>,
+    /// Bytes per endpoint of every policy (`results/bench/memory.csv`).
+    pub memory: Vec<MemoryRow>,
     /// Runs made to explain an anomaly (`results/anomalies/<name>/`, or one level deeper).
     pub anomalies: Vec<Anomaly>,
     /// gRPC's own clients beside lblab's on one fleet (`results/interop/{python,node}.csv`).
@@ -236,6 +241,32 @@ pub struct PickBench {
     pub median_ns: f64,
 }
 
+/// One row of `shared-pick.csv`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SharedPick {
+    /// Policy benchmarked.
+    pub policy: String,
+    /// Threads picking at once.
+    pub threads: u32,
+    /// READY endpoints.
+    pub endpoints: usize,
+    /// Median ns per pick and completion (all threads' wall time over their calls).
+    pub median_ns: f64,
+    /// The same over round_robin's at the same threads and endpoints.
+    pub vs_round_robin: Option<f64>,
+}
+
+/// One row of `memory.csv`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MemoryRow {
+    /// Policy measured.
+    pub policy: String,
+    /// `sans-io` (the policy as the simulator runs it) or `shared` (the threaded picker).
+    pub kind: String,
+    /// Bytes allocated per endpoint at 10,000 endpoints.
+    pub bytes_per_endpoint: f64,
+}
+
 fn read_text(path: &Path) -> Result<Option<String>, EvidenceError> {
     match lblab_model::results::read_result_file(path) {
         Ok(text) => Ok(Some(text)),
@@ -380,6 +411,8 @@ impl Evidence {
             repeats: BTreeMap::new(),
             repeat_lengths: BTreeMap::new(),
             pick_bench: Vec::new(),
+            shared_pick: Vec::new(),
+            memory: Vec::new(),
             anomalies: Vec::new(),
             interop: Vec::new(),
         };
@@ -476,6 +509,8 @@ impl Evidence {
             }
         }
         out.pick_bench = read_csv(&results_dir.join("bench/policy-pick.csv"))?.unwrap_or_default();
+        out.shared_pick = read_csv(&results_dir.join("bench/shared-pick.csv"))?.unwrap_or_default();
+        out.memory = read_csv(&results_dir.join("bench/memory.csv"))?.unwrap_or_default();
         for client in ["python", "node"] {
             let file = results_dir.join(format!("interop/{client}.csv"));
             out.interop

@@ -16,7 +16,10 @@
 //!   fast; but the idle time counts at most `decayTime / idlePicks` per pick this client made
 //!   since the endpoint's last sample. A busy client decays on the wall clock; a client with few
 //!   picks probes in proportion to its own traffic, so many clients do not each re-probe a slow
-//!   backend on their own clocks.
+//!   backend on their own clocks. And at least `decayTime / idleMaxTime` (60 s) per second of
+//!   wall time: however few picks a client makes, it tries an avoided backend again within a few
+//!   minutes and so sees it heal (recovering within T costs each client one possibly slow call per
+//!   T; the bound chooses T).
 //!
 //! - **An error-aware cost** (`errorPenalty` 1): the estimate is multiplied by `1 / (1 − e)`, `e`
 //!   the time-weighted share of the endpoint's calls that failed (same weights as the RTT blend):
@@ -37,7 +40,7 @@
 //!
 //! The variations are switchable for ablations through [`Ablation`] (service config field
 //! `lblabAblation`, an lblab extension): the first estimate ([`Initial`]), the idle decay
-//! ([`Idle`]) and its `idlePicks`, one probe at a time ([`Probes`]), what a slow sample does
+//! ([`Idle`]) with its `idlePicks` and `idleMaxTime`, one probe at a time ([`Probes`]), what a slow sample does
 //! ([`Peak`]: jump, blend, or a separate peak decaying over `peakDecayTime`), separate time
 //! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), an error-aware
 //! cost (`errorPenalty`), decay-on-read as
