@@ -493,7 +493,7 @@ mod tests {
     fn scenario(clients: u32, rate: f64) -> Scenario {
         Scenario::parse(&format!(
             r#"
-            name = "One slow"
+            name = "One_slow"
             [workload]
             clients = {clients}
             rate = {rate}
@@ -532,14 +532,14 @@ mod tests {
         let s = scenario(4, 4000.0);
         let opts = Options {
             image: "lblab:test".into(),
-            name: dns_label("lblab-One slow", 40),
+            name: dns_label("lblab-One_slow", 40),
             port: DEFAULT_PORT,
             shards: None,
             start_at: 1_800_000_000,
             dns: true,
         };
         assert_eq!(opts.name, "lblab-one-slow");
-        let m = k8s(&s, "name = \"One slow\"\n", &opts).unwrap();
+        let m = k8s(&s, "name = \"One_slow\"\n", &opts).unwrap();
         let fleet = m.iter().find(|m| m.file == "fleet.yaml").unwrap().text();
         for b in [
             "0) backend='main/0'",
