@@ -13,27 +13,30 @@ use std::time::{Duration, Instant};
 
 use common::{arg, scratch, text, wait_for};
 
-/// Three backends and one three times slower, 300 calls/s from two clients.
+/// Three backends and one ten times slower, 200 calls/s from two clients; service times long
+/// enough that a debug build's own cost per call does not blur which backend is slow.
 const SCENARIO: &str = r#"
 name = "netns-tiny"
 seed = 3
 [workload]
 clients = 2
-rate = 300
+rate = 200
+warmup = "1s"
+duration = "4s"
 deadline = "1s"
 [[fleet]]
 name = "main"
 count = 3
 workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "3ms" }
+service_time = { dist = "lognormal", median = "5ms", p99 = "7ms" }
 [[fleet]]
 name = "slow"
 workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "3ms" }
+service_time = { dist = "lognormal", median = "5ms", p99 = "7ms" }
 [[faults]]
 kind = "slowdown"
 targets = ["slow"]
-factor = 3
+factor = 10
 [[policies]]
 name = "round_robin"
 config = '{"loadBalancingConfig":[{"round_robin":{}}]}'

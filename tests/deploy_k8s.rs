@@ -44,6 +44,24 @@ fn validate(files: &[PathBuf], version: &str) -> (bool, String) {
     (out.status.success(), text(&out.stdout) + &text(&out.stderr))
 }
 
+/// Reads the manifests (PyYAML, which the validator brings) and runs `sh -n` on every
+/// container's `sh -c` script.
+const SHELL_CHECK: &str = r#"
+import subprocess, sys, yaml
+n = 0
+for f in sys.argv[1:]:
+    for doc in yaml.safe_load_all(open(f)):
+        spec = (doc or {}).get("spec", {})
+        for c in spec.get("template", {}).get("spec", {}).get("containers", []):
+            cmd = c.get("command", [])
+            if cmd[:2] == ["/bin/sh", "-c"]:
+                r = subprocess.run(["sh", "-n", "-c", cmd[2]], capture_output=True, text=True)
+                if r.returncode != 0:
+                    sys.exit(f"{f}: {c['name']}: {r.stderr}")
+                n += 1
+print(f"{n} scripts parse")
+"#;
+
 #[test]
 fn manifests_validate_against_the_kubernetes_schemas() {
     let dir = scratch("deploy-k8s");
@@ -105,6 +123,20 @@ config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
             // Every object was checked: ConfigMap, Service, StatefulSet, PVC, Job.
             assert_eq!(said.matches("passed").count(), 5, "{said}");
         }
+        // The containers' shell scripts parse (with `sh -n`, as the image's /bin/sh runs them).
+        let scripts = Command::new(interop_python())
+            .arg("-c")
+            .arg(SHELL_CHECK)
+            .args(&files)
+            .output()
+            .unwrap();
+        assert!(
+            scripts.status.success(),
+            "{}{}",
+            text(&scripts.stdout),
+            text(&scripts.stderr)
+        );
+        assert_eq!(text(&scripts.stdout).trim(), "2 scripts parse");
         let fleet = std::fs::read_to_string(out.join("fleet.yaml")).unwrap();
         let job = std::fs::read_to_string(out.join("loadgen.yaml")).unwrap();
         assert_says(

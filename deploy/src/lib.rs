@@ -38,6 +38,13 @@ pub const RATE_PER_SHARD: f64 = 2000.0;
 pub const DEFAULT_PORT: u16 = 50051;
 /// Where the scenario file is mounted in every pod.
 pub const SCENARIO_PATH: &str = "/etc/lblab/scenario.toml";
+/// Seconds each policy's slot adds to the run's own length (warm-up, measurement and drain):
+/// the fleet listens [`FLEET_LEAD_S`] before the slot's start and stops 25 s before the next
+/// slot's, and the load generators connect in the 5 s before it.
+pub const SLOT_MARGIN_S: u64 = 60;
+/// How long before a slot's start the fleet of that slot listens (its pods become ready and the
+/// headless Service's name resolves to them).
+pub const FLEET_LEAD_S: u64 = 20;
 /// Where the shared results volume is mounted in the load generators' pods.
 pub const RESULTS_PATH: &str = "/results";
 
@@ -160,10 +167,15 @@ impl Manifest {
     /// The file's text: the comment, then the documents.
     pub fn text(&self) -> String {
         let mut out = String::new();
-        for line in self.comment.lines() {
-            out.push_str(if line.is_empty() { "#" } else { "# " });
-            out.push_str(line);
-            out.push('\n');
+        for paragraph in self.comment.lines() {
+            if paragraph.is_empty() {
+                out.push_str("#\n");
+            }
+            for line in textwrap(paragraph, 96).lines() {
+                out.push_str("# ");
+                out.push_str(line);
+                out.push('\n');
+            }
         }
         out + &yaml::stream(&self.docs)
     }
@@ -255,13 +267,43 @@ pub fn k8s(
     for (k, b) in backends.iter().enumerate() {
         cases.push_str(&format!("  {k}) backend={} ;;\n", sh_quote(&b.name)));
     }
+    // One slot per policy, each with a fresh fleet whose fault timeline starts with it, as `lblab
+    // real` runs them (a load generator's --start-at is also the time 0 of its arrivals).
+    let policies: Vec<&str> = scenario
+        .policies
+        .iter()
+        .filter(|p| p.runs_in_real())
+        .map(|p| p.name.as_str())
+        .collect();
+    if policies.is_empty() {
+        return Err(DeployError::Invalid(format!(
+            "no policy of {} runs for real (only the simulator's)",
+            scenario.file.name
+        )));
+    }
+    let slot = (scenario.workload.end() + scenario.workload.drain()).div_ceil(1_000_000_000)
+        + SLOT_MARGIN_S;
+    let p = policies.len();
     let fleet_script = format!(
         "set -eu\n\
          # The StatefulSet's pod ordinal (the end of the pod's name) is the scenario backend's index.\n\
          ordinal=\"${{HOSTNAME##*-}}\"\n\
          case \"$ordinal\" in\n{cases}  *) echo \"pod $HOSTNAME: no backend {count} of the scenario has index $ordinal\" >&2; exit 2 ;;\n\
          esac\n\
-         exec lblab backend {SCENARIO_PATH} --only \"$backend\" --listen 0.0.0.0:{port} --start-at \"$START_AT\"\n",
+         # A fresh fleet for each of the {p} policies' slots of {slot} s from START_AT: listening {FLEET_LEAD_S} s\n\
+         # before the slot, its fault timeline's time 0 at the slot's start, gone 25 s before the next.\n\
+         k=0\n\
+         while [ \"$k\" -lt {p} ]; do\n\
+         \x20 t=$((START_AT + k * {slot}))\n\
+         \x20 now=\"$(date +%s)\"\n\
+         \x20 if [ \"$((t + {slot} - 25))\" -gt \"$now\" ]; then\n\
+         \x20   if [ \"$((t - {FLEET_LEAD_S}))\" -gt \"$now\" ]; then sleep \"$((t - {FLEET_LEAD_S} - now))\"; now=\"$(date +%s)\"; fi\n\
+         \x20   lblab backend {SCENARIO_PATH} --only \"$backend\" --listen 0.0.0.0:{port} --start-at \"$t\" --for \"$((t + {slot} - 25 - now))s\"\n\
+         \x20 fi\n\
+         \x20 k=$((k + 1))\n\
+         done\n\
+         echo \"every policy's slot is over; idle until deleted\"\n\
+         exec sleep infinity\n",
         count = backends.len(),
         port = opts.port,
     );
@@ -334,16 +376,33 @@ pub fn k8s(
             .join(",")
     };
     let rate_flag = if closed { "" } else { " --rate \"$rate\"" };
+    let mut policy_cases = String::new();
+    for (k, label) in policies.iter().enumerate() {
+        policy_cases.push_str(&format!("    {k}) policy={} ;;\n", sh_quote(label)));
+    }
     let loadgen_script = format!(
         "set -eu\n\
          i=\"$JOB_COMPLETION_INDEX\"\n\
          case \"$i\" in\n{cases}  *) echo \"no load-generator shard $i of {n}\" >&2; exit 2 ;;\n\
          esac\n\
-         # Start together: wait for the common start (the fault timeline's time 0 too).\n\
-         now=\"$(date +%s)\"\n\
-         if [ \"$START_AT\" -gt \"$now\" ]; then sleep \"$((START_AT - now))\"; fi\n\
-         exec lblab loadgen {SCENARIO_PATH} --targets {targets} --clients \"$clients\"{rate_flag} \
-         --seed \"$seed\" --start-at \"$START_AT\" --out \"{RESULTS_PATH}/shard-$i\"\n"
+         # Each policy in its slot of {slot} s from START_AT, against that slot's fresh fleet; every\n\
+         # shard starts at the slot's start (its --start-at: the fault timeline's time 0 too).\n\
+         rc=0\n\
+         k=0\n\
+         while [ \"$k\" -lt {p} ]; do\n\
+         \x20 case \"$k\" in\n{policy_cases}  esac\n\
+         \x20 t=$((START_AT + k * {slot}))\n\
+         \x20 now=\"$(date +%s)\"\n\
+         \x20 if [ \"$now\" -gt \"$((t + 5))\" ]; then\n\
+         \x20   echo \"$policy: its start ($t) has passed; skipped\" >&2; rc=1\n\
+         \x20 else\n\
+         \x20   if [ \"$((t - 5))\" -gt \"$now\" ]; then sleep \"$((t - 5 - now))\"; fi\n\
+         \x20   lblab loadgen {SCENARIO_PATH} --targets {targets} --clients \"$clients\"{rate_flag} \
+         --seed \"$seed\" --policy \"$policy\" --start-at \"$t\" --out \"{RESULTS_PATH}/policy-$k/shard-$i\" || rc=1\n\
+         \x20 fi\n\
+         \x20 k=$((k + 1))\n\
+         done\n\
+         exit \"$rc\"\n"
     );
     let max_rate = loads.iter().map(|l| l.rate).fold(0.0, f64::max);
     let max_clients = loads.iter().map(|l| l.clients).max().unwrap_or(1);
@@ -424,7 +483,7 @@ pub fn k8s(
             format!("{} calls/s", w.rate)
         },
         loads.len(),
-        textwrap(NOTES, 96),
+        NOTES,
     );
     let files = vec![
         Manifest {
@@ -440,17 +499,21 @@ pub fn k8s(
             file: "fleet.yaml".into(),
             comment: format!(
                 "{head}\n\nThe fleet: pod ordinal k serves backend k of the scenario on port {}, \
-                 behind the headless Service {fleet}.",
-                opts.port
+                 behind the headless Service {fleet}; a fresh fleet for each policy's slot of \
+                 {slot} s from start_at ({p} policies: {}).",
+                opts.port,
+                policies.join(", ")
             ),
             docs: vec![service, statefulset],
         },
         Manifest {
             file: "loadgen.yaml".into(),
             comment: format!(
-                "{head}\n\nThe load generators: completion index i runs shard i of the clients and \
-                 writes {RESULTS_PATH}/shard-i on the volume {results}. Merge them with \
-                 `lblab report --merge {RESULTS_PATH}/shard-* --out merged`."
+                "{head}\n\nThe load generators: completion index i runs shard i of the clients, \
+                 policy k in slot k ({slot} s each from start_at, against a fresh fleet), and \
+                 writes {RESULTS_PATH}/policy-k/shard-i on the volume {results}. Merge each \
+                 policy's shards with `lblab report --merge {RESULTS_PATH}/policy-k/shard-* \
+                 --out {RESULTS_PATH}/merged/policy-k`."
             ),
             docs: vec![pvc, job_spec],
         },
