@@ -10,6 +10,8 @@
 #               clients, rate and seeds of each are those of `lblab deploy k8s --shards N`
 #   --warmup W, --duration D   per policy [default: 3s, 10s]
 #   --policy P  repeatable [default: round_robin and peak_ewma]
+#   --p99-tolerance PCT   the relative part of the p99 agreement rule [default: 20, the project's
+#               rule; only a debug build's test, whose own cost per call adds tail noise, widens it]
 #
 # Environment: LBLAB (the binary) [default: target/release/lblab], OUT (results folder)
 # [default: lblab-out/<scenario>/netns], LBLAB_NETNS_PREFIX (the first three octets of the /24
@@ -40,19 +42,22 @@ shards=2
 warmup=3s
 duration=10s
 policies=()
+tolerance=20
 while (($#)); do
     case "$1" in
         --shards) shards="$2"; shift 2 ;;
         --warmup) warmup="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --policy) policies+=("$2"); shift 2 ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        --p99-tolerance) tolerance="$2"; shift 2 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         -*) echo "cluster-netns.sh: unknown flag $1 (see --help)" >&2; exit 2 ;;
         *) scenario="$1"; shift ;;
     esac
 done
 ((${#policies[@]})) || policies=(round_robin peak_ewma)
 [[ "$shards" =~ ^[1-9][0-9]?$ ]] || { echo "--shards $shards: give 1 to 99" >&2; exit 2; }
+[[ "$tolerance" =~ ^[0-9]{1,3}$ ]] || { echo "--p99-tolerance $tolerance: give a whole percent" >&2; exit 2; }
 
 lblab="${LBLAB:-$root/target/release/lblab}"
 [[ -x "$lblab" ]] || { echo "no lblab binary at $lblab: cargo build --release, or set LBLAB" >&2; exit 2; }
@@ -224,13 +229,17 @@ for k in "${!policies[@]}"; do
     echo "$policy: merged ${#shard_dirs[@]} shards into $dir/merged" >&2
 done
 
-# The same scenario in one process, on loopback, after the namespaced run (never two at once).
+# The same scenario in one process, on loopback, after the namespaced run (never two at once),
+# with the runtime threads `lblab backend` and `lblab loadgen` have (two each), unpinned and at
+# normal priority as they are.
 "$lblab" real "$file" --warmup "$warmup" --duration "$duration" "${policy_flags[@]}" \
-    --floor 0s --attempts 1 --no-realtime --no-pin --out "$out/single" >"$out/single.out" 2>"$out/single.err" ||
+    --floor 0s --attempts 1 --fleet-threads 2 --client-threads 2 --no-realtime --no-pin \
+    --out "$out/single" >"$out/single.out" 2>"$out/single.err" ||
     { echo "lblab real failed:" >&2; tail -5 "$out/single.err" >&2; exit 2; }
 
-python3 - "$out/single/summary.json" "$out/compare.csv" "${merged_dirs[@]}" <<'EOF'
+python3 - "$tolerance" "$out/single/summary.json" "$out/compare.csv" "${merged_dirs[@]}" <<'EOF'
 import csv, json, sys
+tolerance = int(sys.argv.pop(1)) / 100
 single = json.load(open(sys.argv[1]))
 merged = {"rows": [r for d in sys.argv[3:] for r in json.load(open(d + "/summary.json"))["rows"]]}
 rows = {r["policy"]: r for r in single["rows"]}
@@ -244,7 +253,7 @@ for m in merged["rows"]:
     if s is None:
         print(f"{m['policy']}: not in the single-process run"); agree_all = False; continue
     a, b = m["p99_ms"], s["p99_ms"]
-    p99_ok = abs(a - b) <= 1.0 or abs(a - b) <= 0.2 * b   # the agreement rule
+    p99_ok = abs(a - b) <= 1.0 or abs(a - b) <= tolerance * b   # the agreement rule
     x, y = m["slow_share"], s["slow_share"]
     share_ok = abs(x - y) <= max(0.02, 0.2 * max(x, y))
     agree_all &= p99_ok and share_ok
