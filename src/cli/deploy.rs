@@ -22,8 +22,9 @@ pub struct Args {
 enum Target {
     /// Write Kubernetes manifests: the scenario as a ConfigMap, the fleet as a StatefulSet (pod
     /// ordinal k serves backend k) behind a headless Service, and the load generators as an
-    /// Indexed Job (completion index i runs shard i of the clients), all starting at --start-at,
-    /// with a kustomization. See docs/distributed.md.
+    /// Indexed Job (completion index i runs shard i of the clients), with a kustomization. The
+    /// policies run one after the other in slots from --start-at, each against a fresh fleet.
+    /// See docs/distributed.md.
     K8s(K8sArgs),
 }
 
@@ -46,9 +47,10 @@ struct K8sArgs {
     /// scenario's clients].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     shards: Option<u32>,
-    /// The common start as Unix time in seconds: the fault timeline's time 0 in every backend,
-    /// and when the load generators start [default: 10 minutes from now]. It is in the
-    /// ConfigMap, which can be changed before the pods start.
+    /// The common start as Unix time in seconds: the first policy's slot starts then (the fault
+    /// timeline's time 0 in every backend, and when every load generator starts), the next ones
+    /// each a slot later [default: 10 minutes from now]. It is in the ConfigMap, which can be
+    /// changed before the pods start.
     #[arg(long)]
     start_at: Option<u64>,
     /// The backends' port.
