@@ -117,6 +117,29 @@ config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
             .collect();
         assert_eq!(names, ["fleet.yaml", "loadgen.yaml", "scenario.yaml"]);
         assert!(out.join("kustomization.yaml").is_file());
+        // The kustomize base builds, where kubectl is installed (offline: `kubectl kustomize`
+        // only reads the folder).
+        match Command::new("kubectl").arg("kustomize").arg(&out).output() {
+            Ok(k) => {
+                assert!(k.status.success(), "kubectl kustomize: {}", text(&k.stderr));
+                let kinds: Vec<String> = text(&k.stdout)
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("kind: "))
+                    .map(String::from)
+                    .collect();
+                assert_eq!(
+                    kinds,
+                    [
+                        "ConfigMap",
+                        "Service",
+                        "PersistentVolumeClaim",
+                        "StatefulSet",
+                        "Job"
+                    ]
+                );
+            }
+            Err(e) => eprintln!("kustomization not built: no kubectl ({e})"),
+        }
         for version in VERSIONS {
             let (ok, said) = validate(&files, version);
             assert!(ok, "{scenario} against Kubernetes {version}:\n{said}");
