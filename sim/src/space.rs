@@ -37,6 +37,9 @@ pub struct Plan {
 /// One point of a [`Plan`].
 #[derive(Debug, Clone)]
 pub struct PlannedPoint {
+    /// Its position among every point of the crossed axes (a shard's plan keeps the indices of
+    /// the whole sweep's).
+    pub index: usize,
     /// The overrides that make this point.
     pub overrides: Vec<Override>,
     /// The scenario at this point, one per seed.
@@ -55,7 +58,7 @@ pub fn plan(
     // Bounded before any point is built.
     let count = vary::check_size(axes, seeds)?;
     let mut points = Vec::with_capacity(count);
-    for overrides in vary::cross(axes) {
+    for (index, overrides) in vary::cross(axes).into_iter().enumerate() {
         let varied = vary::apply(scenario, &overrides)?;
         let mut scenarios = Vec::with_capacity(seeds as usize);
         for k in 0..seeds.max(1) {
@@ -71,6 +74,7 @@ pub fn plan(
             scenarios.push(s);
         }
         points.push(PlannedPoint {
+            index,
             overrides,
             scenarios,
         });
@@ -93,11 +97,23 @@ impl Plan {
     pub fn runs(&self) -> usize {
         self.points.len() * self.seeds as usize * self.policies.len()
     }
+
+    /// Shard `index` of `count`: the points whose index is `index` modulo `count` (every
+    /// `count`-th point, from the `index`-th), with all their seeds and policies. The assignment
+    /// depends on nothing but the point's index, so every shard of one sweep agrees on it.
+    pub fn shard(mut self, index: usize, count: usize) -> Plan {
+        self.points
+            .retain(|p| count > 0 && p.index % count == index);
+        self
+    }
 }
 
 /// The results of one point.
 #[derive(Debug, Clone, Serialize)]
 pub struct PointResult {
+    /// The point's index in the whole sweep ([`PlannedPoint::index`]); not written.
+    #[serde(skip)]
+    pub index: usize,
     /// The overrides that make this point.
     #[serde(serialize_with = "overrides_as_map")]
     pub overrides: Vec<Override>,
@@ -193,6 +209,7 @@ pub fn run(
             let faulty = healthy.iter().filter(|h| !**h).count();
             let rate = s.workload.rate;
             PointResult {
+                index: p.index,
                 overrides: p.overrides.clone(),
                 backends: s.backends.len(),
                 faulty_backends: faulty,
@@ -217,9 +234,16 @@ pub fn run(
             }
         }
     }
-    for point in &mut out {
-        let per_policy: Vec<(String, Vec<RunSample>)> = plan
-            .policies
+    summarize_points(&mut out, &plan.policies);
+    Ok(out)
+}
+
+/// Fills each point's [`PointResult::policies`] from its runs: per policy in `policies` order, the
+/// samples of its seeds in the order they ran (a merge of shards calls this on the runs it read
+/// back, so its intervals are those of the unsharded sweep).
+pub fn summarize_points(points: &mut [PointResult], policies: &[String]) {
+    for point in points {
+        let per_policy: Vec<(String, Vec<RunSample>)> = policies
             .iter()
             .map(|label| {
                 (
@@ -235,7 +259,6 @@ pub fn run(
             .collect();
         point.policies = stats::summarize(&per_policy, BASELINES);
     }
-    Ok(out)
 }
 
 /// The metrics of `sweep.csv`, each as `<m>,<m>_lo,<m>_hi` columns.

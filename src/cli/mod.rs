@@ -4,6 +4,7 @@ mod args;
 mod backend;
 mod check;
 mod compare;
+mod deploy;
 mod loadgen;
 mod lock;
 mod output;
@@ -79,6 +80,8 @@ enum Command {
     Real(real::Args),
     /// Run a scenario in the simulator and for real, and write compare.csv and a chart.
     Compare(compare::Args),
+    /// Write deployment manifests for running a scenario across a cluster (`deploy k8s`).
+    Deploy(deploy::Args),
     /// Write the language-neutral conformance vectors (JSON) for peak_ewma_experimental,
     /// least_request_experimental and outlier_detection_experimental to --out.
     Vectors(vectors::Args),
@@ -104,6 +107,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Real(args) => real::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Vectors(args) => vectors::run(args),
+        Command::Deploy(args) => deploy::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             // Into a buffer: clap_complete panics when it cannot write (a closed pipe).

@@ -12,6 +12,7 @@ use lblab_model::stats::{self, Interval};
 use lblab_model::vary::{self, Axis};
 use lblab_model::Scenario;
 use lblab_report::{write_sweep_charts, Sweep, SweepPoint};
+use lblab_sim::shard::{Shard, ShardFile, SweepIdentity};
 use lblab_sim::space::{self, PointResult};
 
 use super::output;
@@ -27,6 +28,19 @@ pub struct SpaceArgs<'a> {
     pub x: Option<&'a str>,
     pub out: Option<&'a Path>,
     pub jobs: usize,
+    /// Run only this shard of the points and write its shard file (`--shard i/N`).
+    pub shard: Option<Shard>,
+}
+
+/// What a sweep's files and charts are drawn from, besides its points: the same for a sweep run
+/// at once and for one merged from shards.
+pub struct SweepMeta<'a> {
+    pub scenario: &'a str,
+    pub seed: u64,
+    pub seeds: u64,
+    pub paths: &'a [String],
+    pub x: &'a str,
+    pub policies: &'a [String],
 }
 
 /// The x coordinates the charts may use besides the varied paths.
@@ -75,6 +89,12 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
         "no policy of {} runs in the simulator",
         scenario.file.name
     );
+    let all_points = plan.points.len();
+    let policies = plan.policies.clone();
+    let plan = match args.shard {
+        Some(shard) => plan.shard(shard.index, shard.count),
+        None => plan,
+    };
     // Each job holds one policy run at a time; the results kept across runs are summaries.
     for point in &plan.points {
         if let Some(s) = point.scenarios.first() {
@@ -92,12 +112,23 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
             .map(|p| p.replace('.', "-"))
             .collect::<Vec<_>>()
             .join("+");
-        Layout::scratch(args.file).run(&format!("sweep-{name}"))
+        let name = match args.shard {
+            Some(s) => format!("sweep-{name}-shard-{}-of-{}", s.index, s.count),
+            None => format!("sweep-{name}"),
+        };
+        Layout::scratch(args.file).run(&name)
     });
     let _out_dir = output::prepare_dir(&dir)?;
     eprintln!(
-        "sweeping {} points × {} seeds × {} policies of {} ({} simulations) on {} threads",
+        "sweeping {} points{} × {} seeds × {} policies of {} ({} simulations) on {} threads",
         plan.points.len(),
+        match args.shard {
+            Some(s) => format!(
+                " (shard {s}: every {}th of {all_points}, from point {})",
+                s.count, s.index
+            ),
+            None => String::new(),
+        },
         plan.seeds,
         plan.policies.len(),
         scenario.file.name,
@@ -114,35 +145,53 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     let wall = started.elapsed();
     let partial = stop.load(Ordering::Relaxed) || points.iter().any(|p| p.partial);
 
-    write_atomic(
-        &dir.join(layout::SWEEP_CSV),
-        &space::sweep_csv(&paths, &points)?,
-    )?;
-    write_atomic(
-        &dir.join(layout::RUNS_CSV),
-        &space::runs_csv(&paths, &points)?,
-    )?;
-    let json = serde_json::json!({
-        "scenario": scenario.file.name,
-        "seed": scenario.file.seed,
-        "seeds": plan.seeds,
-        "confidence": stats::CONFIDENCE,
-        "axes": paths,
-        "x": x,
-        "partial": partial,
-        "points": points,
-    });
-    write_atomic(
-        &dir.join(layout::SWEEP_JSON),
-        (serde_json::to_string_pretty(&json)? + "\n").as_bytes(),
-    )?;
-    charts(&dir, scenario, &plan.policies, &points, &x, plan.seeds)?;
-    print_points(&plan.policies, &points, &paths, plan.seeds);
-    if !plan.policies.iter().any(|p| p == "oracle") {
+    if let Some(shard) = args.shard {
+        let text = std::fs::read_to_string(args.file)
+            .with_context(|| format!("reading {}", args.file.display()))?;
+        let identity = SweepIdentity {
+            lblab: env!("CARGO_PKG_VERSION").to_string(),
+            scenario: scenario.file.name.clone(),
+            scenario_file: text,
+            seed: scenario.file.seed,
+            seeds: plan.seeds,
+            axes: SweepIdentity::axes_text(args.axes),
+            paths: paths.clone(),
+            x: x.clone(),
+            policies: policies.clone(),
+            points: all_points,
+            shards: shard.count,
+        };
+        let file = ShardFile::new(identity, shard.index, &points);
+        write_atomic(
+            &dir.join(lblab_sim::shard::SHARD_JSON),
+            file.to_json()?.as_bytes(),
+        )?;
         outln!(
-            "no p99_vs_oracle or p999_vs_oracle charts (and empty columns in sweep.csv): the sweep ran no `oracle` policy; add one to the scenario to get them"
+            "shard {shard}: {} points, {} simulations in {:.1}s wall on {} threads",
+            points.len(),
+            total,
+            wall.as_secs_f64(),
+            args.jobs
         );
+        outln!(
+            "wrote {}; join every shard with `lblab sweep --merge DIR… --out OUT`",
+            dir.join(lblab_sim::shard::SHARD_JSON).display()
+        );
+        return Ok(if partial {
+            ExitCode::from(130)
+        } else {
+            ExitCode::SUCCESS
+        });
     }
+    let meta = SweepMeta {
+        scenario: &scenario.file.name,
+        seed: scenario.file.seed,
+        seeds: plan.seeds,
+        paths: &paths,
+        x: &x,
+        policies: &plan.policies,
+    };
+    write(&dir, &meta, &points, partial)?;
     outln!(
         "{} simulations in {:.1}s wall on {} threads ({:.1}s per 1,000 simulations)",
         total,
@@ -156,6 +205,99 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `lblab sweep --merge DIR… --out OUT`: joins the shard folders of one sweep into the files the
+/// unsharded sweep writes.
+pub fn merge(dirs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
+    let mut shards = Vec::with_capacity(dirs.len());
+    for d in dirs {
+        let file = if d.is_file() {
+            d.clone()
+        } else {
+            d.join(lblab_sim::shard::SHARD_JSON)
+        };
+        let text = std::fs::read_to_string(&file).with_context(|| {
+            format!(
+                "{}: no shard file to read (give the folders that `lblab sweep … --shard i/N \
+                 --out DIR` wrote)",
+                file.display()
+            )
+        })?;
+        let shard = ShardFile::parse(&file.display().to_string(), &text)?;
+        shards.push((d.display().to_string(), shard));
+    }
+    let (sweep, points) = lblab_sim::shard::merge(&shards)?;
+    let _out_dir = output::prepare_dir(out)?;
+    let partial = points.iter().any(|p| p.partial);
+    let meta = SweepMeta {
+        scenario: &sweep.scenario,
+        seed: sweep.seed,
+        seeds: sweep.seeds,
+        paths: &sweep.paths,
+        x: &sweep.x,
+        policies: &sweep.policies,
+    };
+    write(out, &meta, &points, partial)?;
+    outln!(
+        "merged {} shards ({} points) of the sweep of {}",
+        shards.len(),
+        points.len(),
+        sweep.scenario
+    );
+    outln!("wrote {}", out.display());
+    Ok(if partial {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Writes `sweep.csv`, `runs.csv`, `sweep.json` and the charts, and prints the points.
+fn write(
+    dir: &Path,
+    meta: &SweepMeta<'_>,
+    points: &[PointResult],
+    partial: bool,
+) -> anyhow::Result<()> {
+    let paths = meta.paths;
+    write_atomic(
+        &dir.join(layout::SWEEP_CSV),
+        &space::sweep_csv(paths, points)?,
+    )?;
+    write_atomic(
+        &dir.join(layout::RUNS_CSV),
+        &space::runs_csv(paths, points)?,
+    )?;
+    let json = serde_json::json!({
+        "scenario": meta.scenario,
+        "seed": meta.seed,
+        "seeds": meta.seeds,
+        "confidence": stats::CONFIDENCE,
+        "axes": paths,
+        "x": meta.x,
+        "partial": partial,
+        "points": points,
+    });
+    write_atomic(
+        &dir.join(layout::SWEEP_JSON),
+        (serde_json::to_string_pretty(&json)? + "\n").as_bytes(),
+    )?;
+    charts(
+        dir,
+        meta.scenario,
+        meta.policies,
+        points,
+        meta.x,
+        meta.seeds,
+    )?;
+    print_points(meta.policies, points, paths, meta.seeds);
+    if !meta.policies.iter().any(|p| p == "oracle") {
+        outln!(
+            "no p99_vs_oracle or p999_vs_oracle charts (and empty columns in sweep.csv): the sweep ran no `oracle` policy; add one to the scenario to get them"
+        );
+    }
+    Ok(())
 }
 
 /// What the brackets of [`print_points`] are: the interval's coverage over `seeds` seeds (the
@@ -218,14 +360,14 @@ fn scaled(i: &Interval, k: f64) -> Interval {
 /// The charts of a sweep (drawn by the report crate, which also redraws them from `sweep.json`).
 fn charts(
     dir: &Path,
-    scenario: &Scenario,
+    scenario: &str,
     policies: &[String],
     points: &[PointResult],
     x: &str,
     seeds: u64,
 ) -> anyhow::Result<()> {
     let sweep = Sweep {
-        scenario: scenario.file.name.clone(),
+        scenario: scenario.to_string(),
         seeds,
         x: x.to_string(),
         policies: policies.to_vec(),

@@ -23,7 +23,8 @@ pub struct Args {
     budget: super::args::Budget,
     /// Scenario file (TOML). With --vary every policy of it runs at every point; without, its
     /// fleet, faults and workload are used for the peak-EWMA grid and its policies are not.
-    scenario: PathBuf,
+    #[arg(required_unless_present = "merge")]
+    scenario: Option<PathBuf>,
     /// Vary a scenario field by its dotted path: `workload.rate=500,1000,2000`,
     /// `fleet.main.count=4,9,19`, `faults.0.factor=1.2,2,10`, `fleet.slow.service_time.median=5ms,20ms`,
     /// `workload.utilization=0.1,0.5,0.9` (a fraction of the fleet's capacity). Repeatable: the
@@ -59,6 +60,17 @@ pub struct Args {
     /// Results folder [default: lblab-out/<scenario-name>/sweep, or sweep-<paths> with --vary].
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Run only shard I of N (I from 0): the points whose index is I modulo N, every N-th, and
+    /// write their runs to `shard.json` in --out instead of the sweep's files. `lblab sweep
+    /// --merge` joins the N shard folders into exactly the files one unsharded run writes. For
+    /// an Indexed Job: `--shard $JOB_COMPLETION_INDEX/N`. With --vary.
+    #[arg(long, value_name = "I/N", requires = "vary")]
+    shard: Option<lblab_sim::shard::Shard>,
+    /// Join the folders of every shard of one sweep (`--shard i/N`) into the files the unsharded
+    /// sweep writes (byte for byte the same), in --out. Refuses shards of different sweeps, a
+    /// missing shard or one given twice.
+    #[arg(long, value_name = "DIR", num_args = 1.., requires = "out", conflicts_with_all = ["scenario", "vary", "shard", "seeds", "policies", "x"])]
+    merge: Vec<PathBuf>,
     /// Worker threads, 1 to 1024 [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     jobs: Option<u16>,
@@ -89,10 +101,17 @@ fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> anyho
     Ok(())
 }
 
-pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    args.scenario = super::args::scenario_path(&args.scenario)?;
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.budget.apply();
-    let scenario = super::args::load(&args.scenario, None)?;
+    let Some(scenario) = &args.scenario else {
+        let out = args
+            .out
+            .as_deref()
+            .context("--merge writes the merged sweep into --out DIR")?;
+        return super::space::merge(&args.merge, out);
+    };
+    let scenario_file = super::args::scenario_path(scenario)?;
+    let scenario = super::args::load(&scenario_file, None)?;
     let jobs = args
         .jobs
         .map(usize::from)
@@ -101,13 +120,14 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         super::args::check_policies(&scenario, &args.policies)?;
         return super::space::run(super::space::SpaceArgs {
             scenario: &scenario,
-            file: &args.scenario,
+            file: &scenario_file,
             axes: &args.vary,
             seeds: args.seeds,
             policies: &args.policies,
             x: args.x.as_deref(),
             out: args.out.as_deref(),
             jobs,
+            shard: args.shard,
         });
     }
     check_axis("decay-times", &args.decay_times)?;
@@ -116,7 +136,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .clone()
-        .unwrap_or_else(|| output::results_dir(&args.scenario, "sweep", None));
+        .unwrap_or_else(|| output::results_dir(&scenario_file, "sweep", None));
     let _out_dir = output::prepare_dir(&dir)?;
     let grid = Grid {
         decay_times: args.decay_times.clone(),

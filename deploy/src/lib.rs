@@ -1,0 +1,629 @@
+//! Running a scenario beyond one machine: plain Kubernetes manifests for its fleet and its load
+//! generators (`lblab deploy k8s`), made of the same `lblab backend` and `lblab loadgen`
+//! processes that run on one machine.
+//!
+//! - The **fleet** is a StatefulSet with one pod per backend of the scenario: pod ordinal `k`
+//!   serves backend `k` (its group, faults and service times: `lblab backend --only <name>`), on
+//!   the same port in every pod, behind a headless Service whose name resolves to every ready
+//!   pod, so load generators find the fleet with `dns:///<service>:<port>` and re-resolve it.
+//! - The **load generators** are an Indexed Job: completion index `i` runs shard `i` of the
+//!   scenario's clients ([`shards`]: the clients split as evenly as they go, each shard's rate in
+//!   proportion to its clients, so every client offers the scenario's per-client load, and its
+//!   own seed), waits until the common start (`--start-at`, from the ConfigMap) and writes its
+//!   results folder to a shared volume, for `lblab report --merge`.
+//! - **Resources** are sized from the scenario and the harness's measured cost per call
+//!   ([`CLIENT_CPU_PER_CALL_US`]); CPU *limits* are left out on purpose (see [`NOTES`]).
+
+mod yaml;
+
+use lblab_model::Scenario;
+use serde_json::{json, Value};
+
+pub use yaml::stream as yaml_stream;
+
+/// Client CPU per call, µs: the load generator's runtime threads (RPC stack and policy) at
+/// 2,000 calls/s over 20 backends, as the harness measured it in
+/// `results/real-harness/targets-run{1,2,3}/harness.json` (`client_cpu_per_call_us`: 128.8 to
+/// 143.6 µs across runs and policies; this is about their largest).
+pub const CLIENT_CPU_PER_CALL_US: f64 = 140.0;
+/// The dispatcher thread's CPU per call, µs (pacing, spin-waits included), from the same files
+/// (`dispatcher_cpu_per_call_us`, about 81 µs).
+pub const DISPATCHER_CPU_PER_CALL_US: f64 = 81.0;
+/// The highest rate one load-generator process is given by default: the rate at which the
+/// harness's precision was measured on one core (`results/real-harness/README.md`: dispatch
+/// lateness p99 0.2–0.3 ms at 2,000 calls/s); the default shard count is the scenario's rate
+/// over this, rounded up.
+pub const RATE_PER_SHARD: f64 = 2000.0;
+/// The port every backend pod listens on.
+pub const DEFAULT_PORT: u16 = 50051;
+/// Where the scenario file is mounted in every pod.
+pub const SCENARIO_PATH: &str = "/etc/lblab/scenario.toml";
+/// Seconds each policy's slot adds to the run's own length (warm-up, measurement and drain):
+/// the fleet listens [`FLEET_LEAD_S`] before the slot's start and stops 25 s before the next
+/// slot's, and the load generators connect in the 5 s before it.
+pub const SLOT_MARGIN_S: u64 = 60;
+/// How long before a slot's start the fleet of that slot listens (its pods become ready and the
+/// headless Service's name resolves to them).
+pub const FLEET_LEAD_S: u64 = 20;
+/// Where the shared results volume is mounted in the load generators' pods.
+pub const RESULTS_PATH: &str = "/results";
+
+/// The note on pinning and CPU limits written into the manifests.
+pub const NOTES: &str = "\
+CPU: the pods request CPU sized from the scenario's rate and the harness's measured cost per \
+call, and set no CPU limit: a CFS quota throttles a process for the rest of its period once it \
+is used up, which adds up to a period (100 ms by default) to whatever call is in flight, a \
+latency the lab would then measure as the policy's. For pinned cores, give the pods a \
+Guaranteed QoS class (limits equal to requests, whole CPUs) on nodes whose kubelet runs the \
+static CPU manager policy; the load generator's real-time scheduling (SCHED_FIFO) needs the \
+SYS_NICE capability, and without it lblab runs at normal priority and says so. Either way the \
+harness measures its own floor: run `lblab real` on one node of the same kind to see what the \
+stack itself adds.";
+
+/// What is wrong with a deployment request.
+#[derive(Debug, thiserror::Error)]
+pub enum DeployError {
+    /// An option that cannot make a valid deployment of this scenario.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// How to deploy.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The container image holding `lblab` (built from the `Containerfile`).
+    pub image: String,
+    /// The name every object's name starts with (a DNS label).
+    pub name: String,
+    /// The port of every backend pod.
+    pub port: u16,
+    /// Load-generator shards [default: the rate over [`RATE_PER_SHARD`], rounded up, at most
+    /// the scenario's clients].
+    pub shards: Option<usize>,
+    /// The common start, Unix seconds: time 0 of the fault timeline in every backend and load
+    /// generator, and when the load generators start.
+    pub start_at: u64,
+    /// Whether load generators find the fleet with `dns:///` (re-resolved), or with each pod's
+    /// own name in scenario order (so each address is its scenario backend, for the traffic
+    /// share to faulty backends).
+    pub dns: bool,
+}
+
+/// One load-generator shard: its clients, rate and seed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShardLoad {
+    /// Clients of this shard.
+    pub clients: u32,
+    /// Its open-loop rate, calls/s (0 for a closed loop).
+    pub rate: f64,
+    /// Its seed: the scenario's plus the shard index.
+    pub seed: u64,
+}
+
+/// The scenario's clients split into `n` shards: `clients / n` each, the first `clients % n`
+/// one more; each shard's rate in proportion to its clients; seed `seed + i`.
+pub fn shards(scenario: &Scenario, n: usize) -> Result<Vec<ShardLoad>, DeployError> {
+    let w = &scenario.file.workload;
+    let clients = w.clients.max(1) as usize;
+    if n == 0 || n > clients {
+        return Err(DeployError::Invalid(format!(
+            "{n} load-generator shards for {} clients: each shard runs at least one of the \
+             scenario's clients (workload.clients), so use 1 to {clients} shards, or raise \
+             workload.clients",
+            clients
+        )));
+    }
+    Ok((0..n)
+        .map(|i| {
+            let c = clients / n + usize::from(i < clients % n);
+            ShardLoad {
+                clients: c as u32,
+                rate: w.rate * c as f64 / clients as f64,
+                seed: scenario.file.seed.wrapping_add(i as u64),
+            }
+        })
+        .collect())
+}
+
+/// The default shard count: the rate over [`RATE_PER_SHARD`], rounded up, at least 1 and at
+/// most the clients.
+pub fn default_shards(scenario: &Scenario) -> usize {
+    let w = &scenario.file.workload;
+    let n = (w.rate / RATE_PER_SHARD).ceil().max(1.0) as usize;
+    n.min(w.clients.max(1) as usize)
+}
+
+/// A Kubernetes name made of `text`: lower case, `-` for anything else, at most `max` characters.
+pub fn dns_label(text: &str, max: usize) -> String {
+    let mut s: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    while s.contains("--") {
+        s = s.replace("--", "-");
+    }
+    let s: String = s.trim_matches('-').chars().take(max).collect();
+    s.trim_end_matches('-').to_string()
+}
+
+/// One manifest file: its name and its documents.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// File name, e.g. `fleet.yaml`.
+    pub file: String,
+    /// A comment for its head.
+    pub comment: String,
+    /// The Kubernetes objects.
+    pub docs: Vec<Value>,
+}
+
+impl Manifest {
+    /// The file's text: the comment, then the documents.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for paragraph in self.comment.lines() {
+            if paragraph.is_empty() {
+                out.push_str("#\n");
+            }
+            for line in textwrap(paragraph, 96).lines() {
+                out.push_str("# ");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out + &yaml::stream(&self.docs)
+    }
+}
+
+/// CPU in millicores, for a resource request: at least 100m.
+fn millicores(cores: f64) -> String {
+    format!("{}m", ((cores * 1000.0).ceil() as u64).max(100))
+}
+
+/// Memory in MiB, for a resource request: at least 64 MiB.
+fn mebibytes(bytes: u64) -> String {
+    format!("{}Mi", (bytes.div_ceil(1 << 20)).max(64))
+}
+
+/// Single-quotes `s` for `sh`.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The manifests of `scenario` (whose file's text is `scenario_text`), with `opts`: the ConfigMap
+/// with the scenario and the start, the fleet (headless Service, StatefulSet), the results volume
+/// and the load generators' Indexed Job, and a kustomization listing them.
+pub fn k8s(
+    scenario: &Scenario,
+    scenario_text: &str,
+    opts: &Options,
+) -> Result<Vec<Manifest>, DeployError> {
+    let name = &opts.name;
+    if name.is_empty() || name.len() > 40 || dns_label(name, 40) != *name {
+        return Err(DeployError::Invalid(format!(
+            "--name {name:?}: must be 1 to 40 lower-case letters, digits and '-' (a DNS label \
+             that leaves room for the objects' suffixes)"
+        )));
+    }
+    if opts.image.trim().is_empty() || opts.image.chars().any(char::is_whitespace) {
+        return Err(DeployError::Invalid(format!(
+            "--image {:?}: give an image reference, e.g. registry.example/lblab:0.1",
+            opts.image
+        )));
+    }
+    if opts.port == 0 {
+        return Err(DeployError::Invalid(
+            "--port 0: the backend pods need a fixed port".into(),
+        ));
+    }
+    let n = opts.shards.unwrap_or_else(|| default_shards(scenario));
+    let loads = shards(scenario, n)?;
+    let backends = &scenario.backends;
+    let w = &scenario.file.workload;
+    let closed = w.concurrency.is_some() || w.rate == 0.0;
+    let (fleet, config, job, results) = (
+        format!("{name}-fleet"),
+        format!("{name}-scenario"),
+        format!("{name}-loadgen"),
+        format!("{name}-results"),
+    );
+    let labels = |part: &str| {
+        json!({
+            "app.kubernetes.io/name": "lblab",
+            "app.kubernetes.io/instance": name,
+            "app.kubernetes.io/component": part,
+        })
+    };
+    let start_env = json!({
+        "name": "START_AT",
+        "valueFrom": {"configMapKeyRef": {"name": config, "key": "start_at"}},
+    });
+    let scenario_volume = json!({"name": "scenario", "configMap": {"name": config}});
+    let scenario_mount = json!({"name": "scenario", "mountPath": "/etc/lblab", "readOnly": true});
+
+    let configmap = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": config, "labels": labels("scenario")},
+        "data": {
+            "scenario.toml": scenario_text,
+            "start_at": opts.start_at.to_string(),
+        },
+    });
+
+    // The fleet: pod ordinal k serves backend k.
+    let per_backend_rate = if closed {
+        0.0
+    } else {
+        w.rate / backends.len().max(1) as f64
+    };
+    let mut cases = String::new();
+    for (k, b) in backends.iter().enumerate() {
+        cases.push_str(&format!("  {k}) backend={} ;;\n", sh_quote(&b.name)));
+    }
+    // One slot per policy, each with a fresh fleet whose fault timeline starts with it, as `lblab
+    // real` runs them (a load generator's --start-at is also the time 0 of its arrivals).
+    let policies: Vec<&str> = scenario
+        .policies
+        .iter()
+        .filter(|p| p.runs_in_real())
+        .map(|p| p.name.as_str())
+        .collect();
+    if policies.is_empty() {
+        return Err(DeployError::Invalid(format!(
+            "no policy of {} runs for real (only the simulator's)",
+            scenario.file.name
+        )));
+    }
+    let slot = (scenario.workload.end() + scenario.workload.drain()).div_ceil(1_000_000_000)
+        + SLOT_MARGIN_S;
+    let p = policies.len();
+    let fleet_script = format!(
+        "set -eu\n\
+         # The StatefulSet's pod ordinal (the end of the pod's name) is the scenario backend's index.\n\
+         ordinal=\"${{HOSTNAME##*-}}\"\n\
+         case \"$ordinal\" in\n{cases}  *) echo \"pod $HOSTNAME: no backend {count} of the scenario has index $ordinal\" >&2; exit 2 ;;\n\
+         esac\n\
+         # A fresh fleet for each of the {p} policies' slots of {slot} s from START_AT: listening {FLEET_LEAD_S} s\n\
+         # before the slot, its fault timeline's time 0 at the slot's start, gone 25 s before the next.\n\
+         k=0\n\
+         while [ \"$k\" -lt {p} ]; do\n\
+         \x20 t=$((START_AT + k * {slot}))\n\
+         \x20 now=\"$(date +%s)\"\n\
+         \x20 if [ \"$((t + {slot} - 25))\" -gt \"$now\" ]; then\n\
+         \x20   if [ \"$((t - {FLEET_LEAD_S}))\" -gt \"$now\" ]; then sleep \"$((t - {FLEET_LEAD_S} - now))\"; now=\"$(date +%s)\"; fi\n\
+         \x20   lblab backend {SCENARIO_PATH} --only \"$backend\" --listen 0.0.0.0:{port} --start-at \"$t\" --for \"$((t + {slot} - 25 - now))s\"\n\
+         \x20 fi\n\
+         \x20 k=$((k + 1))\n\
+         done\n\
+         echo \"every policy's slot is over; idle until deleted\"\n\
+         exec sleep infinity\n",
+        count = backends.len(),
+        port = opts.port,
+    );
+    let service = json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": fleet, "labels": labels("fleet")},
+        "spec": {
+            // Headless: the name resolves to every ready pod, which dns:/// re-resolves.
+            "clusterIP": "None",
+            "selector": labels("fleet"),
+            "ports": [{"name": "grpc", "port": opts.port, "targetPort": opts.port, "protocol": "TCP"}],
+        },
+    });
+    let statefulset = json!({
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": fleet, "labels": labels("fleet")},
+        "spec": {
+            "serviceName": fleet,
+            "replicas": backends.len(),
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": labels("fleet")},
+            "template": {
+                "metadata": {"labels": labels("fleet")},
+                "spec": {
+                    "containers": [{
+                        "name": "backend",
+                        "image": opts.image,
+                        "command": ["/bin/sh", "-c", fleet_script],
+                        "env": [start_env.clone()],
+                        "ports": [{"name": "grpc", "containerPort": opts.port, "protocol": "TCP"}],
+                        "readinessProbe": {"tcpSocket": {"port": opts.port}, "periodSeconds": 2},
+                        "resources": {
+                            "requests": {
+                                // The server's cost per call is not measured apart; the
+                                // client's is used as its estimate, plus the timer thread.
+                                "cpu": millicores(0.1 + per_backend_rate * CLIENT_CPU_PER_CALL_US * 1.5e-6),
+                                "memory": mebibytes(64 << 20),
+                            },
+                            "limits": {"memory": mebibytes(256 << 20)},
+                        },
+                        "volumeMounts": [scenario_mount.clone()],
+                    }],
+                    "volumes": [scenario_volume.clone()],
+                },
+            },
+        },
+    });
+
+    // The load generators.
+    let mut cases = String::new();
+    for (i, l) in loads.iter().enumerate() {
+        let load = if closed {
+            String::new()
+        } else {
+            format!(" rate={}", l.rate)
+        };
+        cases.push_str(&format!(
+            "  {i}) clients={}{load} seed={} ;;\n",
+            l.clients, l.seed
+        ));
+    }
+    let targets = if opts.dns {
+        format!("dns:///{fleet}:{}", opts.port)
+    } else {
+        (0..backends.len())
+            .map(|k| format!("{fleet}-{k}.{fleet}:{}", opts.port))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let rate_flag = if closed { "" } else { " --rate \"$rate\"" };
+    let mut policy_cases = String::new();
+    for (k, label) in policies.iter().enumerate() {
+        policy_cases.push_str(&format!("    {k}) policy={} ;;\n", sh_quote(label)));
+    }
+    let loadgen_script = format!(
+        "set -eu\n\
+         i=\"$JOB_COMPLETION_INDEX\"\n\
+         case \"$i\" in\n{cases}  *) echo \"no load-generator shard $i of {n}\" >&2; exit 2 ;;\n\
+         esac\n\
+         # Each policy in its slot of {slot} s from START_AT, against that slot's fresh fleet; every\n\
+         # shard starts at the slot's start (its --start-at: the fault timeline's time 0 too).\n\
+         rc=0\n\
+         k=0\n\
+         while [ \"$k\" -lt {p} ]; do\n\
+         \x20 case \"$k\" in\n{policy_cases}  esac\n\
+         \x20 t=$((START_AT + k * {slot}))\n\
+         \x20 now=\"$(date +%s)\"\n\
+         \x20 if [ \"$now\" -gt \"$((t + 5))\" ]; then\n\
+         \x20   echo \"$policy: its start ($t) has passed; skipped\" >&2; rc=1\n\
+         \x20 else\n\
+         \x20   if [ \"$((t - 5))\" -gt \"$now\" ]; then sleep \"$((t - 5 - now))\"; fi\n\
+         \x20   lblab loadgen {SCENARIO_PATH} --targets {targets} --clients \"$clients\"{rate_flag} \
+         --seed \"$seed\" --policy \"$policy\" --start-at \"$t\" --out \"{RESULTS_PATH}/policy-$k/shard-$i\" || rc=1\n\
+         \x20 fi\n\
+         \x20 k=$((k + 1))\n\
+         done\n\
+         exit \"$rc\"\n"
+    );
+    let max_rate = loads.iter().map(|l| l.rate).fold(0.0, f64::max);
+    let max_clients = loads.iter().map(|l| l.clients).max().unwrap_or(1);
+    let memory = {
+        let mut file = scenario.file.clone();
+        file.workload.clients = max_clients;
+        file.workload.rate = max_rate;
+        let shard = Scenario::validate(file)
+            .map_err(|e| DeployError::Invalid(format!("a shard of the scenario: {e}")))?;
+        let policies = scenario
+            .policies
+            .iter()
+            .filter(|p| p.runs_in_real())
+            .count();
+        lblab_model::budget::estimate(&shard, policies.max(1), lblab_model::budget::Mode::Real)
+            .bytes
+    };
+    let pvc = json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": results, "labels": labels("results")},
+        "spec": {
+            // Every shard writes its own folder; ReadWriteMany lets them run on any node.
+            "accessModes": ["ReadWriteMany"],
+            "resources": {"requests": {"storage": format!("{}Gi", loads.len().div_ceil(8))}},
+        },
+    });
+    let job_spec = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": job, "labels": labels("loadgen")},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": loads.len(),
+            "parallelism": loads.len(),
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"labels": labels("loadgen")},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{
+                        "name": "loadgen",
+                        "image": opts.image,
+                        "command": ["/bin/sh", "-c", loadgen_script],
+                        "env": [start_env],
+                        "resources": {
+                            "requests": {
+                                "cpu": millicores(
+                                    1.25 * max_rate * (CLIENT_CPU_PER_CALL_US + DISPATCHER_CPU_PER_CALL_US) * 1e-6,
+                                ),
+                                "memory": mebibytes(memory + (64 << 20)),
+                            },
+                            "limits": {"memory": mebibytes(2 * memory + (128 << 20))},
+                        },
+                        "volumeMounts": [
+                            scenario_mount,
+                            {"name": "results", "mountPath": RESULTS_PATH},
+                        ],
+                    }],
+                    "volumes": [
+                        scenario_volume,
+                        {"name": "results", "persistentVolumeClaim": {"claimName": results}},
+                    ],
+                },
+            },
+        },
+    });
+
+    let head = format!(
+        "lblab deploy k8s: scenario {} ({} backends, {} clients, {}), {} load-generator shards.\n\
+         Written by `lblab deploy k8s`; see docs/distributed.md.\n\n{}",
+        scenario.file.name,
+        backends.len(),
+        w.clients,
+        if closed {
+            "closed loop".to_string()
+        } else {
+            format!("{} calls/s", w.rate)
+        },
+        loads.len(),
+        NOTES,
+    );
+    let files = vec![
+        Manifest {
+            file: "scenario.yaml".into(),
+            comment: format!(
+                "{head}\n\nThe scenario file and the common start (Unix seconds): time 0 of every \
+                 backend's fault timeline and when the load generators start. Set start_at a \
+                 little after the pods will be running, e.g. `date -d '+2 min' +%s`."
+            ),
+            docs: vec![configmap],
+        },
+        Manifest {
+            file: "fleet.yaml".into(),
+            comment: format!(
+                "{head}\n\nThe fleet: pod ordinal k serves backend k of the scenario on port {}, \
+                 behind the headless Service {fleet}; a fresh fleet for each policy's slot of \
+                 {slot} s from start_at ({p} policies: {}).",
+                opts.port,
+                policies.join(", ")
+            ),
+            docs: vec![service, statefulset],
+        },
+        Manifest {
+            file: "loadgen.yaml".into(),
+            comment: format!(
+                "{head}\n\nThe load generators: completion index i runs shard i of the clients, \
+                 policy k in slot k ({slot} s each from start_at, against a fresh fleet), and \
+                 writes {RESULTS_PATH}/policy-k/shard-i on the volume {results}. Merge each \
+                 policy's shards with `lblab report --merge {RESULTS_PATH}/policy-k/shard-* \
+                 --out {RESULTS_PATH}/merged/policy-k`."
+            ),
+            docs: vec![pvc, job_spec],
+        },
+        Manifest {
+            file: "kustomization.yaml".into(),
+            comment: "A kustomize base of the manifests above (`kubectl apply -k .`).".into(),
+            docs: vec![json!({
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": ["scenario.yaml", "fleet.yaml", "loadgen.yaml"],
+            })],
+        },
+    ];
+    Ok(files)
+}
+
+/// `text` broken into lines of at most `width` characters.
+fn textwrap(text: &str, width: usize) -> String {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(clients: u32, rate: f64) -> Scenario {
+        Scenario::parse(&format!(
+            r#"
+            name = "One_slow"
+            [workload]
+            clients = {clients}
+            rate = {rate}
+            duration = "10s"
+            [[fleet]]
+            name = "main"
+            count = 3
+            service_time = {{ dist = "exponential", mean = "2ms" }}
+            [[policies]]
+            name = "round_robin"
+            config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
+            "#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn clients_and_rate_split_evenly() {
+        let s = scenario(5, 5000.0);
+        assert_eq!(default_shards(&s), 3);
+        let l = shards(&s, 3).unwrap();
+        assert_eq!(
+            l.iter().map(|l| l.clients).collect::<Vec<_>>(),
+            vec![2, 2, 1]
+        );
+        assert_eq!(l.iter().map(|l| l.rate).sum::<f64>(), 5000.0);
+        assert_eq!(l[2].rate, 1000.0);
+        assert_eq!(l[1].seed, 2);
+        assert!(shards(&s, 6).is_err());
+        assert!(shards(&s, 0).is_err());
+        assert_eq!(default_shards(&scenario(1, 5000.0)), 1);
+    }
+
+    #[test]
+    fn manifests_name_every_backend_and_shard() {
+        let s = scenario(4, 4000.0);
+        let opts = Options {
+            image: "lblab:test".into(),
+            name: dns_label("lblab-One_slow", 40),
+            port: DEFAULT_PORT,
+            shards: None,
+            start_at: 1_800_000_000,
+            dns: true,
+        };
+        assert_eq!(opts.name, "lblab-one-slow");
+        let m = k8s(&s, "name = \"One_slow\"\n", &opts).unwrap();
+        let fleet = m.iter().find(|m| m.file == "fleet.yaml").unwrap().text();
+        for b in [
+            "0) backend='main/0'",
+            "2) backend='main/2'",
+            "\"replicas\"",
+            "clusterIP",
+        ] {
+            assert!(fleet.contains(b.trim_matches('"')), "{b} in {fleet}");
+        }
+        let job = m.iter().find(|m| m.file == "loadgen.yaml").unwrap().text();
+        for s in [
+            "completionMode: \"Indexed\"",
+            "1) clients=2 rate=2000 seed=2",
+            "dns:///lblab-one-slow-fleet:50051",
+        ] {
+            assert!(job.contains(s), "{s} in {job}");
+        }
+        let bad = Options {
+            name: "Bad Name".into(),
+            ..opts
+        };
+        assert!(k8s(&s, "", &bad).is_err());
+    }
+}

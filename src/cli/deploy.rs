@@ -1,0 +1,117 @@
+//! `lblab deploy k8s SCENARIO --image IMAGE`: plain Kubernetes manifests for a scenario's fleet
+//! and sharded load generators (`lblab-deploy`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use lblab_deploy::{Options, DEFAULT_PORT};
+use lblab_model::results::write_atomic;
+
+use super::output;
+
+/// Arguments of `lblab deploy`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    target: Target,
+}
+
+/// Where to deploy.
+#[derive(Debug, clap::Subcommand)]
+enum Target {
+    /// Write Kubernetes manifests: the scenario as a ConfigMap, the fleet as a StatefulSet (pod
+    /// ordinal k serves backend k) behind a headless Service, and the load generators as an
+    /// Indexed Job (completion index i runs shard i of the clients), with a kustomization. The
+    /// policies run one after the other in slots from --start-at, each against a fresh fleet.
+    /// See docs/distributed.md.
+    K8s(K8sArgs),
+}
+
+/// Arguments of `lblab deploy k8s`.
+#[derive(Debug, clap::Args)]
+struct K8sArgs {
+    /// Scenario file (TOML).
+    scenario: PathBuf,
+    /// The container image with `lblab` (build it from the Containerfile), e.g.
+    /// registry.example/lblab:0.1.
+    #[arg(long)]
+    image: String,
+    /// Folder for the manifests [default: lblab-out/<scenario>/k8s].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The prefix of every object's name [default: lblab-<scenario name>].
+    #[arg(long)]
+    name: Option<String>,
+    /// Load-generator shards [default: the rate over 2,000 calls/s, rounded up, at most the
+    /// scenario's clients].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    shards: Option<u32>,
+    /// The common start as Unix time in seconds: the first policy's slot starts then (the fault
+    /// timeline's time 0 in every backend, and when every load generator starts), the next ones
+    /// each a slot later [default: 10 minutes from now]. It is in the ConfigMap, which can be
+    /// changed before the pods start.
+    #[arg(long)]
+    start_at: Option<u64>,
+    /// The backends' port.
+    #[arg(long, default_value_t = DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
+    port: u16,
+    /// Give the load generators each backend pod's own name, in scenario order, instead of
+    /// `dns:///<service>:<port>`: then each address is known to be its scenario backend (the
+    /// share of traffic to faulty backends counts right), but pods that come and go are not
+    /// re-resolved.
+    #[arg(long)]
+    pod_targets: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let Target::K8s(args) = args.target;
+    let file = super::args::scenario_path(&args.scenario)?;
+    let scenario = super::args::load(&file, None)?;
+    let text =
+        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    if let Some(at) = args.start_at {
+        // `lblab backend` accepts a start within a day of now; so does this.
+        anyhow::ensure!(
+            at.abs_diff(now) <= 86_400,
+            "--start-at {at}: must be a Unix time in seconds within a day of now ({now})"
+        );
+    }
+    let opts = Options {
+        image: args.image,
+        name: args.name.unwrap_or_else(|| {
+            lblab_deploy::dns_label(&format!("lblab-{}", scenario.file.name), 40)
+        }),
+        port: args.port,
+        shards: args.shards.map(|n| n as usize),
+        start_at: args.start_at.unwrap_or(now + 600),
+        dns: !args.pod_targets,
+    };
+    let manifests = lblab_deploy::k8s(&scenario, &text, &opts)
+        .with_context(|| format!("deploying {}", file.display()))?;
+    let dir = args
+        .out
+        .unwrap_or_else(|| output::results_dir(&file, "k8s", None));
+    let _out_dir = output::prepare_dir(&dir)?;
+    for m in &manifests {
+        write_atomic(&dir.join(&m.file), m.text().as_bytes())?;
+    }
+    let n = opts
+        .shards
+        .unwrap_or_else(|| lblab_deploy::default_shards(&scenario));
+    outln!(
+        "{}: {} backend pods, {n} load-generator shards, starting at Unix time {}",
+        scenario.file.name,
+        scenario.backends.len(),
+        opts.start_at
+    );
+    outln!(
+        "wrote {} (kubectl apply -k {})",
+        dir.display(),
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

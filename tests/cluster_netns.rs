@@ -1,0 +1,198 @@
+//! `scripts/cluster-netns.sh` end to end: the fleet and two load-generator shards as separate
+//! processes in separate network namespaces, merged, and compared with the single-process
+//! `lblab real` run of the same scenario (the script exits 0 only when every policy's p99 agrees,
+//! here within 50 % or 1 ms, see below, and its share to the faulty backend is the same); and a
+//! run interrupted with Ctrl-C (SIGINT) leaves no namespace and no process behind. Needs root (network
+//! namespaces) and iproute2; without them the tests say why and skip.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{arg, scratch, text, wait_for};
+
+/// Three backends and one ten times slower, 200 calls/s from two clients; service times long
+/// enough that a debug build's own cost per call does not blur which backend is slow.
+const SCENARIO: &str = r#"
+name = "netns-tiny"
+seed = 3
+[workload]
+clients = 2
+rate = 200
+warmup = "1s"
+duration = "4s"
+deadline = "1s"
+[[fleet]]
+name = "main"
+count = 3
+workers = 4
+service_time = { dist = "lognormal", median = "5ms", p99 = "7ms" }
+[[fleet]]
+name = "slow"
+workers = 4
+service_time = { dist = "lognormal", median = "5ms", p99 = "7ms" }
+[[faults]]
+kind = "slowdown"
+targets = ["slow"]
+factor = 10
+[[policies]]
+name = "round_robin"
+config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+[[policies]]
+name = "peak_ewma"
+config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
+"#;
+
+/// Why the script cannot run here, if it cannot.
+fn cannot_run() -> Option<String> {
+    let uid = Command::new("id").arg("-u").output().ok()?;
+    if text(&uid.stdout).trim() != "0" {
+        return Some("not root: network namespaces need root".into());
+    }
+    match Command::new("ip").args(["netns", "list"]).output() {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!("`ip netns list` fails: {}", text(&o.stderr))),
+        Err(e) => Some(format!("no iproute2 `ip`: {e}")),
+    }
+}
+
+/// The namespaces of the script run whose process id is `pid`.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&format!("lbn{pid}-")))
+        .map(String::from)
+        .collect()
+}
+
+/// Processes whose command line mentions `needle` (the run's own results folder).
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(needle) && common::alive(pid) {
+                v.push(pid);
+            }
+        }
+    }
+    v
+}
+
+fn script(dir: &Path, extra: &[&str]) -> Command {
+    let scenario = dir.join("netns-tiny.toml");
+    std::fs::write(&scenario, SCENARIO).unwrap();
+    let mut c = Command::new("bash");
+    c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster-netns.sh"))
+        .arg(&scenario)
+        .args(["--shards", "2"])
+        .args(extra)
+        .env("LBLAB", env!("CARGO_BIN_EXE_lblab"))
+        .env("OUT", dir.join("out"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+#[test]
+fn namespaced_shards_merged_agree_with_one_process_and_ctrl_c_cleans_up() {
+    if let Some(why) = cannot_run() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = scratch("cluster-netns");
+    // The p99s within 50 % (or 1 ms) rather than the rule's 20 %: this is a debug build on a
+    // shared machine, whose own cost per call adds tail noise to the one-process run (fleet and
+    // load generator in one process) that a release build does not have; the shares to the slow
+    // backend must still agree as the script says (within 0.02 or 20 %), and the release build's
+    // run with the rule itself is in docs/distributed.md.
+    let out = script(
+        &dir,
+        &[
+            "--warmup",
+            "1s",
+            "--duration",
+            "4s",
+            "--p99-tolerance",
+            "50",
+        ],
+    )
+    .output()
+    .expect("runs scripts/cluster-netns.sh");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{stdout}\n{stderr}",
+        out.status.code()
+    );
+    assert!(stderr.contains("nothing routed outside them"), "{stderr}");
+    assert!(stderr.contains("cleaned up"), "{stderr}");
+    for policy in ["round_robin", "peak_ewma"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(policy) && l.ends_with("agree")),
+            "{policy}: {stdout}"
+        );
+    }
+    let results = dir.join("out");
+    for f in [
+        "policy-0/merged/summary.json",
+        "policy-1/merged/summary.json",
+        "single/summary.json",
+        "compare.csv",
+    ] {
+        assert!(results.join(f).is_file(), "{f}");
+    }
+    // Both shards' calls are in each policy's merged run.
+    for k in 0..2 {
+        let dir = results.join(format!("policy-{k}"));
+        let merged = common::summary(&dir.join("merged"));
+        let shard = |i: usize| common::summary(&dir.join(format!("shard-{i}")));
+        let requests = |s: &serde_json::Value| s["rows"][0]["requests"].as_u64().unwrap();
+        assert_eq!(requests(&merged), requests(&shard(0)) + requests(&shard(1)));
+    }
+    assert!(processes_mentioning(arg(&dir)).is_empty());
+
+    // Interrupted once the fleet is up: everything it made goes.
+    let dir = scratch("cluster-netns-interrupted");
+    let mut child = script(&dir, &["--warmup", "1s", "--duration", "20s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let backend_out = dir.join("out/policy-0/backend.out");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&backend_out).is_ok_and(|t| t.contains("--targets")) {
+        assert!(Instant::now() < deadline, "the fleet did not start");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the script ended early"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(namespaces_of(pid).len() >= 4, "{:?}", namespaces_of(pid));
+    assert!(processes_mentioning(arg(&dir)).len() >= 2);
+    // Ctrl-C: SIGINT to the script.
+    let killed = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = wait_for(
+        &mut child,
+        Duration::from_secs(30),
+        "cluster-netns.sh after SIGINT",
+    );
+    let err = common::read_all(child.stderr.take());
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("cleaned up"), "{err}");
+    assert!(namespaces_of(pid).is_empty(), "{:?}", namespaces_of(pid));
+    assert!(processes_mentioning(arg(&dir)).is_empty());
+}

@@ -1,0 +1,243 @@
+//! `lblab deploy k8s` writes manifests that Kubernetes' own schemas accept: every object is
+//! checked by `kubernetes-validate` (PyPI, pinned in `interop/python/requirements.txt`, installed
+//! by `scripts/interop-env.sh`; it bundles each Kubernetes release's schemas, so it runs
+//! offline), in strict mode (an unknown field is an error). The validator must also refuse a
+//! broken copy of them, so this test cannot pass with a validator that accepts anything.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{arg, assert_says, fails, interop_python, scratch, succeeds, text};
+
+/// The Kubernetes releases validated against: the oldest whose schemas the validator bundles
+/// that this test cares about (Indexed Jobs are GA since 1.24) and the validator's newest.
+const VERSIONS: [&str; 2] = ["1.30.0", "1.37.0"];
+
+/// The files of a deployment that are Kubernetes objects: all but `kustomization.yaml`, which
+/// is kustomize's own file (no API server serves its kind, so there is no schema for it).
+fn objects(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "yaml")
+                && p.file_name().is_some_and(|n| n != "kustomization.yaml")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs the validator on `files` against `version`: (success, what it printed).
+fn validate(files: &[PathBuf], version: &str) -> (bool, String) {
+    let validator = interop_python()
+        .parent()
+        .expect("the virtualenv's bin folder")
+        .join("kubernetes-validate");
+    let out = Command::new(&validator)
+        .args(["--strict", "-k", version])
+        .args(files)
+        .output()
+        .unwrap_or_else(|e| panic!("runs {}: {e}", validator.display()));
+    (out.status.success(), text(&out.stdout) + &text(&out.stderr))
+}
+
+/// Reads the manifests (PyYAML, which the validator brings) and runs `sh -n` on every
+/// container's `sh -c` script.
+const SHELL_CHECK: &str = r#"
+import subprocess, sys, yaml
+n = 0
+for f in sys.argv[1:]:
+    for doc in yaml.safe_load_all(open(f)):
+        spec = (doc or {}).get("spec", {})
+        for c in spec.get("template", {}).get("spec", {}).get("containers", []):
+            cmd = c.get("command", [])
+            if cmd[:2] == ["/bin/sh", "-c"]:
+                r = subprocess.run(["sh", "-n", "-c", cmd[2]], capture_output=True, text=True)
+                if r.returncode != 0:
+                    sys.exit(f"{f}: {c['name']}: {r.stderr}")
+                n += 1
+print(f"{n} scripts parse")
+"#;
+
+#[test]
+fn manifests_validate_against_the_kubernetes_schemas() {
+    let dir = scratch("deploy-k8s");
+    let closed = dir.join("closed.toml");
+    std::fs::write(
+        &closed,
+        r#"
+name = "closed"
+[workload]
+clients = 3
+arrival = "closed"
+concurrency = 4
+duration = "10s"
+[[fleet]]
+name = "main"
+count = 2
+service_time = { dist = "exponential", mean = "2ms" }
+[[policies]]
+name = "round_robin"
+config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+"#,
+    )
+    .unwrap();
+    // An open loop that needs two shards, and a closed loop.
+    for (scenario, shards) in [("one-slow", "2"), (arg(&closed), "3")] {
+        let out = dir.join(Path::new(scenario).file_stem().unwrap());
+        let printed = succeeds(&[
+            "deploy",
+            "k8s",
+            scenario,
+            "--image",
+            "registry.example/lblab:test",
+            "--shards",
+            shards,
+            "--start-at",
+            &(std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                + 300)
+                .to_string(),
+            "--out",
+            arg(&out),
+        ]);
+        assert_says(
+            &text(&printed.stdout),
+            &[&format!("{shards} load-generator shards")],
+        );
+        let files = objects(&out);
+        let names: Vec<_> = files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["fleet.yaml", "loadgen.yaml", "scenario.yaml"]);
+        assert!(out.join("kustomization.yaml").is_file());
+        // The kustomize base builds, where kubectl is installed (offline: `kubectl kustomize`
+        // only reads the folder).
+        match Command::new("kubectl").arg("kustomize").arg(&out).output() {
+            Ok(k) => {
+                assert!(k.status.success(), "kubectl kustomize: {}", text(&k.stderr));
+                let kinds: Vec<String> = text(&k.stdout)
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("kind: "))
+                    .map(String::from)
+                    .collect();
+                assert_eq!(
+                    kinds,
+                    [
+                        "ConfigMap",
+                        "Service",
+                        "PersistentVolumeClaim",
+                        "StatefulSet",
+                        "Job"
+                    ]
+                );
+            }
+            Err(e) => eprintln!("kustomization not built: no kubectl ({e})"),
+        }
+        for version in VERSIONS {
+            let (ok, said) = validate(&files, version);
+            assert!(ok, "{scenario} against Kubernetes {version}:\n{said}");
+            // Every object was checked: ConfigMap, Service, StatefulSet, PVC, Job.
+            assert_eq!(said.matches("passed").count(), 5, "{said}");
+        }
+        // The containers' shell scripts parse (with `sh -n`, as the image's /bin/sh runs them).
+        let scripts = Command::new(interop_python())
+            .arg("-c")
+            .arg(SHELL_CHECK)
+            .args(&files)
+            .output()
+            .unwrap();
+        assert!(
+            scripts.status.success(),
+            "{}{}",
+            text(&scripts.stdout),
+            text(&scripts.stderr)
+        );
+        assert_eq!(text(&scripts.stdout).trim(), "2 scripts parse");
+        let fleet = std::fs::read_to_string(out.join("fleet.yaml")).unwrap();
+        let job = std::fs::read_to_string(out.join("loadgen.yaml")).unwrap();
+        assert_says(
+            &fleet,
+            &["kind: \"StatefulSet\"", "clusterIP: \"None\"", "--only"],
+        );
+        assert_says(
+            &job,
+            &[
+                "completionMode: \"Indexed\"",
+                "JOB_COMPLETION_INDEX",
+                "--start-at",
+                "dns:///",
+            ],
+        );
+    }
+
+    // The same validator refuses broken copies: an unknown field, and a wrong type.
+    let good = dir.join("one-slow");
+    let fleet = std::fs::read_to_string(good.join("fleet.yaml")).unwrap();
+    for (what, from, to) in [
+        ("an unknown field", "replicas:", "replicaz:"),
+        ("a wrong type", "replicas: 20", "replicas: \"twenty\""),
+    ] {
+        assert!(fleet.contains(from), "{from} in fleet.yaml");
+        let broken = dir.join(format!("broken-{}.yaml", what.replace(' ', "-")));
+        std::fs::write(&broken, fleet.replacen(from, to, 1)).unwrap();
+        let (ok, said) = validate(&[broken], VERSIONS[1]);
+        assert!(!ok, "the validator accepted {what}:\n{said}");
+        assert_says(&said, &["replica"]);
+    }
+}
+
+#[test]
+fn deploy_refuses_what_cannot_run() {
+    let dir = scratch("deploy-k8s-refused");
+    let out = dir.join("x");
+    // More shards than clients (one-slow has four clients).
+    assert_says(
+        &fails(&[
+            "deploy",
+            "k8s",
+            "one-slow",
+            "--image",
+            "i:1",
+            "--shards",
+            "5",
+            "--out",
+            arg(&out),
+        ]),
+        &["5 load-generator shards for 4 clients"],
+    );
+    assert_says(
+        &fails(&[
+            "deploy",
+            "k8s",
+            "one-slow",
+            "--image",
+            "i:1",
+            "--name",
+            "Not_A_Label",
+            "--out",
+            arg(&out),
+        ]),
+        &["--name", "DNS label"],
+    );
+    assert_says(
+        &fails(&[
+            "deploy",
+            "k8s",
+            "one-slow",
+            "--image",
+            "i:1",
+            "--start-at",
+            "1700",
+            "--out",
+            arg(&out),
+        ]),
+        &["--start-at 1700", "within a day"],
+    );
+}
