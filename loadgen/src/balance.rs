@@ -96,6 +96,9 @@ pub struct BalancerOptions {
     /// The `:authority` of every request instead of the endpoint's `host:port` (gRPC's channel
     /// authority; with TLS, also the name the server's certificate must have).
     pub authority: Option<http::uri::Authority>,
+    /// HTTP/2 keepalive: a PING this often (also while no call is open), and the connection is
+    /// closed if its answer takes longer than the second value (`None`: no keepalive).
+    pub keepalive: Option<(Duration, Duration)>,
 }
 
 impl Default for BalancerOptions {
@@ -108,6 +111,7 @@ impl Default for BalancerOptions {
             timer_tick: Duration::from_millis(10),
             transport: Transport::plaintext(),
             authority: None,
+            keepalive: None,
         }
     }
 }
@@ -614,10 +618,15 @@ async fn connect(
     };
     let stream = options.transport.connect(host, addr).await?;
     let authority = options.authority.clone().unwrap_or(endpoint);
-    let (send, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-        .timer(TokioTimer::new())
-        .handshake(TokioIo::new(stream))
-        .await?;
+    let mut builder = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
+    builder.timer(TokioTimer::new());
+    if let Some((interval, timeout)) = options.keepalive {
+        builder
+            .keep_alive_interval(interval)
+            .keep_alive_timeout(timeout)
+            .keep_alive_while_idle(true);
+    }
+    let (send, conn) = builder.handshake(TokioIo::new(stream)).await?;
     let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
         let why = match conn.await {

@@ -17,7 +17,7 @@ pub fn results_dir(file: &Path, command: &str, out: Option<&Path>) -> PathBuf {
 
 /// Extensions of the files lblab writes into a results folder; a `.<name>.tmp` left by a run
 /// killed while writing one of them is lblab's, any other is not touched.
-const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".svg"];
+const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".svg", ".html"];
 
 /// Creates the results folder before any work starts and checks that a file can be written in
 /// it, so a bad `--out` (a file, a folder that cannot be created, a read-only folder, `/proc`)
@@ -204,6 +204,19 @@ pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyh
 
 /// Prints the summary as an aligned table.
 pub fn print_table(summary: &RunSummary) {
+    for line in table_lines(summary) {
+        outln!("{line}");
+    }
+    if summary.partial {
+        outln!("(partial: the run was interrupted; these are the results measured so far)");
+    }
+    print_incidents(summary);
+}
+
+/// The lines of [`print_table`]'s table: counts and percentiles per policy; a real run's calls
+/// per second and fastest and mean call; the share sent to faulty backends only when the run has
+/// fault windows (a run against someone else's service has none).
+pub fn table_lines(summary: &RunSummary) -> Vec<String> {
     let width = summary
         .rows
         .iter()
@@ -211,38 +224,44 @@ pub fn print_table(summary: &RunSummary) {
         .max()
         .unwrap_or(6)
         .max(6);
-    outln!(
-        "{:<width$} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
-        "policy",
-        "requests",
-        "ok",
-        "errors",
-        "p50 ms",
-        "p90 ms",
-        "p99 ms",
-        "p99.9 ms",
-        "max ms",
-        "to faulty"
+    let rates = !summary.rates.is_empty();
+    let faulty = !summary.fault_windows.is_empty();
+    let mut head = format!(
+        "{:<width$} {:>9} {:>9} {:>7}",
+        "policy", "requests", "ok", "errors"
     );
+    if rates {
+        head += &format!(" {:>9} {:>8} {:>8}", "calls/s", "min ms", "mean ms");
+    }
+    head += &format!(
+        " {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"
+    );
+    if faulty {
+        head += &format!(" {:>9}", "to faulty");
+    }
+    let mut lines = vec![head];
     for r in &summary.rows {
-        outln!(
-            "{:<width$} {:>9} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>8.2}%",
-            r.policy,
-            r.requests,
-            r.ok,
-            r.errors,
-            r.p50_ms,
-            r.p90_ms,
-            r.p99_ms,
-            r.p999_ms,
-            r.max_ms,
-            100.0 * r.slow_share
+        let mut line = format!(
+            "{:<width$} {:>9} {:>9} {:>7}",
+            r.policy, r.requests, r.ok, r.errors
         );
+        if rates {
+            let (per_s, min) = summary
+                .rate(&r.policy)
+                .map_or((0.0, 0.0), |x| (x.calls_per_s, x.min_ms));
+            line += &format!(" {per_s:>9.1} {min:>8.2} {:>8.2}", r.mean_ms);
+        }
+        line += &format!(
+            " {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2}",
+            r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms
+        );
+        if faulty {
+            line += &format!(" {:>8.2}%", 100.0 * r.slow_share);
+        }
+        lines.push(line);
     }
-    if summary.partial {
-        outln!("(partial: the run was interrupted; these are the results measured so far)");
-    }
-    print_incidents(summary);
+    lines
 }
 
 /// `n` and the noun in the number it takes: `1 target`, `2 targets`.

@@ -41,6 +41,10 @@ pub(super) struct Drive<'a> {
     pub stopped: &'a (dyn Fn() -> bool + Sync),
     /// End of the run (warm-up + duration), ns.
     pub end: Nanos,
+    /// Open loop: the most calls to send.
+    pub max_calls: Option<u64>,
+    /// Open loop: a rate schedule's time warp.
+    pub warp: Option<&'a crate::schedule::Warp>,
 }
 
 /// Why an open-loop arrival cannot be sent now, if it cannot: the load generator drops what it
@@ -60,10 +64,11 @@ fn overloaded(d: &Drive<'_>, late: Nanos) -> Overload {
 pub(super) fn open_loop(d: &Drive<'_>, clients: &[Client], schedule: OpenLoop) -> u64 {
     let mut calls = 0u64;
     for arrival in schedule {
-        if (d.stopped)() {
+        if (d.stopped)() || d.max_calls.is_some_and(|max| calls >= max) {
             break;
         }
-        let (t, kind) = (arrival.at, arrival.kind);
+        let t = d.warp.map_or(arrival.at, |w| w.map(arrival.at));
+        let kind = arrival.kind;
         timer::sleep_until(d.clock.instant(t), d.spin);
         calls += 1;
         let late = d.clock.now().saturating_sub(t);

@@ -72,6 +72,11 @@ pub struct RunOptions<'a> {
     pub resolver: Option<TargetSpec>,
     /// Where the run publishes its live figures for a progress display (reset at its start).
     pub live: Option<Arc<Live>>,
+    /// Open loop: send at most this many calls (warm-up included), then end the run.
+    pub max_calls: Option<u64>,
+    /// Open loop: the time warp of a rate schedule ([`crate::schedule`]); the scenario's rate
+    /// must be its mean.
+    pub warp: Option<Arc<crate::schedule::Warp>>,
 }
 
 impl RunOptions<'_> {
@@ -89,6 +94,8 @@ impl RunOptions<'_> {
             calls: CallOptions::default(),
             resolver: None,
             live: None,
+            max_calls: None,
+            warp: None,
         }
     }
 }
@@ -203,6 +210,8 @@ pub fn run_policy(
         spin: options.spin,
         stopped: &stopped,
         end: w.end(),
+        max_calls: options.max_calls,
+        warp: options.warp.as_deref(),
     };
     let cpu_before = meter.total_ns();
     let (calls, dispatcher_cpu_ns) = dispatch(&drive, clients, scenario, options)?;
@@ -223,7 +232,7 @@ pub fn run_policy(
     sink.close();
     let mut recorded = recorder
         .join()
-        .map_err(|_| LoadgenError::Config("the recorder thread panicked".into()))?;
+        .map_err(|_| LoadgenError::Panicked("recorder"))?;
     let addrs: Vec<_> = targets.iter().map(|t| t.addr).collect();
     let found = incidents_of(
         &policy.name,
@@ -459,7 +468,9 @@ fn dispatch(
     options: &RunOptions<'_>,
 ) -> Result<(Option<u64>, u64), LoadgenError> {
     let (w, seed) = (&scenario.workload, scenario.file.seed);
-    let schedule_error = |e| LoadgenError::Config(format!("workload.rate: {e}"));
+    fn schedule_error(e: impl std::fmt::Display) -> LoadgenError {
+        LoadgenError::Schedule(e.to_string())
+    }
     let schedule = if w.arrival == Arrival::Closed {
         let arrivals = (0..w.clients).map(|c| ClientArrivals::new(w, seed, c));
         Schedule::Closed(arrivals.collect::<Result<_, _>>().map_err(schedule_error)?)
@@ -490,7 +501,7 @@ fn dispatch(
             })?;
         dispatcher
             .join()
-            .map_err(|_| LoadgenError::Config("the dispatcher thread panicked".into()))
+            .map_err(|_| LoadgenError::Panicked("dispatcher"))
     })
 }
 
