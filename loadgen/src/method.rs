@@ -486,6 +486,35 @@ mod tests {
     }
 
     #[test]
+    fn import_paths_add_to_the_files_own_folder() {
+        let dir = std::env::temp_dir().join(format!("lblab-imports-{}", std::process::id()));
+        let (own, shared) = (dir.join("svc"), dir.join("shared"));
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::write(
+            own.join("local.proto"),
+            "syntax = \"proto3\";\npackage d;\nmessage Local {}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            shared.join("common.proto"),
+            "syntax = \"proto3\";\npackage d;\nmessage Common {}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            own.join("svc.proto"),
+            "syntax = \"proto3\";\npackage d;\nimport \"local.proto\";\nimport \"common.proto\";\n\
+             service S { rpc M(Local) returns (Common); }\n",
+        )
+        .unwrap();
+        // One import beside the file, one in --import-path: both are found.
+        let pool = pool_from_protos(&[own.join("svc.proto")], std::slice::from_ref(&shared))
+            .expect("imports from the file's folder and the import path");
+        assert!(pool.get_service_by_name("d.S").is_some());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
     fn proto_errors_name_the_file() {
         let e = pool_from_protos(&[PathBuf::from("/nonexistent/x.proto")], &[])
             .unwrap_err()

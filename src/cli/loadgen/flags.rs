@@ -183,7 +183,11 @@ impl Calls {
 
     /// The method and its requests from `--proto` or `--protoset`, when given; `None` when the
     /// schema is to be asked by reflection.
-    pub fn schema_files_call(&self, name: &str, data: Option<&str>) -> anyhow::Result<Option<Call>> {
+    pub fn schema_files_call(
+        &self,
+        name: &str,
+        data: Option<&str>,
+    ) -> anyhow::Result<Option<Call>> {
         let pool = if let Some(set) = &self.protoset {
             method::pool_from_protoset(set).context("--protoset")?
         } else if !self.protos.is_empty() {
