@@ -102,6 +102,14 @@ pub enum LoadgenError {
         /// Its message.
         message: String,
     },
+    /// No target could be reached to ask for a schema.
+    #[error("no target could be asked for the schema of {service}: {detail}")]
+    NoReflection {
+        /// The service.
+        service: String,
+        /// Each target and why.
+        detail: String,
+    },
     /// A policy's config that the load generator cannot build.
     #[error("policy {policy}: {detail}")]
     Policy {

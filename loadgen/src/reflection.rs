@@ -13,6 +13,34 @@ use crate::method;
 use crate::transport::Connector;
 use crate::LoadgenError;
 
+/// Asks each of `targets` in turn for the schema of `service` until one answers: a target that
+/// cannot be reached is skipped, but a server's refusal holds for every target and ends the
+/// search.
+pub async fn schema_from_any(
+    targets: &[crate::target::Target],
+    transport: &crate::transport::Transport,
+    authority: Option<&http::uri::Authority>,
+    metadata: &MetadataMap,
+    service: &str,
+) -> Result<DescriptorPool, LoadgenError> {
+    let mut errors = Vec::new();
+    for t in targets {
+        let connector = Connector {
+            transport: transport.clone(),
+            host: t.host.clone(),
+            addr: t.addr,
+        };
+        match schema_of(connector, authority, metadata, service).await {
+            Err(e @ LoadgenError::ReflectionUnreachable { .. }) => errors.push(e.to_string()),
+            other => return other,
+        }
+    }
+    Err(LoadgenError::NoReflection {
+        service: service.to_string(),
+        detail: errors.join("; "),
+    })
+}
+
 /// How long one reflection exchange may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -2,19 +2,16 @@
 //! backend`), or any gRPC service (`--call`). Flags → options → `lblab_harness::run_remote` →
 //! files and tables; the flag groups are in `loadgen/flags.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use lblab_harness::{run_remote, RemoteOptions, RemoteRun};
-use lblab_loadgen::method::{self, Call};
+use lblab_harness::{run_remote, RemoteOptions};
+use lblab_loadgen::method;
+use lblab_loadgen::report;
 use lblab_loadgen::run::{CallOptions, Live};
-use lblab_loadgen::target::Target;
-use lblab_loadgen::{report, LoadgenError};
-use lblab_model::overrides::{policy_specs, service_scenario};
-use lblab_model::results::{self, layout, RunSummary, StatusRow};
-use lblab_model::Scenario;
+use lblab_model::results::{self, layout, StatusRow};
 
 use super::output;
 
@@ -107,19 +104,29 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         Some(name) => match args.calls.schema_files_call(name, data.as_deref())? {
             Some(c) => Some(c),
             None if args.dry_run => None,
-            None => Some(rt.block_on(by_reflection(
-                name,
-                data.as_deref(),
-                &targets,
-                &transport,
-                authority.as_ref(),
-                &metadata,
-            ))?),
+            None => {
+                let (service, _) = method::split_call(name).context("--call")?;
+                let schema = lblab_loadgen::reflection::schema_from_any(
+                    &targets,
+                    &transport,
+                    authority.as_ref(),
+                    &metadata,
+                    service,
+                );
+                let pool = rt.block_on(schema).context("--call")?;
+                Some(flags::resolve(&pool, name, data.as_deref())?)
+            }
         },
         None => None,
     };
     drop(rt);
-    let (scenario, warp) = scenario(&args, &targets, call.as_ref())?;
+    let given = flags::Given {
+        file: args.scenario.as_deref(),
+        load: &args.load,
+        policies: &args.policies,
+        seed: args.seed,
+    };
+    let (scenario, warp) = flags::scenario(&given, &targets, call.as_ref())?;
     let planned = scenario
         .policies
         .iter()
@@ -183,7 +190,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             done += 1;
             bar.set(done);
             let summary = so_far.summary(&scenario, vec![output::in_progress_note(done as usize)]);
-            if let Err(e) = write(&dir, &summary, so_far, &targets) {
+            if let Err(e) = print::write(&dir, &summary, so_far, &targets) {
                 bar.line(&format!(
                     "warning: could not write the results so far: {e:#}"
                 ));
@@ -194,7 +201,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     drop(bar);
     let ran = ran.with_context(|| format!("{} against --targets", scenario.file.name))?;
     let summary = ran.summary(&scenario, Vec::new());
-    write(&dir, &summary, &ran, &targets).context("writing load-generator results")?;
+    print::write(&dir, &summary, &ran, &targets).context("writing load-generator results")?;
     let (shares, statuses) = (ran.shares(&targets), ran.statuses());
     match args.format.as_str() {
         "json" => outln!("{}", report::json(&summary, &shares, &statuses)?),
@@ -223,121 +230,4 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(NO_CALL_SUCCEEDED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The method and its requests from the first target that answers server reflection.
-async fn by_reflection(
-    name: &str,
-    data: Option<&str>,
-    targets: &[Target],
-    transport: &lblab_loadgen::transport::Transport,
-    authority: Option<&http::uri::Authority>,
-    metadata: &tonic::metadata::MetadataMap,
-) -> anyhow::Result<Call> {
-    let (service, _) = method::split_call(name).context("--call")?;
-    let mut errors = Vec::new();
-    for t in targets {
-        let connector = lblab_loadgen::transport::Connector {
-            transport: transport.clone(),
-            host: t.host.clone(),
-            addr: t.addr,
-        };
-        match lblab_loadgen::reflection::schema_of(connector, authority, metadata, service).await {
-            Ok(pool) => return flags::resolve(&pool, name, data),
-            // Another target may answer.
-            Err(e @ LoadgenError::ReflectionUnreachable { .. }) => errors.push(e.to_string()),
-            // The server answered: its answer holds for every target.
-            Err(e) => return Err(e.into()),
-        }
-    }
-    anyhow::bail!(
-        "no target could be asked for the schema of {service}: {}",
-        errors.join("; ")
-    )
-}
-
-/// The scenario to run (the file or the flags, with the load flags applied, targets named by
-/// address) and the rate schedule's time warp.
-fn scenario(
-    args: &Args,
-    targets: &[Target],
-    call: Option<&Call>,
-) -> anyhow::Result<(Scenario, Option<Arc<lblab_loadgen::schedule::Warp>>)> {
-    let from_file = args.scenario.as_deref().map(Scenario::load).transpose()?;
-    let file = match &from_file {
-        Some(s) => s.file.clone(),
-        None => service_scenario(
-            &call.map_or_else(|| "echo".into(), |c| results::file_stem(&c.name)),
-            targets.len(),
-        ),
-    };
-    if call.is_some() && file.workload.streaming_share > 0.0 {
-        anyhow::bail!(
-            "the scenario's workload.streaming_share is {}: streams are lblab's Echo.ServerStream; \
-             with --call, every call is the method's",
-            file.workload.streaming_share
-        );
-    }
-    let policies = (!args.policies.is_empty())
-        .then(|| policy_specs(&args.policies, from_file.as_ref()))
-        .transpose()
-        .context("--policy")?;
-    let what = |p: Option<&Path>| match p {
-        Some(p) => format!("{} with the command-line flags", p.display()),
-        None => "the load flags".to_string(),
-    };
-    let mut overrides = args
-        .load
-        .overrides(policies, args.seed, file.workload.rate)?;
-    let mut scenario = overrides
-        .apply(file.clone())
-        .with_context(|| what(args.scenario.as_deref()))?;
-    let warp = args
-        .load
-        .warp(std::time::Duration::from_nanos(scenario.workload.end()))?;
-    if let Some(w) = &warp {
-        overrides.rate = Some(w.mean);
-        scenario = overrides
-            .apply(file)
-            .with_context(|| what(args.scenario.as_deref()))?;
-    }
-    for w in scenario.config_warnings() {
-        eprintln!("warning: {w}");
-    }
-    if let Some(w) = args.load.warmup {
-        for warning in super::args::warmup_warnings(&scenario, w, &[]) {
-            eprintln!("{warning}");
-        }
-    }
-    if from_file.is_some() && targets.len() != scenario.backends.len() {
-        eprintln!(
-            "note: {} for {} in the scenario: requests to faulty backends (fault windows) are not attributed",
-            output::count(targets.len(), "target", "targets"),
-            output::count(scenario.backends.len(), "backend", "backends")
-        );
-    }
-    flags::name_backends(&mut scenario, targets, from_file.is_some());
-    Ok((scenario, warp))
-}
-
-/// The run's files, plus `targets.csv`, `statuses.csv` and `report.html`.
-fn write(
-    dir: &Path,
-    summary: &RunSummary,
-    run: &RemoteRun,
-    targets: &[Target],
-) -> anyhow::Result<()> {
-    output::write(dir, summary, &run.results())?;
-    let (shares, statuses) = (run.shares(targets), run.statuses());
-    results::write_atomic(
-        &dir.join(layout::TARGETS_CSV),
-        &results::TargetRow::to_csv(&shares)?,
-    )?;
-    results::write_atomic(
-        &dir.join(layout::STATUSES_CSV),
-        &StatusRow::to_csv(&statuses)?,
-    )?;
-    let page = print::html(dir, summary, &shares, &statuses)?;
-    results::write_atomic(&dir.join(layout::REPORT_HTML), page.as_bytes())?;
-    Ok(())
 }

@@ -2,7 +2,7 @@
 //! options. Flag names are added to the libraries' errors here.
 
 use std::io::Read as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,8 +12,10 @@ use lblab_loadgen::schedule::{RateSchedule, Shape, Warp};
 use lblab_loadgen::target::{Target, TargetSpec};
 use lblab_loadgen::transport::{TlsError, TlsOptions, Transport};
 use lblab_model::budget::parse_bytes;
-use lblab_model::overrides::LoadOverrides;
+use lblab_model::overrides::{policy_specs, service_scenario, LoadOverrides};
+use lblab_model::results;
 use lblab_model::units::Dur;
+use lblab_model::Scenario;
 
 /// Which servers, and how calls reach them.
 #[derive(Debug, clap::Args)]
@@ -419,4 +421,78 @@ pub fn name_backends(scenario: &mut lblab_model::Scenario, targets: &[Target], f
             };
         }
     }
+}
+
+/// The flags [`scenario`] reads.
+pub struct Given<'a> {
+    /// The scenario file, if any.
+    pub file: Option<&'a Path>,
+    /// The load flags.
+    pub load: &'a Load,
+    /// `--policy` values.
+    pub policies: &'a [String],
+    /// `--seed`.
+    pub seed: Option<u64>,
+}
+
+/// The scenario to run (the file or the flags, with the load flags applied, targets named by
+/// address) and the rate schedule's time warp.
+pub fn scenario(
+    args: &Given<'_>,
+    targets: &[Target],
+    call: Option<&Call>,
+) -> anyhow::Result<(Scenario, Option<Arc<Warp>>)> {
+    let from_file = args.file.map(Scenario::load).transpose()?;
+    let file = match &from_file {
+        Some(s) => s.file.clone(),
+        None => service_scenario(
+            &call.map_or_else(|| "echo".into(), |c| results::file_stem(&c.name)),
+            targets.len(),
+        ),
+    };
+    if call.is_some() && file.workload.streaming_share > 0.0 {
+        anyhow::bail!(
+            "the scenario's workload.streaming_share is {}: streams are lblab's Echo.ServerStream; \
+             with --call, every call is the method's",
+            file.workload.streaming_share
+        );
+    }
+    let policies = (!args.policies.is_empty())
+        .then(|| policy_specs(args.policies, from_file.as_ref()))
+        .transpose()
+        .context("--policy")?;
+    let what = |p: Option<&Path>| match p {
+        Some(p) => format!("{} with the command-line flags", p.display()),
+        None => "the load flags".to_string(),
+    };
+    let mut overrides = args
+        .load
+        .overrides(policies, args.seed, file.workload.rate)?;
+    let mut scenario = overrides
+        .apply(file.clone())
+        .with_context(|| what(args.file))?;
+    let warp = args
+        .load
+        .warp(std::time::Duration::from_nanos(scenario.workload.end()))?;
+    if let Some(w) = &warp {
+        overrides.rate = Some(w.mean);
+        scenario = overrides.apply(file).with_context(|| what(args.file))?;
+    }
+    for w in scenario.config_warnings() {
+        eprintln!("warning: {w}");
+    }
+    if let Some(w) = args.load.warmup {
+        for warning in crate::cli::args::warmup_warnings(&scenario, w, &[]) {
+            eprintln!("{warning}");
+        }
+    }
+    if from_file.is_some() && targets.len() != scenario.backends.len() {
+        eprintln!(
+            "note: {} for {} in the scenario: requests to faulty backends (fault windows) are not attributed",
+            crate::cli::output::count(targets.len(), "target", "targets"),
+            crate::cli::output::count(scenario.backends.len(), "backend", "backends")
+        );
+    }
+    name_backends(&mut scenario, targets, from_file.is_some());
+    Ok((scenario, warp))
 }

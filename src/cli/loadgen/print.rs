@@ -2,10 +2,11 @@
 
 use std::path::Path;
 
+use lblab_harness::RemoteRun;
 use lblab_loadgen::method::Call;
 use lblab_loadgen::report;
 use lblab_loadgen::target::Target;
-use lblab_model::results::{layout, RunSummary, StatusRow, TargetRow};
+use lblab_model::results::{self, layout, RunSummary, StatusRow, TargetRow};
 use lblab_model::Scenario;
 
 use super::super::output;
@@ -143,4 +144,26 @@ fn split_header(line: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The run's files, plus `targets.csv`, `statuses.csv` and `report.html`.
+pub fn write(
+    dir: &Path,
+    summary: &RunSummary,
+    run: &RemoteRun,
+    targets: &[Target],
+) -> anyhow::Result<()> {
+    output::write(dir, summary, &run.results())?;
+    let (shares, statuses) = (run.shares(targets), run.statuses());
+    results::write_atomic(
+        &dir.join(layout::TARGETS_CSV),
+        &results::TargetRow::to_csv(&shares)?,
+    )?;
+    results::write_atomic(
+        &dir.join(layout::STATUSES_CSV),
+        &StatusRow::to_csv(&statuses)?,
+    )?;
+    let page = html(dir, summary, &shares, &statuses)?;
+    results::write_atomic(&dir.join(layout::REPORT_HTML), page.as_bytes())?;
+    Ok(())
 }
