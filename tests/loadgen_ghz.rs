@@ -465,3 +465,47 @@ fn real_runs_write_their_statuses() {
         "{statuses}"
     );
 }
+
+#[test]
+fn a_concurrency_schedule_adds_calls_in_flight_step_by_step() {
+    let server = Greeter::start(&["--delay-ms", "50"]);
+    let out = scratch("ghz-concurrency-schedule").join("run");
+    let run = lblab(&[
+        "loadgen",
+        "--targets",
+        &server.addr,
+        "--call",
+        SAY_HELLO,
+        "--concurrency-schedule",
+        "step",
+        "--concurrency-start",
+        "1",
+        "--concurrency-step",
+        "2",
+        "--concurrency-step-duration",
+        "1s",
+        "--concurrency-end",
+        "3",
+        "-z",
+        "2s",
+        "--warmup",
+        "0s",
+        "--policy",
+        "round_robin",
+        "--no-realtime",
+        "--out",
+        arg(&out),
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    // One call in flight for a second (about 20 calls of 50 ms), then three (about 60).
+    let ts = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let completed: Vec<u64> = ts
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        completed[0] <= 21 && completed[1] >= 2 * completed[0],
+        "{ts}"
+    );
+}

@@ -38,6 +38,8 @@ pub struct RemoteOptions<'a> {
     pub max_calls: Option<u64>,
     /// Open loop: a rate schedule's time warp.
     pub warp: Option<Arc<Warp>>,
+    /// Closed loop: when each client's slots start (a concurrency schedule).
+    pub slot_starts: Option<Arc<Vec<u64>>>,
     /// How long to wait for the first connections.
     pub connect_wait: Option<Duration>,
 }
@@ -144,6 +146,7 @@ pub fn run_remote(
                 live: options.live.clone(),
                 max_calls: options.max_calls,
                 warp: options.warp.clone(),
+                slot_starts: options.slot_starts.clone(),
                 ..RunOptions::new(origin)
             };
             if let Some(wait) = options.connect_wait {

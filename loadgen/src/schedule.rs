@@ -119,6 +119,46 @@ impl RateSchedule {
     }
 }
 
+impl RateSchedule {
+    /// As a concurrency schedule (ghz's `--concurrency-schedule`): when each of a closed loop's
+    /// slots starts, ns since time 0, for a run of `length` (slot `i` starts when the schedule
+    /// first reaches `i + 1` calls in flight; slots it never reaches are left out). Only rising
+    /// (or flat) schedules: a slot, once started, keeps its call in flight to the end.
+    pub fn slot_starts(&self, length: Duration) -> Result<Vec<u64>, ScheduleError> {
+        self.check()?;
+        if self.step < 0.0 {
+            return Err(ScheduleError::NotARate {
+                what: "step",
+                value: self.step,
+            });
+        }
+        let total = length.as_secs_f64();
+        let top = self.rate_at(total).floor() as u64;
+        let mut starts = Vec::new();
+        for i in 0..top.min(100_000) {
+            let want = (i + 1) as f64;
+            let t = if self.start >= want {
+                0.0
+            } else {
+                match self.shape {
+                    Shape::Step { every } => {
+                        let steps = ((want - self.start) / self.step).ceil();
+                        steps * every.as_secs_f64()
+                    }
+                    Shape::Line => (want - self.start) / self.step,
+                }
+            };
+            if t < total {
+                starts.push((t * 1e9) as u64);
+            }
+        }
+        if starts.is_empty() {
+            return Err(ScheduleError::Empty(length));
+        }
+        Ok(starts)
+    }
+}
+
 /// A run's time warp ([`RateSchedule::warp`]).
 #[derive(Debug, Clone)]
 pub struct Warp {
@@ -174,6 +214,21 @@ mod tests {
         // Half-way through the calls (2 s at the mean): 40 = 20 + 30 * 0.667 s.
         let t = w.map(2_000_000_000) as f64 / 1e9;
         assert!((t - (2.0 + 20.0 / 30.0)).abs() < 1e-3, "{t}");
+    }
+
+    #[test]
+    fn a_concurrency_step_schedule_starts_slots_step_by_step() {
+        let s = RateSchedule {
+            shape: Shape::Step {
+                every: Duration::from_secs(1),
+            },
+            start: 2.0,
+            step: 2.0,
+            end: Some(5.0),
+        };
+        let starts = s.slot_starts(Duration::from_secs(10)).unwrap();
+        let s1 = 1_000_000_000;
+        assert_eq!(starts, vec![0, 0, s1, s1, 2 * s1]);
     }
 
     #[test]

@@ -126,7 +126,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         policies: &args.policies,
         seed: args.seed,
     };
-    let (scenario, warp) = flags::scenario(&given, &targets, call.as_ref())?;
+    let (scenario, warp, slot_starts) = flags::scenario(&given, &targets, call.as_ref())?;
     let planned = scenario
         .policies
         .iter()
@@ -170,6 +170,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         live: Some(live.clone()),
         max_calls: args.load.total,
         warp,
+        slot_starts,
         connect_wait: args
             .targets
             .connect_timeout

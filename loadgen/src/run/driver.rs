@@ -45,6 +45,8 @@ pub(super) struct Drive<'a> {
     pub max_calls: Option<u64>,
     /// Open loop: a rate schedule's time warp.
     pub warp: Option<&'a crate::schedule::Warp>,
+    /// Closed loop: when each slot starts (default: all at time 0).
+    pub slot_starts: Option<&'a [Nanos]>,
 }
 
 /// Why an open-loop arrival cannot be sent now, if it cannot: the load generator drops what it
@@ -133,8 +135,10 @@ pub(super) fn closed_loop(d: &Drive<'_>, clients: &[Client], arrivals: Vec<Clien
     for (client, mut arrivals) in clients.iter().zip(arrivals) {
         let starts = arrivals.starts();
         let arrivals = Arc::new(Mutex::new(arrivals));
-        for _slot in starts {
+        for (i, at) in starts.into_iter().enumerate() {
+            let start = d.slot_starts.and_then(|s| s.get(i).copied()).unwrap_or(at);
             let slot = Slot {
+                start,
                 client: client.clone(),
                 arrivals: arrivals.clone(),
                 sink: d.sink.clone(),
@@ -155,6 +159,8 @@ pub(super) fn closed_loop(d: &Drive<'_>, clients: &[Client], arrivals: Vec<Clien
 
 /// One closed-loop slot: a call at a time.
 struct Slot {
+    /// When its first call starts.
+    start: Nanos,
     client: Client,
     arrivals: Arc<Mutex<ClientArrivals>>,
     sink: Sink,
@@ -173,7 +179,7 @@ impl Slot {
     }
 
     async fn run(mut self) {
-        tokio::time::sleep_until(self.clock.instant(0).into()).await;
+        tokio::time::sleep_until(self.clock.instant(self.start).into()).await;
         let mut id = 0;
         loop {
             let now = self.clock.now();

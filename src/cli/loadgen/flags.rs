@@ -340,9 +340,57 @@ pub struct Load {
     /// Where the rate stops changing.
     #[arg(long, value_name = "RATE")]
     pub load_end: Option<f64>,
+    /// Raise a closed loop's calls in flight per client during the run: step
+    /// (--concurrency-start, then --concurrency-step more every --concurrency-step-duration, up
+    /// to --concurrency-end) or line (--concurrency-step more per second).
+    #[arg(long, value_name = "SHAPE", value_parser = ["const", "step", "line"], requires = "concurrency_start", conflicts_with_all = ["concurrency", "rate", "load_schedule", "total"])]
+    pub concurrency_schedule: Option<String>,
+    /// Calls in flight per client when the schedule starts.
+    #[arg(long, value_name = "N")]
+    pub concurrency_start: Option<f64>,
+    /// More calls in flight per step (step) or per second (line).
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub concurrency_step: f64,
+    /// How long each step lasts.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub concurrency_step_duration: Dur,
+    /// Where the calls in flight stop rising.
+    #[arg(long, value_name = "N")]
+    pub concurrency_end: Option<f64>,
 }
 
 impl Load {
+    /// The concurrency schedule, if one is asked for.
+    fn concurrency_schedule(&self) -> Option<RateSchedule> {
+        let kind = self.concurrency_schedule.as_deref()?;
+        Some(RateSchedule {
+            shape: match kind {
+                "step" => Shape::Step {
+                    every: Duration::from_nanos(self.concurrency_step_duration.0),
+                },
+                _ => Shape::Line,
+            },
+            start: self.concurrency_start?,
+            step: if kind == "const" {
+                0.0
+            } else {
+                self.concurrency_step
+            },
+            end: self.concurrency_end,
+        })
+    }
+
+    /// A concurrency schedule's slot starts over a run of `length`.
+    pub fn slot_starts(&self, length: Duration) -> anyhow::Result<Option<Arc<Vec<u64>>>> {
+        let Some(schedule) = self.concurrency_schedule() else {
+            return Ok(None);
+        };
+        let starts = schedule
+            .slot_starts(length)
+            .context("--concurrency-schedule")?;
+        Ok(Some(Arc::new(starts)))
+    }
+
     /// The rate schedule, if one is asked for.
     fn schedule(&self) -> Option<RateSchedule> {
         let shape = match self.load_schedule.as_deref()? {
@@ -423,6 +471,9 @@ pub fn name_backends(scenario: &mut lblab_model::Scenario, targets: &[Target], f
     }
 }
 
+/// The scenario to run, a rate schedule's time warp, a concurrency schedule's slot starts.
+pub type Planned = (Scenario, Option<Arc<Warp>>, Option<Arc<Vec<u64>>>);
+
 /// The flags [`scenario`] reads.
 pub struct Given<'a> {
     /// The scenario file, if any.
@@ -441,7 +492,7 @@ pub fn scenario(
     args: &Given<'_>,
     targets: &[Target],
     call: Option<&Call>,
-) -> anyhow::Result<(Scenario, Option<Arc<Warp>>)> {
+) -> anyhow::Result<Planned> {
     let from_file = args.file.map(Scenario::load).transpose()?;
     let file = match &from_file {
         Some(s) => s.file.clone(),
@@ -471,11 +522,16 @@ pub fn scenario(
     let mut scenario = overrides
         .apply(file.clone())
         .with_context(|| what(args.file))?;
-    let warp = args
-        .load
-        .warp(std::time::Duration::from_nanos(scenario.workload.end()))?;
+    let length = std::time::Duration::from_nanos(scenario.workload.end());
+    let warp = args.load.warp(length)?;
+    let slots = args.load.slot_starts(length)?;
     if let Some(w) = &warp {
         overrides.rate = Some(w.mean);
+    }
+    if let Some(s) = &slots {
+        overrides.concurrency = Some(s.len() as u32);
+    }
+    if warp.is_some() || slots.is_some() {
         scenario = overrides.apply(file).with_context(|| what(args.file))?;
     }
     for w in scenario.config_warnings() {
@@ -494,5 +550,5 @@ pub fn scenario(
         );
     }
     name_backends(&mut scenario, targets, from_file.is_some());
-    Ok((scenario, warp))
+    Ok((scenario, warp, slots))
 }
