@@ -157,6 +157,31 @@ fn total_data_arrays_stdin_and_ghz_aliases() {
         "{}",
         text(&run.stderr)
     );
+    // -n with -c, ghz's usual: the run ends when the calls are done.
+    let run = lblab(&[
+        "loadgen",
+        "--targets",
+        &server.addr,
+        "--call",
+        SAY_HELLO,
+        "-c",
+        "4",
+        "-n",
+        "50",
+        "--policy",
+        "round_robin",
+        "--no-realtime",
+        "--out",
+        arg(&out),
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let s = summary(&out);
+    assert_eq!(s["rows"][0]["requests"], 50, "{s}");
+    assert_eq!(s["rows"][0]["ok"], 50, "{s}");
+    let measured = s["measured_s"].as_f64().unwrap();
+    assert!(measured > 0.0 && measured < 30.0, "{s}");
+    let per_s = s["rates"][0]["calls_per_s"].as_f64().unwrap();
+    assert!((per_s - 50.0 / measured).abs() < 1.0, "{s}");
     // -d @: the request from stdin, checked like any other.
     let proto = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop/python/greeter.proto");
     let args = [

@@ -55,6 +55,9 @@ pub struct RemoteRun {
     pub partial: bool,
     /// What ended the run early after some results were measured.
     pub failed: Option<String>,
+    /// A closed loop with a call budget ([`RemoteOptions::max_calls`]): each policy's run ended
+    /// when its calls were done, not at the scenario's end.
+    pub budgeted: bool,
 }
 
 impl RemoteRun {
@@ -94,7 +97,26 @@ impl RemoteRun {
     pub fn summary(&self, scenario: &Scenario, extra: Vec<(String, String)>) -> RunSummary {
         let mut notes = self.notes();
         notes.extend(extra);
-        RunSummary::of(scenario, Mode::Real, &self.results(), self.partial, notes)
+        let mut summary =
+            RunSummary::of(scenario, Mode::Real, &self.results(), self.partial, notes);
+        // Runs that ended once their calls were sent (a call budget): their rates are over the
+        // time they took, and the measured length is the longest of them.
+        let w = &scenario.workload;
+        if self.budgeted
+            && !self.partial
+            && !self.policies.is_empty()
+            && self.policies.iter().all(|r| r.run_end < w.end())
+        {
+            let measured = |r: &LoadRun| r.run_end.saturating_sub(w.warmup) as f64 / 1e9;
+            for (rate, run) in summary.rates.iter_mut().zip(&self.policies) {
+                let row = &run.result.summary;
+                if measured(run) > 0.0 {
+                    rate.calls_per_s = (row.ok + row.errors) as f64 / measured(run);
+                }
+            }
+            summary.measured_s = self.policies.iter().map(measured).fold(0.0, f64::max);
+        }
+        summary
     }
 
     /// `targets.csv`'s rows: each policy's calls per target.
@@ -132,6 +154,8 @@ pub fn run_remote(
         only: &[],
         stop: options.stop,
     };
+    let budgeted = options.max_calls.is_some()
+        && scenario.workload.arrival == lblab_model::scenario::Arrival::Closed;
     let ran = policies.run(
         progress,
         &mut |p, progress| {
@@ -167,6 +191,7 @@ pub fn run_remote(
                 skipped: skipped.to_vec(),
                 partial: false,
                 failed: None,
+                budgeted,
             };
             checkpoint(&so_far);
             *done = so_far.policies;
@@ -177,5 +202,6 @@ pub fn run_remote(
         policies: ran.done,
         skipped: ran.skipped,
         failed: ran.failed,
+        budgeted,
     })
 }

@@ -76,7 +76,8 @@ pub struct RunOptions<'a> {
     pub resolver: Option<TargetSpec>,
     /// Where the run publishes its live figures for a progress display (reset at its start).
     pub live: Option<Arc<Live>>,
-    /// Open loop: send at most this many calls (warm-up included), then end the run.
+    /// Send at most this many calls (warm-up included; open loop: arrivals dispatched, closed
+    /// loop: calls started), then end the run.
     pub max_calls: Option<u64>,
     /// Open loop: the time warp of a rate schedule ([`crate::schedule`]); the scenario's rate
     /// must be its mean.
@@ -126,6 +127,9 @@ pub struct LoadRun {
     pub sends_per_backend: Vec<u64>,
     /// True if the run was stopped early.
     pub partial: bool,
+    /// When the run's load ended, ns since time 0: the scenario's end, or earlier when it was
+    /// stopped or its [`RunOptions::max_calls`] were sent.
+    pub run_end: Nanos,
     /// Endpoints that left or joined the list when the targets were re-resolved, with when.
     pub endpoint_changes: Vec<String>,
     /// How the calls ended, by gRPC status and message, warm-up included (`statuses.csv`).
@@ -264,6 +268,7 @@ pub fn run_policy(
         dispatcher_cpu_ns,
         sends_per_backend: recorded.sends,
         partial: stopped(),
+        run_end,
         endpoint_changes,
         statuses: statuses.rows(&policy.name),
     })

@@ -310,9 +310,10 @@ pub struct Load {
     /// Evenly spaced arrivals instead of Poisson ones (open loop).
     #[arg(long)]
     pub constant: bool,
-    /// Send this many calls per policy (open loop; evenly spaced unless a scenario says
-    /// otherwise): the run lasts total / rate, without warm-up unless --warmup is given.
-    #[arg(short = 'n', long, conflicts_with_all = ["duration", "concurrency", "load_schedule"])]
+    /// Send this many calls per policy, without warm-up unless --warmup is given: open loop,
+    /// evenly spaced over total / rate; closed loop (-c), as fast as the calls in flight allow
+    /// (--duration then only bounds the run).
+    #[arg(short = 'n', long, conflicts_with_all = ["load_schedule"])]
     pub total: Option<u64>,
     /// Per-call deadline [default without a scenario: 20s, as ghz's --timeout].
     #[arg(short = 't', long, visible_alias = "timeout", value_name = "DURATION")]
@@ -431,14 +432,16 @@ impl Load {
         };
         if let Some(n) = self.total {
             anyhow::ensure!(n > 0, "--total must be at least 1");
-            let rate = self.rate.unwrap_or(scenario_rate);
-            anyhow::ensure!(
-                rate > 0.0,
-                "--total needs an open loop with a rate (--rate)"
-            );
-            o.duration = Some(Dur((n as f64 / rate * 1e9).ceil() as u64));
             o.warmup = Some(self.warmup.unwrap_or(Dur(0)));
-            o.constant = true;
+            if self.concurrency.is_some() {
+                // A closed loop ends when its calls are sent; this only bounds it.
+                o.duration = Some(self.duration.unwrap_or(Dur(3_600 * 1_000_000_000)));
+            } else {
+                let rate = self.rate.unwrap_or(scenario_rate);
+                anyhow::ensure!(rate > 0.0, "--total needs --rate or --concurrency");
+                o.duration = Some(Dur((n as f64 / rate * 1e9).ceil() as u64));
+                o.constant = true;
+            }
         }
         Ok(o)
     }
