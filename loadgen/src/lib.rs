@@ -67,6 +67,10 @@ pub enum LoadgenError {
         /// Selected policy name.
         name: String,
     },
+    /// The target list is not one: an entry that is not `host:port`, a `dns:` target with
+    /// others.
+    #[error("{0}")]
+    TargetList(String),
     /// A target that cannot be used: not `host:port`, or it does not resolve.
     #[error("{target}: {detail}")]
     Target {

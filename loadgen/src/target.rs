@@ -70,10 +70,7 @@ pub enum TargetSpec {
 impl TargetSpec {
     /// Parses `--targets`: `host:port` entries, or one `dns:///name[:port]`.
     pub fn parse(list: &[String], every: Duration) -> Result<TargetSpec, LoadgenError> {
-        let bad = |m: String| LoadgenError::Target {
-            target: list.join(","),
-            detail: m,
-        };
+        let bad = LoadgenError::TargetList;
         if list.is_empty() {
             return Err(bad("no target given".into()));
         }

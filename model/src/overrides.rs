@@ -138,20 +138,21 @@ pub fn service_scenario(name: &str, targets: usize) -> ScenarioFile {
     }
 }
 
-/// Why a policy value is not one.
+/// Why a policy value is not one. The message does not repeat the value: [`Self::value`] gives
+/// it, for the caller to name with its flag.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PolicyValueError {
     /// `@FILE` could not be read.
-    #[error("@{}: {source}", file.display())]
+    #[error("{source}")]
     File {
-        /// The file.
-        file: std::path::PathBuf,
+        /// The value, `@FILE`.
+        value: String,
         /// Why.
         source: Box<ModelError>,
     },
     /// Not JSON.
-    #[error("{value}: not valid JSON: {detail}")]
+    #[error("not valid JSON: {detail}")]
     Json {
         /// The value (or `@FILE`).
         value: String,
@@ -159,15 +160,15 @@ pub enum PolicyValueError {
         detail: String,
     },
     /// JSON, but not an object.
-    #[error("{value}: expected a JSON object (a service config or one policy's entry)")]
+    #[error("expected a JSON object (a service config or one policy's entry)")]
     NotAnObject {
         /// The value.
         value: String,
     },
     /// Neither a config, a label nor a policy name.
     #[error(
-        "{value:?}: not a service config (JSON, or @FILE) or a policy name ({names}){}",
-        labels.as_ref().map(|l| format!(", nor a label of the scenario's policies ({l})")).unwrap_or_default()
+        "{}not a service config (JSON, or @FILE) or a policy name ({names})",
+        labels.as_ref().map(|l| format!("no such policy in the scenario (its labels: {l}), and ")).unwrap_or_default()
     )]
     Unknown {
         /// The value.
@@ -177,6 +178,18 @@ pub enum PolicyValueError {
         /// The scenario's labels, when there is a scenario.
         labels: Option<String>,
     },
+}
+
+impl PolicyValueError {
+    /// The value that is not a policy.
+    pub fn value(&self) -> &str {
+        match self {
+            PolicyValueError::File { value, .. }
+            | PolicyValueError::Json { value, .. }
+            | PolicyValueError::NotAnObject { value }
+            | PolicyValueError::Unknown { value, .. } => value,
+        }
+    }
 }
 
 /// Policies from values, in order: a service config as JSON (a whole one, a
@@ -194,7 +207,7 @@ pub fn policy_specs(
             let path = Path::new(path);
             let text = crate::results::read_result_file(path).map_err(|source| {
                 PolicyValueError::File {
-                    file: path.to_path_buf(),
+                    value: v.to_string(),
                     source: Box::new(source),
                 }
             })?;
@@ -320,13 +333,9 @@ mod tests {
             p[0].config,
             r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#
         );
-        let e = policy_specs(&["fastest".into()], None)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("fastest") && e.contains("peak_ewma_experimental"),
-            "{e}"
-        );
+        let e = policy_specs(&["fastest".into()], None).unwrap_err();
+        assert_eq!(e.value(), "fastest");
+        assert!(e.to_string().contains("peak_ewma_experimental"), "{e}");
         let e = policy_specs(&["{not json".into()], None).unwrap_err();
         assert!(e.to_string().contains("not valid JSON"), "{e}");
     }

@@ -514,7 +514,10 @@ pub fn scenario(
     let policies = (!args.policies.is_empty())
         .then(|| policy_specs(args.policies, from_file.as_ref()))
         .transpose()
-        .context("--policy")?;
+        .map_err(|e| {
+            let value = format!("--policy {:?}", e.value());
+            anyhow::Error::new(e).context(value)
+        })?;
     let what = |p: Option<&Path>| match p {
         Some(p) => format!("{} with the command-line flags", p.display()),
         None => "the load flags".to_string(),
