@@ -189,7 +189,7 @@ pub fn run_remote(
             let so_far = RemoteRun {
                 policies: std::mem::take(done),
                 skipped: skipped.to_vec(),
-                partial: false,
+                partial: true, // a checkpoint: the run goes on
                 failed: None,
                 budgeted,
             };
