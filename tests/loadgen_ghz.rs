@@ -168,6 +168,8 @@ fn total_data_arrays_stdin_and_ghz_aliases() {
         "4",
         "-n",
         "50",
+        "-m",
+        r#"{"x-user":"ann"}"#,
         "--policy",
         "round_robin",
         "--no-realtime",
