@@ -123,7 +123,7 @@ pub struct Calls {
     /// -m (repeatable; a key ending in -bin takes base64).
     #[arg(
         short = 'H',
-        short_alias = 'm',
+        visible_short_alias = 'm',
         long = "metadata",
         value_name = "KEY:VALUE"
     )]
