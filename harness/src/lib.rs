@@ -40,9 +40,11 @@ use lblab_policy::config::{self, Selected};
 use lblab_policy::NANOS_PER_SEC;
 use lblab_wire::timer;
 
+pub mod plan;
 mod policies;
 pub mod remote;
 
+pub use plan::{plan, Plan, PlanError, PlanInput};
 pub use policies::PolicyLoop;
 pub use remote::{run_remote, RemoteOptions, RemoteRun};
 

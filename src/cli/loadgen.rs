@@ -126,7 +126,12 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         policies: &args.policies,
         seed: args.seed,
     };
-    let (scenario, warp, slot_starts) = flags::scenario(&given, &targets, call.as_ref())?;
+    let lblab_harness::Plan {
+        scenario,
+        warp,
+        slot_starts,
+        ..
+    } = flags::scenario(&given, &targets, call.as_ref())?;
     let planned = scenario
         .policies
         .iter()

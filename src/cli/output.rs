@@ -264,15 +264,6 @@ pub fn table_lines(summary: &RunSummary) -> Vec<String> {
     lines
 }
 
-/// `n` and the noun in the number it takes: `1 target`, `2 targets`.
-pub fn count(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
 /// Lists the harness incidents of a run, which mark its affected rows: one short line each; what
 /// happened in words is in `summary.json`.
 pub fn print_incidents(summary: &RunSummary) {
@@ -337,13 +328,6 @@ pub fn stop_flag_saying(doing: &'static str) -> &'static std::sync::atomic::Atom
 mod tests {
     use super::*;
     use lblab_model::results::{Incident, IncidentKind};
-
-    #[test]
-    fn counts_take_the_number_of_their_noun() {
-        assert_eq!(count(1, "target", "targets"), "1 target");
-        assert_eq!(count(0, "target", "targets"), "0 targets");
-        assert_eq!(count(3, "backend", "backends"), "3 backends");
-    }
 
     #[test]
     fn incidents_print_one_short_line_each_with_the_detail_left_to_the_files() {

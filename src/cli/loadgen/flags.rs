@@ -3,16 +3,15 @@
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use lblab_loadgen::method::{self, Call};
-use lblab_loadgen::schedule::{RateSchedule, Shape, Warp};
+use lblab_loadgen::schedule::{RateSchedule, Shape};
 use lblab_loadgen::target::{Target, TargetSpec};
 use lblab_loadgen::transport::{TlsError, TlsOptions, Transport};
 use lblab_model::budget::parse_bytes;
-use lblab_model::overrides::{policy_specs, service_scenario, LoadOverrides};
+use lblab_model::overrides::{policy_specs, LoadOverrides};
 use lblab_model::results;
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
@@ -362,7 +361,7 @@ pub struct Load {
 
 impl Load {
     /// The concurrency schedule, if one is asked for.
-    fn concurrency_schedule(&self) -> Option<RateSchedule> {
+    pub fn concurrency_schedule(&self) -> Option<RateSchedule> {
         let kind = self.concurrency_schedule.as_deref()?;
         Some(RateSchedule {
             shape: match kind {
@@ -381,19 +380,8 @@ impl Load {
         })
     }
 
-    /// A concurrency schedule's slot starts over a run of `length`.
-    pub fn slot_starts(&self, length: Duration) -> anyhow::Result<Option<Arc<Vec<u64>>>> {
-        let Some(schedule) = self.concurrency_schedule() else {
-            return Ok(None);
-        };
-        let starts = schedule
-            .slot_starts(length)
-            .context("--concurrency-schedule")?;
-        Ok(Some(Arc::new(starts)))
-    }
-
     /// The rate schedule, if one is asked for.
-    fn schedule(&self) -> Option<RateSchedule> {
+    pub fn rate_schedule(&self) -> Option<RateSchedule> {
         let shape = match self.load_schedule.as_deref()? {
             "step" => Shape::Step {
                 every: Duration::from_nanos(self.load_step_duration.0),
@@ -445,37 +433,7 @@ impl Load {
         }
         Ok(o)
     }
-
-    /// The rate schedule's time warp over a run of `length`, and its mean rate for the scenario.
-    pub fn warp(&self, length: Duration) -> anyhow::Result<Option<Arc<Warp>>> {
-        let Some(schedule) = self.schedule() else {
-            return Ok(None);
-        };
-        anyhow::ensure!(
-            self.concurrency.is_none(),
-            "--load-schedule changes an open loop's rate; for a closed loop, --concurrency"
-        );
-        let warp = schedule.warp(length).context("--load-schedule")?;
-        Ok(Some(Arc::new(warp)))
-    }
 }
-
-/// The targets' names for the results: without a scenario, each target's address; with one
-/// that has as many backends, each backend's name with its address.
-pub fn name_backends(scenario: &mut lblab_model::Scenario, targets: &[Target], from_file: bool) {
-    if !from_file || targets.len() == scenario.backends.len() {
-        for (b, t) in scenario.backends.iter_mut().zip(targets) {
-            b.name = if from_file {
-                format!("{} ({})", b.name, t.addr)
-            } else {
-                t.label()
-            };
-        }
-    }
-}
-
-/// The scenario to run, a rate schedule's time warp, a concurrency schedule's slot starts.
-pub type Planned = (Scenario, Option<Arc<Warp>>, Option<Arc<Vec<u64>>>);
 
 /// The flags [`scenario`] reads.
 pub struct Given<'a> {
@@ -489,28 +447,14 @@ pub struct Given<'a> {
     pub seed: Option<u64>,
 }
 
-/// The scenario to run (the file or the flags, with the load flags applied, targets named by
-/// address) and the rate schedule's time warp.
+/// The run's plan (`lblab_harness::plan`): the scenario file or one made of the flags, with the
+/// load flags, policies and schedules; its notes printed.
 pub fn scenario(
     args: &Given<'_>,
     targets: &[Target],
     call: Option<&Call>,
-) -> anyhow::Result<Planned> {
+) -> anyhow::Result<lblab_harness::Plan> {
     let from_file = args.file.map(Scenario::load).transpose()?;
-    let file = match &from_file {
-        Some(s) => s.file.clone(),
-        None => service_scenario(
-            &call.map_or_else(|| "echo".into(), |c| results::file_stem(&c.name)),
-            targets.len(),
-        ),
-    };
-    if call.is_some() && file.workload.streaming_share > 0.0 {
-        anyhow::bail!(
-            "the scenario's workload.streaming_share is {}: streams are lblab's Echo.ServerStream; \
-             with --call, every call is the method's",
-            file.workload.streaming_share
-        );
-    }
     let policies = (!args.policies.is_empty())
         .then(|| policy_specs(args.policies, from_file.as_ref()))
         .transpose()
@@ -518,43 +462,34 @@ pub fn scenario(
             let value = format!("--policy {:?}", e.value());
             anyhow::Error::new(e).context(value)
         })?;
-    let what = |p: Option<&Path>| match p {
-        Some(p) => format!("{} with the command-line flags", p.display()),
-        None => "the load flags".to_string(),
+    let rate = from_file.as_ref().map_or(100.0, |s| s.file.workload.rate);
+    let name = call.map_or_else(|| "echo".into(), |c| results::file_stem(&c.name));
+    let input = lblab_harness::PlanInput {
+        file: from_file.as_ref(),
+        name: &name,
+        targets,
+        overrides: args.load.overrides(policies, args.seed, rate)?,
+        rate_schedule: args.load.rate_schedule(),
+        concurrency_schedule: args.load.concurrency_schedule(),
+        custom_call: call.is_some(),
     };
-    let mut overrides = args
-        .load
-        .overrides(policies, args.seed, file.workload.rate)?;
-    let mut scenario = overrides
-        .apply(file.clone())
-        .with_context(|| what(args.file))?;
-    let length = std::time::Duration::from_nanos(scenario.workload.end());
-    let warp = args.load.warp(length)?;
-    let slots = args.load.slot_starts(length)?;
-    if let Some(w) = &warp {
-        overrides.rate = Some(w.mean);
-    }
-    if let Some(s) = &slots {
-        overrides.concurrency = Some(s.len() as u32);
-    }
-    if warp.is_some() || slots.is_some() {
-        scenario = overrides.apply(file).with_context(|| what(args.file))?;
-    }
-    for w in scenario.config_warnings() {
-        eprintln!("warning: {w}");
+    let plan = lblab_harness::plan(input).map_err(|e| {
+        use lblab_harness::PlanError as E;
+        let what = match (&e, args.file) {
+            (E::RateSchedule(_) | E::RateScheduleClosedLoop, _) => "--load-schedule".into(),
+            (E::ConcurrencySchedule(_), _) => "--concurrency-schedule".into(),
+            (_, Some(p)) => format!("{} with the command-line flags", p.display()),
+            (_, None) => "the load flags".into(),
+        };
+        anyhow::Error::new(e).context(what)
+    })?;
+    for note in &plan.notes {
+        eprintln!("{note}");
     }
     if let Some(w) = args.load.warmup {
-        for warning in crate::cli::args::warmup_warnings(&scenario, w, &[]) {
+        for warning in crate::cli::args::warmup_warnings(&plan.scenario, w, &[]) {
             eprintln!("{warning}");
         }
     }
-    if from_file.is_some() && targets.len() != scenario.backends.len() {
-        eprintln!(
-            "note: {} for {} in the scenario: requests to faulty backends (fault windows) are not attributed",
-            crate::cli::output::count(targets.len(), "target", "targets"),
-            crate::cli::output::count(scenario.backends.len(), "backend", "backends")
-        );
-    }
-    name_backends(&mut scenario, targets, from_file.is_some());
-    Ok((scenario, warp, slots))
+    Ok(plan)
 }
