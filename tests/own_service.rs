@@ -221,10 +221,6 @@ fn bad_calls_get_clear_errors_before_any_load() {
             vec!["field extraDelayMs"],
         ),
         (
-            vec!["--call", "lblab.interop.v1.Greeter/Chat"],
-            vec!["streaming", "unary"],
-        ),
-        (
             vec![
                 "--call",
                 "lblab.interop.v1.Greeter/SayHello",

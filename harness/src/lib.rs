@@ -40,6 +40,40 @@ use lblab_policy::config::{self, Selected};
 use lblab_policy::NANOS_PER_SEC;
 use lblab_wire::timer;
 
+pub mod plan;
+mod policies;
+pub mod remote;
+
+pub use plan::{plan, Plan, PlanError, PlanInput};
+pub use policies::PolicyLoop;
+pub use remote::{run_remote, RemoteOptions, RemoteRun};
+
+/// Why a real run could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// The load generator's error.
+    #[error(transparent)]
+    Loadgen(#[from] LoadgenError),
+    /// The fleet could not start.
+    #[error("starting the fleet: {0}")]
+    Fleet(String),
+    /// A `--policy` label the scenario does not have.
+    #[error("{0}")]
+    Labels(String),
+    /// The scenario cannot run in the real harness.
+    #[error("scenario {scenario}: {detail}")]
+    Scenario {
+        /// The scenario's name.
+        scenario: String,
+        /// Why.
+        detail: String,
+    },
+    /// The floor's policy config does not parse (a bug).
+    #[error("the floor's round_robin config: {0}")]
+    Floor(String),
+}
+
 /// Options of [`run_real`].
 #[derive(Debug, Clone)]
 pub struct HarnessOptions<'a> {
@@ -232,7 +266,7 @@ pub fn run_one(
     scenario: &Scenario,
     policy: &PolicyEntry,
     options: &HarnessOptions<'_>,
-) -> Result<PolicyReport, LoadgenError> {
+) -> Result<PolicyReport, HarnessError> {
     let realtime = options.realtime;
     let two_cpus = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
     let (client_cpu, fleet_cpu) = if options.pin && two_cpus {
@@ -268,7 +302,7 @@ pub fn run_one(
     };
     let fleet = fleet_rt
         .block_on(Fleet::start(&scenario.backends, &fleet_options))
-        .map_err(|e| LoadgenError::Config(format!("starting the fleet: {e}")))?;
+        .map_err(|e| HarnessError::Fleet(e.to_string()))?;
     let targets: Vec<Target> = fleet.addrs().iter().copied().map(Target::of_addr).collect();
     let run_options = RunOptions {
         stop: options.stop,
@@ -320,11 +354,11 @@ pub fn run_floor(
     scenario: &Scenario,
     length: Duration,
     options: &HarnessOptions<'_>,
-) -> Result<FloorSummary, LoadgenError> {
+) -> Result<FloorSummary, HarnessError> {
     let s = floor_scenario(scenario, length);
     let config_json = r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#;
     let selected = config::parse_service_config(config_json)
-        .map_err(|e| LoadgenError::Config(e.to_string()))?;
+        .map_err(|e| HarnessError::Floor(e.to_string()))?;
     let rr = PolicyEntry {
         name: "floor(round_robin)".into(),
         config_json: config_json.into(),
@@ -352,92 +386,77 @@ pub fn run_real(
     options: &HarnessOptions<'_>,
     progress: &mut dyn FnMut(&str),
     checkpoint: &mut dyn FnMut(&RealRun),
-) -> Result<RealRun, LoadgenError> {
+) -> Result<RealRun, HarnessError> {
     scenario
         .check_labels(&options.only)
-        .map_err(LoadgenError::Config)?;
+        .map_err(HarnessError::Labels)?;
     if !scenario.workload.methods.is_empty() {
-        return Err(LoadgenError::Config(format!(
-            "scenario {}: `[[workload.methods]]` is simulator only (the real fleet serves one \
-             Echo method); run it with `lblab sim`, or remove the methods",
-            scenario.file.name
-        )));
+        return Err(HarnessError::Scenario {
+            scenario: scenario.file.name.clone(),
+            detail: "`[[workload.methods]]` is simulator only (the real fleet serves one Echo \
+                     method); run it with `lblab sim`, or remove the methods"
+                .into(),
+        });
     }
-    let planned = scenario
-        .policies
-        .iter()
-        .filter(|p| (options.only.is_empty() || options.only.contains(&p.name)) && p.runs_in_real())
-        .count();
-    if planned == 0 {
-        return Err(LoadgenError::Config(format!(
-            "scenario {}: none of the selected policies runs in the real harness (`oracle` is \
-             simulator only); add one or drop --policy",
-            scenario.file.name
-        )));
+    let policies = PolicyLoop {
+        scenario,
+        only: &options.only,
+        stop: options.stop,
+    };
+    if policies.planned() == 0 {
+        return Err(HarnessError::Scenario {
+            scenario: scenario.file.name.clone(),
+            detail: "none of the selected policies runs in the real harness (`oracle` is \
+                     simulator only); add one or drop --policy"
+                .into(),
+        });
     }
-    let mut out = RealRun::default();
+    let mut floor = None;
     if let Some(length) = options.floor {
         progress(&format!(
             "floor: round_robin against {} zero-delay backends at {} req/s",
             scenario.backends.len(),
             scenario.workload.rate
         ));
-        let floor = run_floor(scenario, length, options)?;
+        let summary = run_floor(scenario, length, options)?;
         progress(&format!(
             "floor: p50 {:.3} ms, p99 {:.3} ms",
-            floor.p50_ms, floor.p99_ms
+            summary.p50_ms, summary.p99_ms
         ));
-        out.floor = Some(floor);
+        floor = Some(summary);
     }
-    for p in &scenario.policies {
-        if !options.only.is_empty() && !options.only.contains(&p.name) {
-            continue;
-        }
-        if !p.runs_in_real() {
-            out.skipped.push((
-                p.name.clone(),
-                "simulator only (it reads every server's true queue)".into(),
-            ));
+    let ran = policies.run(
+        progress,
+        &mut |p, progress| {
+            let report = run_one(scenario, p, options)?;
+            let report = rerun_if_disturbed(scenario, p, options, progress, report);
+            let r = &report.run.result.summary;
             progress(&format!(
-                "note: policy {:?} runs only in the simulator; skipped",
-                p.name
+                "{}: p50 {:.2} ms, p99 {:.2} ms, {} ok / {} requests",
+                p.name, r.p50_ms, r.p99_ms, r.ok, r.requests
             ));
-            continue;
-        }
-        if options.stopped() {
-            break;
-        }
-        progress(&format!(
-            "{}: running for {:.0}s",
-            p.name,
-            scenario.workload.end() as f64 / 1e9
-        ));
-        let report = match run_one(scenario, p, options) {
-            Ok(report) => report,
-            Err(e) if out.policies.is_empty() => return Err(e),
-            Err(e) => {
-                progress(&format!(
-                    "{}: {e}; stopping with the results so far",
-                    p.name
-                ));
-                out.failed = Some(format!("policy {}: {e}", p.name));
-                break;
-            }
-        };
-        let report = rerun_if_disturbed(scenario, p, options, progress, report);
-        let r = &report.run.result.summary;
-        progress(&format!(
-            "{}: p50 {:.2} ms, p99 {:.2} ms, {} ok / {} requests",
-            p.name, r.p50_ms, r.p99_ms, r.ok, r.requests
-        ));
-        out.policies.push(report);
-        if out.policies.len() < planned {
-            checkpoint(&out);
-        }
-    }
-    out.partial =
-        options.stopped() || out.failed.is_some() || out.policies.iter().any(|p| p.run.partial);
-    Ok(out)
+            Ok(report)
+        },
+        &mut |done, skipped| {
+            // The checkpoint is given a whole RealRun: move the reports in and back out.
+            let so_far = RealRun {
+                policies: std::mem::take(done),
+                skipped: skipped.to_vec(),
+                floor: floor.clone(),
+                partial: false,
+                failed: None,
+            };
+            checkpoint(&so_far);
+            *done = so_far.policies;
+        },
+    )?;
+    Ok(RealRun {
+        partial: ran.partial || ran.done.iter().any(|p| p.run.partial),
+        policies: ran.done,
+        skipped: ran.skipped,
+        floor,
+        failed: ran.failed,
+    })
 }
 
 /// Runs `policy` again while its run was disturbed by other work on the machine (dispatch

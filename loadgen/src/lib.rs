@@ -37,9 +37,12 @@
 pub mod balance;
 pub mod cpu;
 pub mod incidents;
+pub mod metadata;
 pub mod method;
 pub mod reflection;
+pub mod report;
 pub mod run;
+pub mod schedule;
 pub mod target;
 pub mod tower_p2c;
 pub mod transport;
@@ -64,9 +67,67 @@ pub enum LoadgenError {
         /// Selected policy name.
         name: String,
     },
-    /// An invalid option or config.
+    /// The target list is not one: an entry that is not `host:port`, a `dns:` target with
+    /// others.
     #[error("{0}")]
-    Config(String),
+    TargetList(String),
+    /// A target that cannot be used: not `host:port`, or it does not resolve.
+    #[error("{target}: {detail}")]
+    Target {
+        /// The target as given.
+        target: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The method or its request (`--call`, `--data`, `--proto`, `--protoset`).
+    #[error(transparent)]
+    Method(#[from] method::MethodError),
+    /// The TLS settings.
+    #[error(transparent)]
+    Tls(#[from] transport::TlsError),
+    /// Server reflection could not be asked: no connection to the target.
+    #[error("server reflection: cannot connect to {addr}: {detail}")]
+    ReflectionUnreachable {
+        /// The target's address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        detail: String,
+    },
+    /// The server answered reflection with an error (every target would say the same).
+    #[error(
+        "server reflection at {addr}: {code}: {message}; without reflection, give the schema as \
+         .proto files (--proto FILE, --import-path DIR) or a compiled protoset (--protoset FILE)"
+    )]
+    ReflectionRefused {
+        /// The target's address.
+        addr: std::net::SocketAddr,
+        /// The gRPC status's description.
+        code: String,
+        /// Its message.
+        message: String,
+    },
+    /// No target could be reached to ask for a schema.
+    #[error("no target could be asked for the schema of {service}: {detail}")]
+    NoReflection {
+        /// The service.
+        service: String,
+        /// Each target and why.
+        detail: String,
+    },
+    /// A policy's config that the load generator cannot build.
+    #[error("policy {policy}: {detail}")]
+    Policy {
+        /// The policy's label.
+        policy: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A thread of the run panicked.
+    #[error("the {0} thread panicked")]
+    Panicked(&'static str),
+    /// The workload's arrival schedule cannot be made.
+    #[error("workload.rate: {0}")]
+    Schedule(String),
     /// No target accepted a connection: nothing could be measured.
     #[error(
         "no target could be connected to (tried for up to {waited:?}), so nothing can be measured: {detail}"

@@ -11,20 +11,126 @@ use std::path::PathBuf;
 
 use bytes::{Buf, BufMut, Bytes};
 use prost::Message as _;
-use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
+pub use prost_reflect::DescriptorPool;
+use prost_reflect::{DynamicMessage, MethodDescriptor};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
-use crate::LoadgenError;
+/// Why a method or its request cannot be used. The messages name the method, message and field,
+/// not the command-line flag that gave them: a caller adds that as context.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MethodError {
+    /// Not `package.Service/Method`.
+    #[error("{call:?}: expected package.Service/Method (e.g. helloworld.Greeter/SayHello)")]
+    NotAMethodName {
+        /// What was given.
+        call: String,
+    },
+    /// The schema has no such service.
+    #[error("no service {service:?} in the schema; it has: {known}")]
+    NoSuchService {
+        /// The service asked for.
+        service: String,
+        /// The services there are.
+        known: String,
+    },
+    /// The service has no such method.
+    #[error("service {service} has no method {method:?}; its methods: {known}")]
+    NoSuchMethod {
+        /// The service.
+        service: String,
+        /// The method asked for.
+        method: String,
+        /// Its methods.
+        known: String,
+    },
+    /// A client- or bidirectional-streaming method.
+    #[error("{method} takes a stream of requests; lblab loadgen calls unary and server-streaming methods")]
+    ClientStreaming {
+        /// The method.
+        method: String,
+    },
+    /// The request is not JSON.
+    #[error("not valid JSON: {detail}")]
+    Json {
+        /// serde_json's message.
+        detail: String,
+    },
+    /// An empty JSON array of requests.
+    #[error("an empty JSON array: give at least one request message")]
+    NoRequests,
+    /// The request does not fit the method's input message.
+    #[error("{at}does not fit {message} (the request of {method}):{field} {detail}")]
+    Mismatch {
+        /// `message 2 ` when the request was one of a list.
+        at: String,
+        /// The input message's full name.
+        message: String,
+        /// The method.
+        method: String,
+        /// ` field name:` when one field can be blamed.
+        field: String,
+        /// What the decoder said.
+        detail: String,
+    },
+    /// `.proto` files that do not compile, or a protoset that does not decode.
+    #[error("{0}")]
+    Schema(String),
+    /// A protoset file that cannot be read.
+    #[error("{}: {source}", file.display())]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
 
-/// The method to call and the request to send.
+/// The method to call and the requests to send.
 #[derive(Debug, Clone)]
 pub struct Call {
     /// `/package.Service/Method`.
     pub path: http::uri::PathAndQuery,
     /// `package.Service/Method`, for messages.
     pub name: String,
-    /// The request message, encoded.
-    pub request: Bytes,
+    /// The request messages, encoded: calls send them in turn (round-robin), as ghz does with a
+    /// JSON array.
+    pub requests: Vec<Bytes>,
+    /// Whether the server answers with a stream (read to its end; the call's latency is to the
+    /// end of the stream).
+    pub server_streaming: bool,
+}
+
+impl Call {
+    /// The request of the `n`th call.
+    pub fn request(&self, n: u64) -> Bytes {
+        match self.requests.len() {
+            0 => Bytes::new(),
+            len => self.requests[(n % len as u64) as usize].clone(),
+        }
+    }
+
+    /// How the requests read in a message: `a 12-byte request`, `3 requests of 10-14 bytes`.
+    pub fn describe(&self) -> String {
+        let sizes = self.requests.iter().map(Bytes::len);
+        let (lo, hi) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
+        let kind = if self.server_streaming {
+            " (server-streaming)"
+        } else {
+            ""
+        };
+        match self.requests.len() {
+            1 => format!("{}{kind} with a {lo}-byte request", self.name),
+            n if lo == hi => format!(
+                "{}{kind} with {n} requests of {lo} bytes in turn",
+                self.name
+            ),
+            n => format!(
+                "{}{kind} with {n} requests of {lo}-{hi} bytes in turn",
+                self.name
+            ),
+        }
+    }
 }
 
 /// Where a method's schema comes from.
@@ -36,45 +142,48 @@ pub enum Schema {
     Protos {
         /// The files.
         files: Vec<PathBuf>,
-        /// Where imports are looked up (the files' own folders when empty).
+        /// Where imports are looked up besides the files' own folders.
         import_paths: Vec<PathBuf>,
     },
+    /// A compiled `FileDescriptorSet` (`protoc --descriptor_set_out`, ghz's `--protoset`).
+    Protoset(PathBuf),
 }
 
 /// Splits `package.Service/Method` (or `package.Service.Method`, as grpcurl also takes) into the
 /// service's full name and the method's name.
-pub fn split_call(call: &str) -> Result<(&str, &str), LoadgenError> {
+pub fn split_call(call: &str) -> Result<(&str, &str), MethodError> {
     let call = call.trim_start_matches('/');
-    let (service, method) = call
-        .rsplit_once('/')
+    call.rsplit_once('/')
         .or_else(|| call.rsplit_once('.'))
         .filter(|(s, m)| !s.is_empty() && !m.is_empty())
-        .ok_or_else(|| {
-            LoadgenError::Config(format!(
-                "--call {call:?}: expected package.Service/Method (e.g. helloworld.Greeter/SayHello)"
-            ))
-        })?;
-    Ok((service, method))
+        .ok_or_else(|| MethodError::NotAMethodName {
+            call: call.to_string(),
+        })
 }
 
-/// Compiles `.proto` files into a descriptor pool.
+/// Compiles `.proto` files into a descriptor pool. Imports are looked up in each file's own
+/// folder and then in `import_paths` (as protoc's `-I`, they add to the folders, not replace
+/// them).
 pub fn pool_from_protos(
     files: &[PathBuf],
     import_paths: &[PathBuf],
-) -> Result<DescriptorPool, LoadgenError> {
-    let mut includes: Vec<PathBuf> = import_paths.to_vec();
-    if includes.is_empty() {
-        for f in files {
-            let dir = f
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .map_or_else(|| PathBuf::from("."), PathBuf::from);
-            if !includes.contains(&dir) {
-                includes.push(dir);
-            }
+) -> Result<DescriptorPool, MethodError> {
+    let mut includes: Vec<PathBuf> = Vec::new();
+    for f in files {
+        let dir = f
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), PathBuf::from);
+        if !includes.contains(&dir) {
+            includes.push(dir);
         }
     }
-    let bad = |e: protox::Error| LoadgenError::Config(format!("--proto: {e}"));
+    for p in import_paths {
+        if !includes.contains(p) {
+            includes.push(p.clone());
+        }
+    }
+    let bad = |e: protox::Error| MethodError::Schema(e.to_string());
     let mut compiler = protox::Compiler::new(&includes).map_err(bad)?;
     compiler.include_imports(true);
     for f in files {
@@ -83,61 +192,90 @@ pub fn pool_from_protos(
     Ok(compiler.descriptor_pool())
 }
 
+/// Reads a compiled `FileDescriptorSet` (`protoc --include_imports --descriptor_set_out=FILE`).
+pub fn pool_from_protoset(file: &std::path::Path) -> Result<DescriptorPool, MethodError> {
+    let bytes = std::fs::read(file).map_err(|source| MethodError::Read {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
+        MethodError::Schema(format!(
+            "{}: not a FileDescriptorSet with its imports (protoc --include_imports \
+             --descriptor_set_out): {e}",
+            file.display()
+        ))
+    })
+}
+
 /// Adds serialized `FileDescriptorProto`s (as server reflection returns them) to a pool.
-pub fn pool_from_files(files: Vec<Bytes>) -> Result<DescriptorPool, LoadgenError> {
+pub fn pool_from_files(files: Vec<Bytes>) -> Result<DescriptorPool, MethodError> {
     let protos = files
         .into_iter()
         .map(prost_types::FileDescriptorProto::decode)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| {
-            LoadgenError::Config(format!(
+            MethodError::Schema(format!(
                 "server reflection returned a file descriptor that does not decode: {e}"
             ))
         })?;
     let mut pool = DescriptorPool::new();
     pool.add_file_descriptor_protos(protos).map_err(|e| {
-        LoadgenError::Config(format!(
+        MethodError::Schema(format!(
             "server reflection returned an incomplete or invalid schema: {e}"
         ))
     })?;
     Ok(pool)
 }
 
-/// Finds the unary method `call` in `pool` and encodes the request `json` (`{}` when `None`).
-pub fn resolve(
-    pool: &DescriptorPool,
-    call: &str,
-    json: Option<&str>,
-) -> Result<Call, LoadgenError> {
+/// Finds the method `call` in `pool` (unary or server-streaming) and encodes the request `json`
+/// (`{}` when `None`); a JSON array is a list of requests, sent in turn.
+pub fn resolve(pool: &DescriptorPool, call: &str, json: Option<&str>) -> Result<Call, MethodError> {
     let method = find_method(pool, call)?;
     let (service, name) = (
         method.parent_service().full_name().to_string(),
         method.name(),
     );
-    if method.is_client_streaming() || method.is_server_streaming() {
-        return Err(LoadgenError::Config(format!(
-            "--call {service}/{name} is a streaming method; lblab loadgen calls unary methods only"
-        )));
+    let full = format!("{service}/{name}");
+    if method.is_client_streaming() {
+        return Err(MethodError::ClientStreaming { method: full });
     }
     let input = method.input();
-    let value: serde_json::Value = serde_json::from_str(json.unwrap_or("{}"))
-        .map_err(|e| LoadgenError::Config(format!("--data is not valid JSON: {e}")))?;
-    let message = DynamicMessage::deserialize(input.clone(), &value).map_err(|e| {
-        let field = blame(&input, &value, "")
-            .map(|f| format!(" field {f}:"))
-            .unwrap_or_default();
-        LoadgenError::Config(format!(
-            "--data does not fit {} (the request of {service}/{name}):{field} {e}",
-            input.full_name()
-        ))
-    })?;
-    let path = format!("/{service}/{name}");
+    let value: serde_json::Value =
+        serde_json::from_str(json.unwrap_or("{}")).map_err(|e| MethodError::Json {
+            detail: e.to_string(),
+        })?;
+    let (values, listed) = match value {
+        serde_json::Value::Array(items) if items.is_empty() => return Err(MethodError::NoRequests),
+        serde_json::Value::Array(items) => (items, true),
+        one => (vec![one], false),
+    };
+    let mut requests = Vec::with_capacity(values.len());
+    for (i, value) in values.iter().enumerate() {
+        let message = DynamicMessage::deserialize(input.clone(), value).map_err(|e| {
+            MethodError::Mismatch {
+                at: if listed {
+                    format!("message {} of the array ", i + 1)
+                } else {
+                    String::new()
+                },
+                message: input.full_name().to_string(),
+                method: full.clone(),
+                field: blame(&input, value, "")
+                    .map(|f| format!(" field {f}:"))
+                    .unwrap_or_default(),
+                detail: e.to_string(),
+            }
+        })?;
+        requests.push(message.encode_to_vec().into());
+    }
+    let path = format!("/{full}");
     Ok(Call {
-        path: path.parse().map_err(|e| {
-            LoadgenError::Config(format!("--call: {path:?} is not a valid request path: {e}"))
+        path: path.parse().map_err(|_| MethodError::NotAMethodName {
+            call: call.to_string(),
         })?,
-        name: format!("{service}/{name}"),
-        request: message.encode_to_vec().into(),
+        name: full,
+        requests,
+        server_streaming: method.is_server_streaming(),
     })
 }
 
@@ -185,26 +323,28 @@ fn blame(
     None
 }
 
-fn find_method(pool: &DescriptorPool, call: &str) -> Result<MethodDescriptor, LoadgenError> {
+fn find_method(pool: &DescriptorPool, call: &str) -> Result<MethodDescriptor, MethodError> {
     let (service, method) = split_call(call)?;
     let Some(svc) = pool.get_service_by_name(service) else {
         let known: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
-        return Err(LoadgenError::Config(format!(
-            "--call: no service {service:?} in the schema; it has: {}",
-            if known.is_empty() {
+        return Err(MethodError::NoSuchService {
+            service: service.to_string(),
+            known: if known.is_empty() {
                 "no services".to_string()
             } else {
                 known.join(", ")
-            }
-        )));
+            },
+        });
     };
     let found = svc.methods().find(|m| m.name() == method);
-    found.ok_or_else(|| {
-        let known: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
-        LoadgenError::Config(format!(
-            "--call: service {service} has no method {method:?}; its methods: {}",
-            known.join(", ")
-        ))
+    found.ok_or_else(|| MethodError::NoSuchMethod {
+        service: service.to_string(),
+        method: method.to_string(),
+        known: svc
+            .methods()
+            .map(|m| m.name().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
     })
 }
 
@@ -255,81 +395,4 @@ impl Decoder for RawDecoder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn greeter() -> DescriptorPool {
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("lblab-method-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("greeter.proto");
-        std::fs::write(
-            &file,
-            "syntax = \"proto3\";\npackage demo.v1;\n\
-             service Greeter {\n  rpc SayHello(HelloRequest) returns (HelloReply);\n  \
-             rpc Chat(stream HelloRequest) returns (stream HelloReply);\n}\n\
-             message HelloRequest { string name = 1; int32 times = 2; Inner inner = 3; }\n\
-             message Inner { repeated int32 xs = 1; }\n\
-             message HelloReply { string message = 1; }\n",
-        )
-        .unwrap();
-        let pool = pool_from_protos(&[file], &[]).unwrap();
-        std::fs::remove_dir_all(&dir).ok();
-        pool
-    }
-
-    #[test]
-    fn encodes_the_request_once_from_json() {
-        let call = resolve(
-            &greeter(),
-            "demo.v1.Greeter/SayHello",
-            Some(r#"{"name":"ab","times":3}"#),
-        )
-        .unwrap();
-        assert_eq!(call.path.as_str(), "/demo.v1.Greeter/SayHello");
-        // field 1 (string "ab"), field 2 (varint 3)
-        assert_eq!(&call.request[..], &[0x0a, 2, b'a', b'b', 0x10, 3]);
-        // grpcurl's dotted form names the same method.
-        let dotted = resolve(&greeter(), "demo.v1.Greeter.SayHello", None).unwrap();
-        assert_eq!(dotted.path, call.path);
-        assert!(dotted.request.is_empty());
-    }
-
-    #[test]
-    fn errors_name_the_field_the_service_and_the_method() {
-        let pool = greeter();
-        let err =
-            |call: &str, json: &str| resolve(&pool, call, Some(json)).unwrap_err().to_string();
-        let e = err("demo.v1.Greeter/SayHello", r#"{"nmae":"x"}"#);
-        assert!(
-            e.contains("nmae") && e.contains("demo.v1.HelloRequest"),
-            "{e}"
-        );
-        let e = err("demo.v1.Greeter/SayHello", r#"{"name":"a","times":"many"}"#);
-        assert!(e.contains("field times:"), "{e}");
-        let e = err("demo.v1.Greeter/SayHello", r#"{"inner":{"xs":[1,"x"]}}"#);
-        assert!(e.contains("field inner.xs:"), "{e}");
-        let e = err("demo.v1.Greeter/SayHello", r#"{"name":"x"} trailing"#);
-        assert!(e.contains("not valid JSON"), "{e}");
-        let e = err("demo.v1.Greeter/SayBye", "{}");
-        assert!(e.contains("SayBye") && e.contains("SayHello"), "{e}");
-        let e = err("demo.v1.Nope/SayHello", "{}");
-        assert!(
-            e.contains("demo.v1.Nope") && e.contains("demo.v1.Greeter"),
-            "{e}"
-        );
-        let e = err("demo.v1.Greeter/Chat", "{}");
-        assert!(e.contains("streaming"), "{e}");
-        assert!(split_call("Greeter").is_err());
-        assert!(split_call("/").is_err());
-    }
-
-    #[test]
-    fn proto_errors_name_the_file() {
-        let e = pool_from_protos(&[PathBuf::from("/nonexistent/x.proto")], &[])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("x.proto"), "{e}");
-    }
-}
+mod tests;

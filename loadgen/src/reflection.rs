@@ -13,6 +13,34 @@ use crate::method;
 use crate::transport::Connector;
 use crate::LoadgenError;
 
+/// Asks each of `targets` in turn for the schema of `service` until one answers: a target that
+/// cannot be reached is skipped, but a server's refusal holds for every target and ends the
+/// search.
+pub async fn schema_from_any(
+    targets: &[crate::target::Target],
+    transport: &crate::transport::Transport,
+    authority: Option<&http::uri::Authority>,
+    metadata: &MetadataMap,
+    service: &str,
+) -> Result<DescriptorPool, LoadgenError> {
+    let mut errors = Vec::new();
+    for t in targets {
+        let connector = Connector {
+            transport: transport.clone(),
+            host: t.host.clone(),
+            addr: t.addr,
+        };
+        match schema_of(connector, authority, metadata, service).await {
+            Err(e @ LoadgenError::ReflectionUnreachable { .. }) => errors.push(e.to_string()),
+            other => return other,
+        }
+    }
+    Err(LoadgenError::NoReflection {
+        service: service.to_string(),
+        detail: errors.join("; "),
+    })
+}
+
 /// How long one reflection exchange may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -32,29 +60,32 @@ pub async fn schema_of(
     match tokio::time::timeout(TIMEOUT, probe).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
-            return Err(LoadgenError::Config(format!(
-                "server reflection: cannot connect to {addr}: {e}"
-            )))
+            return Err(LoadgenError::ReflectionUnreachable {
+                addr,
+                detail: e.to_string(),
+            })
         }
         Err(_) => {
-            return Err(LoadgenError::Config(format!(
-                "server reflection: cannot connect to {addr}: no answer within {TIMEOUT:?}"
-            )))
+            return Err(LoadgenError::ReflectionUnreachable {
+                addr,
+                detail: format!("no answer within {TIMEOUT:?}"),
+            })
         }
     }
     let authority = authority.map_or_else(|| addr.to_string(), ToString::to_string);
     let endpoint = Endpoint::from_shared(format!("http://{authority}"))
-        .map_err(|e| LoadgenError::Config(format!("target {addr}: {e}")))?
+        .map_err(|e| LoadgenError::Target {
+            target: addr.to_string(),
+            detail: e.to_string(),
+        })?
         .connect_timeout(TIMEOUT)
         .timeout(TIMEOUT);
     let channel = endpoint
         .connect_with_connector(connector)
         .await
-        .map_err(|e| {
-            LoadgenError::Config(format!(
-                "server reflection: cannot connect to {addr}: {}",
-                crate::balance::error_chain(&e)
-            ))
+        .map_err(|e| LoadgenError::ReflectionUnreachable {
+            addr,
+            detail: crate::balance::error_chain(&e),
         })?;
     let files = match v1::files(channel.clone(), metadata, service).await {
         Err(status) if status.code() == tonic::Code::Unimplemented => {
@@ -62,15 +93,12 @@ pub async fn schema_of(
         }
         other => other,
     }
-    .map_err(|status| {
-        LoadgenError::Config(format!(
-            "server reflection at {addr}: {}: {}; without reflection, give the schema with \
-             --proto FILE (and --import-path DIR)",
-            status.code().description(),
-            status.message()
-        ))
+    .map_err(|status| LoadgenError::ReflectionRefused {
+        addr,
+        code: status.code().description().to_string(),
+        message: status.message().to_string(),
     })?;
-    method::pool_from_files(files)
+    Ok(method::pool_from_files(files)?)
 }
 
 /// One client per reflection version: the two protos have the same shape in different packages.

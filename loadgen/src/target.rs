@@ -70,7 +70,7 @@ pub enum TargetSpec {
 impl TargetSpec {
     /// Parses `--targets`: `host:port` entries, or one `dns:///name[:port]`.
     pub fn parse(list: &[String], every: Duration) -> Result<TargetSpec, LoadgenError> {
-        let bad = |m: String| LoadgenError::Config(format!("--targets: {m}"));
+        let bad = LoadgenError::TargetList;
         if list.is_empty() {
             return Err(bad("no target given".into()));
         }
@@ -128,14 +128,16 @@ impl TargetSpec {
             TargetSpec::List(list) => {
                 let mut out = Vec::with_capacity(list.len());
                 for t in list {
-                    let (host, _) = split_host_port(t).map_err(LoadgenError::Config)?;
+                    let bad = |detail: String| LoadgenError::Target {
+                        target: t.clone(),
+                        detail,
+                    };
+                    let (host, _) = split_host_port(t).map_err(bad)?;
                     let addr = tokio::net::lookup_host(t.as_str())
                         .await
-                        .map_err(|e| LoadgenError::Config(format!("--targets {t}: {e}")))?
+                        .map_err(|e| bad(e.to_string()))?
                         .next()
-                        .ok_or_else(|| {
-                            LoadgenError::Config(format!("--targets {t}: resolves to no address"))
-                        })?;
+                        .ok_or_else(|| bad("resolves to no address".into()))?;
                     out.push(Target {
                         name: t.clone(),
                         host: host.to_string(),
@@ -148,16 +150,18 @@ impl TargetSpec {
             TargetSpec::Dns { name, port, .. } => {
                 let mut addrs: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), *port))
                     .await
-                    .map_err(|e| {
-                        LoadgenError::Config(format!("--targets dns:///{name}:{port}: {e}"))
+                    .map_err(|e| LoadgenError::Target {
+                        target: format!("dns:///{name}:{port}"),
+                        detail: e.to_string(),
                     })?
                     .collect();
                 addrs.sort();
                 addrs.dedup();
                 if addrs.is_empty() {
-                    return Err(LoadgenError::Config(format!(
-                        "--targets dns:///{name}:{port}: resolves to no address"
-                    )));
+                    return Err(LoadgenError::Target {
+                        target: format!("dns:///{name}:{port}"),
+                        detail: "resolves to no address".into(),
+                    });
                 }
                 Ok(addrs
                     .into_iter()

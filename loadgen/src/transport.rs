@@ -23,8 +23,6 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
-use crate::LoadgenError;
-
 /// A boxed error, as connection attempts report them.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -67,10 +65,7 @@ impl Transport {
     /// TLS with `options`; `server_name` overrides each target's host as the name verified
     /// (gRPC uses the channel's authority). Reads and checks the PEM files now, so a bad file is
     /// an error before any load is sent.
-    pub fn tls(
-        options: &TlsOptions,
-        server_name: Option<String>,
-    ) -> Result<Transport, LoadgenError> {
+    pub fn tls(options: &TlsOptions, server_name: Option<String>) -> Result<Transport, TlsError> {
         Ok(Transport {
             tls: Some(Arc::new(client_config(options)?)),
             server_name,
@@ -161,8 +156,39 @@ fn not_tls_hint(e: &io::Error) -> &'static str {
     }
 }
 
-fn read_pem<T: PemObject>(path: &Path, flag: &str, what: &str) -> Result<Vec<T>, LoadgenError> {
-    let bad = |e: String| LoadgenError::Config(format!("{flag} {}: {e}", path.display()));
+/// Why the TLS settings cannot be used. Each names the file concerned; the caller adds the flag
+/// that gave it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsError {
+    /// A PEM file that cannot be read or holds nothing usable.
+    #[error("{}: {detail}", file.display())]
+    Pem {
+        /// Which setting: `cacert`, `cert` or `key`.
+        setting: &'static str,
+        /// The file.
+        file: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A client certificate without its key, or the other way round.
+    #[error("a client certificate and its key go together (mutual TLS needs both)")]
+    CertWithoutKey,
+    /// rustls refused the configuration.
+    #[error("{0}")]
+    Rustls(String),
+}
+
+fn read_pem<T: PemObject>(
+    path: &Path,
+    setting: &'static str,
+    what: &str,
+) -> Result<Vec<T>, TlsError> {
+    let bad = |detail: String| TlsError::Pem {
+        setting,
+        file: path.to_path_buf(),
+        detail,
+    };
     let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     let items = T::pem_slice_iter(&bytes)
         .collect::<Result<Vec<T>, _>>()
@@ -174,49 +200,133 @@ fn read_pem<T: PemObject>(path: &Path, flag: &str, what: &str) -> Result<Vec<T>,
 }
 
 /// The rustls client configuration of `options`.
-fn client_config(options: &TlsOptions) -> Result<rustls::ClientConfig, LoadgenError> {
+fn client_config(options: &TlsOptions) -> Result<rustls::ClientConfig, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| LoadgenError::Config(format!("TLS: {e}")))?;
+        .map_err(|e| TlsError::Rustls(e.to_string()))?;
     let builder = if options.insecure {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
     } else {
-        let mut roots = rustls::RootCertStore::empty();
         match &options.cacert {
             Some(path) => {
-                for cert in read_pem::<CertificateDer<'static>>(path, "--cacert", "certificates")? {
-                    roots.add(cert).map_err(|e| {
-                        LoadgenError::Config(format!("--cacert {}: {e}", path.display()))
+                let certs = read_pem::<CertificateDer<'static>>(path, "cacert", "certificates")?;
+                let mut roots = rustls::RootCertStore::empty();
+                for cert in &certs {
+                    roots.add(cert.clone()).map_err(|e| TlsError::Pem {
+                        setting: "cacert",
+                        file: path.clone(),
+                        detail: e.to_string(),
                     })?;
                 }
+                let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(roots),
+                    provider,
+                )
+                .build()
+                .map_err(|e| TlsError::Rustls(e.to_string()))?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(PinnedOrSigned {
+                        inner,
+                        pinned: certs,
+                    }))
             }
-            None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+            None => {
+                let mut roots = rustls::RootCertStore::empty();
+                roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+                builder.with_root_certificates(roots)
+            }
         }
-        builder.with_root_certificates(roots)
     };
     let mut config = match (&options.cert, &options.key) {
-        (Some(cert), Some(key)) => {
-            let chain = read_pem::<CertificateDer<'static>>(cert, "--cert", "certificates")?;
-            let key = read_pem::<PrivateKeyDer<'static>>(key, "--key", "private keys")?
+        (Some(cert), Some(key_file)) => {
+            let chain = read_pem::<CertificateDer<'static>>(cert, "cert", "certificates")?;
+            let key = read_pem::<PrivateKeyDer<'static>>(key_file, "key", "private keys")?
                 .into_iter()
                 .next()
-                .ok_or_else(|| LoadgenError::Config("--key: no private key".into()))?;
+                .ok_or_else(|| TlsError::Pem {
+                    setting: "key",
+                    file: key_file.clone(),
+                    detail: "no private key".into(),
+                })?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| LoadgenError::Config(format!("--cert/--key: {e}")))?
+                .map_err(|e| TlsError::Rustls(format!("the client certificate and key: {e}")))?
         }
         (None, None) => builder.with_no_client_auth(),
-        _ => {
-            return Err(LoadgenError::Config(
-                "--cert and --key go together (mutual TLS needs both)".into(),
-            ))
-        }
+        _ => return Err(TlsError::CertWithoutKey),
     };
     config.alpn_protocols = vec![b"h2".to_vec()];
     Ok(config)
+}
+
+/// Verification against the `--cacert` certificates, which also accepts a server certificate
+/// that *is* one of them, byte for byte (the usual `openssl req -x509` self-signed certificate,
+/// which says it is a CA and which webpki therefore refuses as a server's: `CaUsedAsEndEntity`).
+/// The user named that very certificate as trusted, as grpcio's and Go's clients take it; its
+/// names must still match the server's, and the handshake's signatures are still verified.
+#[derive(Debug)]
+struct PinnedOrSigned {
+    inner: Arc<rustls::client::WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl rustls::client::danger::ServerCertVerifier for PinnedOrSigned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        match self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
+            Ok(v) => Ok(v),
+            Err(e)
+                if self
+                    .pinned
+                    .iter()
+                    .any(|p| p.as_ref() == end_entity.as_ref()) =>
+            {
+                let parsed = rustls::server::ParsedCertificate::try_from(end_entity)
+                    .map_err(|_| e.clone())?;
+                rustls::client::verify_server_name(&parsed, server_name)?;
+                Ok(rustls::client::danger::ServerCertVerified::assertion())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
 }
 
 /// `--skip-tls-verify`: any certificate is accepted; the handshake signatures are still verified with

@@ -40,6 +40,7 @@ pub mod dist;
 pub mod fault;
 mod locate;
 pub mod method;
+pub mod overrides;
 pub mod results;
 pub mod scenario;
 pub mod stats;

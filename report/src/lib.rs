@@ -75,6 +75,7 @@
 //!     rows: vec![result.summary.clone()],
 //!     notes: vec![],
 //!     incidents: vec![],
+//!     rates: vec![],
 //! };
 //! let dir = std::env::temp_dir().join(format!("lblab-report-doc-{}", std::process::id()));
 //! let written = lblab_report::write_run_charts(&dir, &summary, &[result])?;
@@ -90,6 +91,7 @@
 mod chart;
 pub mod evidence;
 mod grid;
+mod html;
 mod name;
 mod redraw;
 mod render;
@@ -103,6 +105,7 @@ pub use chart::heatmap::write_heatmap;
 pub use chart::interval::{write_interval_chart, IntervalChart, IntervalPoint, IntervalSeries};
 pub use chart::line::{write_line_chart, Line, LineChart, LinePoint};
 pub use grid::{write_grid_heatmaps, GridCell};
+pub use html::{html_page, HtmlTable};
 pub use name::{ChartName, Format};
 pub use redraw::{
     redraw, redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,

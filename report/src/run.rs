@@ -238,6 +238,7 @@ pub(crate) mod fixtures {
             rows: vec![],
             notes: vec![],
             incidents: vec![],
+            rates: vec![],
         }
     }
 

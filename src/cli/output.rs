@@ -17,7 +17,7 @@ pub fn results_dir(file: &Path, command: &str, out: Option<&Path>) -> PathBuf {
 
 /// Extensions of the files lblab writes into a results folder; a `.<name>.tmp` left by a run
 /// killed while writing one of them is lblab's, any other is not touched.
-const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".svg"];
+const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".svg", ".html"];
 
 /// Creates the results folder before any work starts and checks that a file can be written in
 /// it, so a bad `--out` (a file, a folder that cannot be created, a read-only folder, `/proc`)
@@ -204,40 +204,8 @@ pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyh
 
 /// Prints the summary as an aligned table.
 pub fn print_table(summary: &RunSummary) {
-    let width = summary
-        .rows
-        .iter()
-        .map(|r| r.policy.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    outln!(
-        "{:<width$} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
-        "policy",
-        "requests",
-        "ok",
-        "errors",
-        "p50 ms",
-        "p90 ms",
-        "p99 ms",
-        "p99.9 ms",
-        "max ms",
-        "to faulty"
-    );
-    for r in &summary.rows {
-        outln!(
-            "{:<width$} {:>9} {:>9} {:>7} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>8.2}%",
-            r.policy,
-            r.requests,
-            r.ok,
-            r.errors,
-            r.p50_ms,
-            r.p90_ms,
-            r.p99_ms,
-            r.p999_ms,
-            r.max_ms,
-            100.0 * r.slow_share
-        );
+    for line in table_lines(summary) {
+        outln!("{line}");
     }
     if summary.partial {
         outln!("(partial: the run was interrupted; these are the results measured so far)");
@@ -245,13 +213,55 @@ pub fn print_table(summary: &RunSummary) {
     print_incidents(summary);
 }
 
-/// `n` and the noun in the number it takes: `1 target`, `2 targets`.
-pub fn count(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
+/// The lines of [`print_table`]'s table: counts and percentiles per policy; a real run's calls
+/// per second and fastest and mean call; the share sent to faulty backends only when the run has
+/// fault windows (a run against someone else's service has none).
+pub fn table_lines(summary: &RunSummary) -> Vec<String> {
+    let width = summary
+        .rows
+        .iter()
+        .map(|r| r.policy.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let rates = !summary.rates.is_empty();
+    let faulty = !summary.fault_windows.is_empty();
+    let mut head = format!(
+        "{:<width$} {:>9} {:>9} {:>7}",
+        "policy", "requests", "ok", "errors"
+    );
+    if rates {
+        head += &format!(" {:>9} {:>8} {:>8}", "calls/s", "min ms", "mean ms");
     }
+    head += &format!(
+        " {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"
+    );
+    if faulty {
+        head += &format!(" {:>9}", "to faulty");
+    }
+    let mut lines = vec![head];
+    for r in &summary.rows {
+        let mut line = format!(
+            "{:<width$} {:>9} {:>9} {:>7}",
+            r.policy, r.requests, r.ok, r.errors
+        );
+        if rates {
+            let (per_s, min) = summary
+                .rate(&r.policy)
+                .map_or((0.0, 0.0), |x| (x.calls_per_s, x.min_ms));
+            line += &format!(" {per_s:>9.1} {min:>8.2} {:>8.2}", r.mean_ms);
+        }
+        line += &format!(
+            " {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2}",
+            r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms
+        );
+        if faulty {
+            line += &format!(" {:>8.2}%", 100.0 * r.slow_share);
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 /// Lists the harness incidents of a run, which mark its affected rows: one short line each; what
@@ -318,13 +328,6 @@ pub fn stop_flag_saying(doing: &'static str) -> &'static std::sync::atomic::Atom
 mod tests {
     use super::*;
     use lblab_model::results::{Incident, IncidentKind};
-
-    #[test]
-    fn counts_take_the_number_of_their_noun() {
-        assert_eq!(count(1, "target", "targets"), "1 target");
-        assert_eq!(count(0, "target", "targets"), "0 targets");
-        assert_eq!(count(3, "backend", "backends"), "3 backends");
-    }
 
     #[test]
     fn incidents_print_one_short_line_each_with_the_detail_left_to_the_files() {

@@ -166,6 +166,14 @@ fn write(
     output::write(dir, &summary, &results).context("writing real-harness results")?;
     let json = serde_json::to_string_pretty(&h)?;
     write_atomic(&dir.join(layout::HARNESS_JSON), (json + "\n").as_bytes())?;
+    let statuses: Vec<lblab_model::results::StatusRow> = real
+        .policies
+        .iter()
+        .flat_map(|p| p.run.statuses.iter().cloned())
+        .collect();
+    let csv =
+        lblab_model::results::StatusRow::to_csv(&statuses).context("encoding statuses.csv")?;
+    write_atomic(&dir.join(layout::STATUSES_CSV), &csv)?;
     Ok((summary, results))
 }
 

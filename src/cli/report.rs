@@ -111,6 +111,7 @@ fn merge(dirs: &[PathBuf], out: Option<&Path>, budget: u64) -> anyhow::Result<Ex
     }
     let _out_dir = output::prepare_dir(&out)?;
     output::write(&out, &merged.summary, &merged.results).context("writing the merged run")?;
+    merge_csv(dirs, &out)?;
     output::print_table(&merged.summary);
     for (key, value) in &merged.summary.notes {
         if key.contains(": start offset of ") {
@@ -119,4 +120,28 @@ fn merge(dirs: &[PathBuf], out: Option<&Path>, budget: u64) -> anyhow::Result<Ex
     }
     outln!("merged {} runs into {}", dirs.len(), out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `targets.csv` and `statuses.csv` of the merged runs, when every run has one (load-generator
+/// runs have both, `lblab real` runs a `statuses.csv`): calls added, shares computed again.
+fn merge_csv(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
+    use results::{StatusRow, TargetRow};
+    let all = |file: &str| dirs.iter().all(|d| d.join(file).is_file());
+    if all(layout::TARGETS_CSV) {
+        let runs = dirs
+            .iter()
+            .map(|d| TargetRow::read_csv(&d.join(layout::TARGETS_CSV)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let csv = TargetRow::to_csv(&TargetRow::merge(&runs)).context("encoding targets.csv")?;
+        results::write_atomic(&out.join(layout::TARGETS_CSV), &csv)?;
+    }
+    if all(layout::STATUSES_CSV) {
+        let runs = dirs
+            .iter()
+            .map(|d| StatusRow::read_csv(&d.join(layout::STATUSES_CSV)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let csv = StatusRow::to_csv(&StatusRow::merge(&runs)).context("encoding statuses.csv")?;
+        results::write_atomic(&out.join(layout::STATUSES_CSV), &csv)?;
+    }
+    Ok(())
 }

@@ -106,8 +106,12 @@ async fn call_inner(
     match kind {
         RpcKind::Unary => {
             let call = match client.call.clone() {
+                Some(call) if call.server_streaming => {
+                    let req = prepare(client, call.request(id), picked, kind);
+                    server_stream(&mut client.channel, req, call.path.clone(), deadline).await
+                }
                 Some(call) => {
-                    let req = prepare(client, call.request.clone(), picked, kind);
+                    let req = prepare(client, call.request(id), picked, kind);
                     unary(
                         &mut client.channel,
                         req,
@@ -209,6 +213,27 @@ where
     .await)
 }
 
+/// One server-streaming call of `--call`: the request sent, the replies read to the end of the
+/// stream (undecoded); the deadline covers the whole stream, as gRPC's does.
+async fn server_stream(
+    channel: &mut Channel,
+    mut req: tonic::Request<bytes::Bytes>,
+    path: http::uri::PathAndQuery,
+    deadline: Duration,
+) -> Result<Result<(), tonic::Status>, tokio::time::error::Elapsed> {
+    req.set_timeout(deadline);
+    let outer = deadline + Duration::from_millis(200);
+    with_channel!(channel, |c| tokio::time::timeout(outer, async {
+        c.ready()
+            .await
+            .map_err(|e| tonic::Status::from_error(e.into()))?;
+        let mut s = c.server_streaming(req, path, RawCodec).await?.into_inner();
+        while s.message().await?.is_some() {}
+        Ok::<(), tonic::Status>(())
+    })
+    .await)
+}
+
 /// Tries a connection to every target at once, up to the server's HTTP/2 SETTINGS
 /// ([`Transport::probe`]); `None` where one was made, else why not.
 pub(super) async fn probe(
@@ -247,6 +272,28 @@ pub struct CallOptions {
     pub call: Option<Arc<Call>>,
     /// Metadata sent with every call (`-H key:value`).
     pub metadata: MetadataMap,
+    /// Timeout of one connection attempt (default: gRPC's 20 s).
+    pub connect_timeout: Option<Duration>,
+    /// HTTP/2 keepalive: PING interval and how long to wait for its answer.
+    pub keepalive: Option<(Duration, Duration)>,
+    /// Largest reply message accepted, bytes (default: gRPC's 4 MiB).
+    pub max_recv_message: Option<usize>,
+    /// Largest request message sent, bytes (default: unlimited).
+    pub max_send_message: Option<usize>,
+}
+
+impl CallOptions {
+    /// A gRPC client over `service` with the message-size limits.
+    fn grpc<S>(&self, service: S) -> Grpc<S> {
+        let mut grpc = Grpc::new(service);
+        if let Some(n) = self.max_recv_message {
+            grpc = grpc.max_decoding_message_size(n);
+        }
+        if let Some(n) = self.max_send_message {
+            grpc = grpc.max_encoding_message_size(n);
+        }
+        grpc
+    }
 }
 
 /// The URI a balancer connects to for `target`.
@@ -257,7 +304,10 @@ pub(super) fn endpoint_uri(
     let scheme = if transport.is_tls() { "https" } else { "http" };
     format!("{scheme}://{}", target.connect_to)
         .parse::<http::Uri>()
-        .map_err(|e| LoadgenError::Config(format!("target {}: {e}", target.name)))
+        .map_err(|e| LoadgenError::Target {
+            target: target.name.clone(),
+            detail: e.to_string(),
+        })
 }
 
 /// Builds one client of the scenario for `policy`.
@@ -285,16 +335,24 @@ pub(super) fn make_client(
                     seed,
                     transport: options.transport.clone(),
                     authority: options.authority.clone(),
+                    keepalive: options.keepalive,
+                    connect_timeout: options
+                        .connect_timeout
+                        .unwrap_or(BalancerOptions::default().connect_timeout),
                     ..BalancerOptions::default()
                 },
             );
             (
-                Channel::Lblab(Grpc::new(balancer.service())),
+                Channel::Lblab(options.grpc(balancer.service())),
                 Some(balancer),
             )
         }
         Selected::Extra { name, config } if name == tower_p2c::NAME => {
-            let cfg = tower_p2c::Config::from_json(config).map_err(LoadgenError::Config)?;
+            let bad = |detail: String| LoadgenError::Policy {
+                policy: policy.name.clone(),
+                detail,
+            };
+            let cfg = tower_p2c::Config::from_json(config).map_err(bad)?;
             let connectors = targets
                 .iter()
                 .map(|t| Connector {
@@ -303,9 +361,9 @@ pub(super) fn make_client(
                     addr: t.addr,
                 })
                 .collect();
-            let service = tower_p2c::service(connectors, options.authority.as_ref(), cfg)
-                .map_err(LoadgenError::Config)?;
-            (Channel::Tower(Grpc::new(service)), None)
+            let service =
+                tower_p2c::service(connectors, options.authority.as_ref(), cfg).map_err(bad)?;
+            (Channel::Tower(options.grpc(service)), None)
         }
         Selected::Extra { name, .. } => {
             return Err(LoadgenError::Unsupported {

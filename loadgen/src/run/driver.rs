@@ -3,7 +3,7 @@
 //! slots busy, each starting its next call when its previous one ends. Both take their times and
 //! kinds from the model's arrival schedule, as the simulator does.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -41,6 +41,12 @@ pub(super) struct Drive<'a> {
     pub stopped: &'a (dyn Fn() -> bool + Sync),
     /// End of the run (warm-up + duration), ns.
     pub end: Nanos,
+    /// Open loop: the most calls to send.
+    pub max_calls: Option<u64>,
+    /// Open loop: a rate schedule's time warp.
+    pub warp: Option<&'a crate::schedule::Warp>,
+    /// Closed loop: when each slot starts (default: all at time 0).
+    pub slot_starts: Option<&'a [Nanos]>,
 }
 
 /// Why an open-loop arrival cannot be sent now, if it cannot: the load generator drops what it
@@ -60,10 +66,11 @@ fn overloaded(d: &Drive<'_>, late: Nanos) -> Overload {
 pub(super) fn open_loop(d: &Drive<'_>, clients: &[Client], schedule: OpenLoop) -> u64 {
     let mut calls = 0u64;
     for arrival in schedule {
-        if (d.stopped)() {
+        if (d.stopped)() || d.max_calls.is_some_and(|max| calls >= max) {
             break;
         }
-        let (t, kind) = (arrival.at, arrival.kind);
+        let t = d.warp.map_or(arrival.at, |w| w.map(arrival.at));
+        let kind = arrival.kind;
         timer::sleep_until(d.clock.instant(t), d.spin);
         calls += 1;
         let late = d.clock.now().saturating_sub(t);
@@ -125,16 +132,24 @@ fn spawn_open_call(d: &Drive<'_>, client: &Client, intended: Nanos, kind: RpcKin
 /// so the drain waits for them and the ones cut off are counted as dropped.
 pub(super) fn closed_loop(d: &Drive<'_>, clients: &[Client], arrivals: Vec<ClientArrivals>) {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let budget = Arc::new(Budget {
+        left: AtomicU64::new(d.max_calls.unwrap_or(u64::MAX)),
+        slots: AtomicUsize::new(0),
+    });
     for (client, mut arrivals) in clients.iter().zip(arrivals) {
         let starts = arrivals.starts();
         let arrivals = Arc::new(Mutex::new(arrivals));
-        for _slot in starts {
+        for (i, at) in starts.into_iter().enumerate() {
+            let start = d.slot_starts.and_then(|s| s.get(i).copied()).unwrap_or(at);
+            budget.slots.fetch_add(1, Ordering::AcqRel);
             let slot = Slot {
+                start,
                 client: client.clone(),
                 arrivals: arrivals.clone(),
                 sink: d.sink.clone(),
                 in_flight: d.in_flight.clone(),
                 stop: stop.clone(),
+                budget: budget.clone(),
                 clock: d.clock,
                 deadline: d.deadline,
                 stream_bound: d.stream_bound,
@@ -142,19 +157,47 @@ pub(super) fn closed_loop(d: &Drive<'_>, clients: &[Client], arrivals: Vec<Clien
             d.handle.spawn(slot.run());
         }
     }
-    while d.clock.now() < d.end && !(d.stopped)() {
-        std::thread::sleep(Duration::from_millis(20));
+    // Until the end, a stop, or (with a call budget) every slot has ended.
+    while d.clock.now() < d.end && !(d.stopped)() && budget.slots.load(Ordering::Acquire) > 0 {
+        std::thread::sleep(Duration::from_millis(5));
     }
     stop.store(true, Ordering::Relaxed);
 }
 
+/// A closed loop's calls left to start (`--total`) and its slots still running.
+struct Budget {
+    left: AtomicU64,
+    slots: AtomicUsize,
+}
+
+impl Budget {
+    /// Takes one call from the budget; `false` when none is left.
+    fn take(&self) -> bool {
+        self.left
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+/// Counts its slot out when the slot ends, however it ends.
+struct SlotGuard(Arc<Budget>);
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.0.slots.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// One closed-loop slot: a call at a time.
 struct Slot {
+    /// When its first call starts.
+    start: Nanos,
     client: Client,
     arrivals: Arc<Mutex<ClientArrivals>>,
     sink: Sink,
     in_flight: Arc<AtomicUsize>,
     stop: Arc<std::sync::atomic::AtomicBool>,
+    budget: Arc<Budget>,
     clock: Clock,
     deadline: Duration,
     stream_bound: Duration,
@@ -168,11 +211,12 @@ impl Slot {
     }
 
     async fn run(mut self) {
-        tokio::time::sleep_until(self.clock.instant(0).into()).await;
+        let _guard = SlotGuard(self.budget.clone());
+        tokio::time::sleep_until(self.clock.instant(self.start).into()).await;
         let mut id = 0;
         loop {
             let now = self.clock.now();
-            if self.stop.load(Ordering::Relaxed) {
+            if self.stop.load(Ordering::Relaxed) || !self.budget.take() {
                 return;
             }
             let Some(arrived) = self.schedule().arrive(now) else {

@@ -27,17 +27,21 @@ use crate::target::{Target, TargetSpec};
 use crate::LoadgenError;
 
 mod client;
+mod connect;
 mod driver;
 mod live;
 mod recorder;
+mod resolve;
 mod statuses;
 
 pub use client::CallOptions;
 use client::Client;
+use connect::{check_reachable, connect, outages_of};
 use driver::Drive;
 pub use lblab_model::results::Quantiles;
 pub use live::Live;
 use recorder::{Recorded, RecorderThread, Sink};
+use resolve::resolve_periodically;
 
 /// How long calls in flight may go on after the run is stopped (Ctrl-C) before they are cut off
 /// and counted as dropped: the run must end within a second.
@@ -72,6 +76,16 @@ pub struct RunOptions<'a> {
     pub resolver: Option<TargetSpec>,
     /// Where the run publishes its live figures for a progress display (reset at its start).
     pub live: Option<Arc<Live>>,
+    /// Send at most this many calls (warm-up included; open loop: arrivals dispatched, closed
+    /// loop: calls started), then end the run.
+    pub max_calls: Option<u64>,
+    /// Open loop: the time warp of a rate schedule ([`crate::schedule`]); the scenario's rate
+    /// must be its mean.
+    pub warp: Option<Arc<crate::schedule::Warp>>,
+    /// Closed loop: when each client's slots start (ns since time 0), from a concurrency
+    /// schedule ([`crate::schedule::RateSchedule::slot_starts`]); the workload's concurrency must
+    /// be their count.
+    pub slot_starts: Option<Arc<Vec<Nanos>>>,
 }
 
 impl RunOptions<'_> {
@@ -89,6 +103,9 @@ impl RunOptions<'_> {
             calls: CallOptions::default(),
             resolver: None,
             live: None,
+            max_calls: None,
+            warp: None,
+            slot_starts: None,
         }
     }
 }
@@ -110,6 +127,9 @@ pub struct LoadRun {
     pub sends_per_backend: Vec<u64>,
     /// True if the run was stopped early.
     pub partial: bool,
+    /// When the run's load ended, ns since time 0: the scenario's end, or earlier when it was
+    /// stopped or its [`RunOptions::max_calls`] were sent.
+    pub run_end: Nanos,
     /// Endpoints that left or joined the list when the targets were re-resolved, with when.
     pub endpoint_changes: Vec<String>,
     /// How the calls ended, by gRPC status and message, warm-up included (`statuses.csv`).
@@ -203,6 +223,9 @@ pub fn run_policy(
         spin: options.spin,
         stopped: &stopped,
         end: w.end(),
+        max_calls: options.max_calls,
+        warp: options.warp.as_deref(),
+        slot_starts: options.slot_starts.as_deref().map(Vec::as_slice),
     };
     let cpu_before = meter.total_ns();
     let (calls, dispatcher_cpu_ns) = dispatch(&drive, clients, scenario, options)?;
@@ -223,7 +246,7 @@ pub fn run_policy(
     sink.close();
     let mut recorded = recorder
         .join()
-        .map_err(|_| LoadgenError::Config("the recorder thread panicked".into()))?;
+        .map_err(|_| LoadgenError::Panicked("recorder"))?;
     let addrs: Vec<_> = targets.iter().map(|t| t.addr).collect();
     let found = incidents_of(
         &policy.name,
@@ -245,59 +268,10 @@ pub fn run_policy(
         dispatcher_cpu_ns,
         sends_per_backend: recorded.sends,
         partial: stopped(),
+        run_end,
         endpoint_changes,
         statuses: statuses.rows(&policy.name),
     })
-}
-
-/// Re-resolves `spec` every `every` and gives every balancer the new address list, as gRPC's DNS
-/// resolver updates its channel; records what joined and left. A failed resolution keeps the
-/// last list (gRPC keeps its addresses too).
-async fn resolve_periodically(
-    spec: TargetSpec,
-    every: Duration,
-    mut current: Vec<Target>,
-    updaters: Vec<EndpointUpdater>,
-    transport: crate::transport::Transport,
-    clock: Clock,
-    changes: Arc<std::sync::Mutex<Vec<String>>>,
-) {
-    let mut interval = tokio::time::interval(every);
-    interval.tick().await;
-    loop {
-        interval.tick().await;
-        let Ok(next) = spec.resolve().await else {
-            continue;
-        };
-        let same =
-            |a: &[Target], b: &[Target]| a.iter().map(|t| t.addr).eq(b.iter().map(|t| t.addr));
-        if same(&current, &next) {
-            continue;
-        }
-        let at = clock.now() as f64 / 1e9;
-        let mut log = changes.lock().unwrap_or_else(|e| e.into_inner());
-        for t in next
-            .iter()
-            .filter(|t| !current.iter().any(|c| c.addr == t.addr))
-        {
-            log.push(format!("{at:.1}s: {} joined", t.addr));
-        }
-        for t in current
-            .iter()
-            .filter(|c| !next.iter().any(|t| t.addr == c.addr))
-        {
-            log.push(format!("{at:.1}s: {} left", t.addr));
-        }
-        drop(log);
-        let uris: Vec<http::Uri> = next
-            .iter()
-            .filter_map(|t| client::endpoint_uri(t, &transport).ok())
-            .collect();
-        for u in &updaters {
-            u.set_endpoints(uris.clone());
-        }
-        current = next;
-    }
 }
 
 /// The Unix time, in seconds, of `instant` (past or future): what the hlog records as the run's
@@ -343,106 +317,6 @@ fn build_runtime(
         })
 }
 
-/// An error if no target accepted a connection.
-fn check_reachable(
-    targets: &[Target],
-    unreachable: &[Option<String>],
-    waited: Duration,
-) -> Result<(), LoadgenError> {
-    if targets.is_empty() || unreachable.iter().any(Option::is_none) {
-        return Ok(());
-    }
-    let detail = targets
-        .iter()
-        .zip(unreachable)
-        .map(|(t, e)| format!("{} ({})", t.label(), e.as_deref().unwrap_or("?")))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Err(LoadgenError::Unreachable { waited, detail })
-}
-
-/// Every client's outages per target. tower's balancer keeps its connections to itself: for it,
-/// only the targets unreachable from the start are known.
-fn outages_of(balancers: &[Balancer], unreachable: &[Option<String>]) -> Vec<Vec<Vec<Outage>>> {
-    if balancers.is_empty() {
-        vec![unreachable.iter().map(unreachable_outage).collect()]
-    } else {
-        balancers.iter().map(Balancer::outages).collect()
-    }
-}
-
-/// A target unreachable from the start, as an outage of the whole run.
-fn unreachable_outage(error: &Option<String>) -> Vec<Outage> {
-    error
-        .iter()
-        .map(|e| Outage {
-            start: 0,
-            end: None,
-            lost: false,
-            failed_attempts: 1,
-            merged: 1,
-            error: Some(e.clone()),
-        })
-        .collect()
-}
-
-/// One client per scenario client, and their balancers (none for tower's), connected.
-fn connect(
-    runtime: &tokio::runtime::Runtime,
-    scenario: &Scenario,
-    policy: &PolicyEntry,
-    targets: &[Target],
-    options: &RunOptions<'_>,
-    statuses: &Arc<statuses::StatusTally>,
-) -> Result<(Vec<Client>, Vec<Balancer>), LoadgenError> {
-    let _guard = runtime.enter();
-    let mut clients = Vec::new();
-    let mut balancers = Vec::new();
-    for c in 0..scenario.workload.clients {
-        let seed = derive_seed(scenario.file.seed, streams::POLICY, u64::from(c));
-        let (client, balancer) = client::make_client(
-            policy,
-            targets,
-            options.origin,
-            seed,
-            &options.calls,
-            statuses,
-        )?;
-        clients.push(client);
-        balancers.extend(balancer);
-    }
-    let ready = runtime.block_on(async {
-        let mut ready = 0;
-        for b in &balancers {
-            ready += b.wait_connected(options.connect_wait).await;
-        }
-        ready
-    });
-    // The targets accepted a connection (the probe), but no gRPC connection could be made on
-    // any (an HTTP/2 or TLS failure, e.g. a refused client certificate): nothing can be measured.
-    if let (Some(first), 0) = (balancers.first(), ready) {
-        let outages = first.outages();
-        let detail = targets
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let why = outages
-                    .get(i)
-                    .and_then(|o| o.last())
-                    .and_then(|o| o.error.clone())
-                    .unwrap_or_else(|| "not connected".into());
-                format!("{} ({why})", t.label())
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(LoadgenError::Unreachable {
-            waited: options.connect_wait,
-            detail,
-        });
-    }
-    Ok((clients, balancers))
-}
-
 /// What the driver follows: every client's schedule merged in time order (open loop), or each
 /// client's own, which its slots share (closed loop).
 enum Schedule {
@@ -459,7 +333,9 @@ fn dispatch(
     options: &RunOptions<'_>,
 ) -> Result<(Option<u64>, u64), LoadgenError> {
     let (w, seed) = (&scenario.workload, scenario.file.seed);
-    let schedule_error = |e| LoadgenError::Config(format!("workload.rate: {e}"));
+    fn schedule_error(e: impl std::fmt::Display) -> LoadgenError {
+        LoadgenError::Schedule(e.to_string())
+    }
     let schedule = if w.arrival == Arrival::Closed {
         let arrivals = (0..w.clients).map(|c| ClientArrivals::new(w, seed, c));
         Schedule::Closed(arrivals.collect::<Result<_, _>>().map_err(schedule_error)?)
@@ -490,7 +366,7 @@ fn dispatch(
             })?;
         dispatcher
             .join()
-            .map_err(|_| LoadgenError::Config("the dispatcher thread panicked".into()))
+            .map_err(|_| LoadgenError::Panicked("dispatcher"))
     })
 }
 

@@ -29,6 +29,8 @@ pub const FAILURES_CSV: &str = "failures.csv";
 pub const TARGETS_CSV: &str = "targets.csv";
 /// `statuses.csv`: a load-generator run's calls per policy, gRPC status and message.
 pub const STATUSES_CSV: &str = "statuses.csv";
+/// `report.html`: a load-generator run's tables and charts in one self-contained page.
+pub const REPORT_HTML: &str = "report.html";
 /// `harness.json`: the real harness's own measurements.
 pub const HARNESS_JSON: &str = "harness.json";
 /// `compare.csv`: a [`CompareRow`](super::CompareRow) per policy.

@@ -91,6 +91,47 @@ pub struct RunSummary {
     /// What went wrong in the harness itself while the policies ran (real mode only).
     #[serde(default)]
     pub incidents: Vec<Incident>,
+    /// Per policy, calls per second and the fastest call (real mode only; empty in files
+    /// written before they were recorded, and in simulated runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<RateRow>,
+}
+
+/// A real run's throughput and fastest call for one policy, as ghz reports them (`rps`,
+/// `fastest`); the mean is [`SummaryRow::mean_ms`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RateRow {
+    /// Policy label.
+    pub policy: String,
+    /// Calls that ended after the warm-up (OK or not) per second of the measured length.
+    pub calls_per_s: f64,
+    /// The fastest measured latency, ms (0 when nothing was measured).
+    pub min_ms: f64,
+}
+
+impl RateRow {
+    /// The rates of `results` over a measured length of `measured_s` seconds.
+    pub fn of(results: &[PolicyResult], measured_s: f64) -> Vec<RateRow> {
+        results
+            .iter()
+            .map(|r| {
+                let ended = r.summary.ok + r.summary.errors;
+                RateRow {
+                    policy: r.summary.policy.clone(),
+                    calls_per_s: if measured_s > 0.0 {
+                        ended as f64 / measured_s
+                    } else {
+                        0.0
+                    },
+                    min_ms: if r.histogram.is_empty() {
+                        0.0
+                    } else {
+                        r.histogram.min() as f64 / 1e6
+                    },
+                }
+            })
+            .collect()
+    }
 }
 
 impl RunSummary {
@@ -126,7 +167,17 @@ impl RunSummary {
                 .iter()
                 .flat_map(|r| r.incidents.iter().cloned())
                 .collect(),
+            rates: if mode == Mode::Real {
+                RateRow::of(results, scenario.workload.duration as f64 / 1e9)
+            } else {
+                Vec::new()
+            },
         }
+    }
+
+    /// The [`RateRow`] of `policy`, if recorded.
+    pub fn rate(&self, policy: &str) -> Option<&RateRow> {
+        self.rates.iter().find(|r| r.policy == policy)
     }
 }
 
@@ -293,6 +344,7 @@ mod tests {
             rows: Vec::new(),
             notes: Vec::new(),
             incidents: Vec::new(),
+            rates: Vec::new(),
         };
         let mut v = serde_json::to_value(&run).unwrap();
         assert_eq!(v["measured_s"], 20.0);

@@ -39,6 +39,43 @@ impl StatusRow {
         w.into_inner().map_err(|e| e.into_error().into())
     }
 
+    /// The rows of several runs' `statuses.csv` as one run's: calls added per policy, status and
+    /// message (first-seen order); a status's messages beyond the first
+    /// [`MESSAGES_PER_STATUS`] go into its [`StatusRow::OTHER_MESSAGES`] row.
+    pub fn merge(runs: &[Vec<StatusRow>]) -> Vec<StatusRow> {
+        let mut out: Vec<StatusRow> = Vec::new();
+        for r in runs.iter().flatten() {
+            let same = |o: &&mut StatusRow| o.policy == r.policy && o.status == r.status;
+            if let Some(o) = out.iter_mut().filter(same).find(|o| o.message == r.message) {
+                o.count += r.count;
+                continue;
+            }
+            let distinct = out
+                .iter()
+                .filter(|o| o.policy == r.policy && o.status == r.status)
+                .filter(|o| o.message != Self::OTHER_MESSAGES)
+                .count();
+            let message = if distinct >= MESSAGES_PER_STATUS {
+                Self::OTHER_MESSAGES.to_string()
+            } else {
+                r.message.clone()
+            };
+            match out.iter_mut().filter(same).find(|o| o.message == message) {
+                Some(o) => o.count += r.count,
+                None => out.push(StatusRow {
+                    message,
+                    ..r.clone()
+                }),
+            }
+        }
+        out
+    }
+
+    /// Reads a `statuses.csv`.
+    pub fn read_csv(path: &std::path::Path) -> Result<Vec<StatusRow>, crate::ModelError> {
+        super::targets::read_rows(path)
+    }
+
     /// Whether any of `rows` counts a call, and none an `OK` one: nothing succeeded.
     pub fn none_succeeded(rows: &[StatusRow]) -> bool {
         rows.iter().any(|r| r.count > 0)
@@ -70,6 +107,11 @@ mod tests {
             row("OK", 1),
             row("UNAVAILABLE", 3)
         ]));
+        let merged = StatusRow::merge(&[
+            vec![row("OK", 2)],
+            vec![row("OK", 3), row("UNAVAILABLE", 1)],
+        ]);
+        assert_eq!(merged, vec![row("OK", 5), row("UNAVAILABLE", 1)]);
         let csv = String::from_utf8(StatusRow::to_csv(&[row("OK", 2)]).unwrap()).unwrap();
         assert_eq!(csv, "policy,status,message,count\np,OK,,2\n");
     }

@@ -69,6 +69,49 @@ impl TargetRow {
         rows
     }
 
+    /// The rows of several runs' `targets.csv` as one run's: calls and failures added per policy
+    /// and target (by name and address, in first-seen order), each share over the policy's
+    /// added calls.
+    pub fn merge(runs: &[Vec<TargetRow>]) -> Vec<TargetRow> {
+        let mut out: Vec<TargetRow> = Vec::new();
+        for r in runs.iter().flatten() {
+            match out
+                .iter_mut()
+                .find(|o| o.policy == r.policy && o.target == r.target && o.address == r.address)
+            {
+                Some(o) => {
+                    o.sends += r.sends;
+                    o.failures += r.failures;
+                }
+                None => out.push(r.clone()),
+            }
+        }
+        let totals: Vec<(String, u64)> = out.iter().fold(Vec::new(), |mut t, r| {
+            match t.iter_mut().find(|(p, _)| *p == r.policy) {
+                Some(e) => e.1 += r.sends,
+                None => t.push((r.policy.clone(), r.sends)),
+            }
+            t
+        });
+        for r in &mut out {
+            let total = totals
+                .iter()
+                .find(|(p, _)| *p == r.policy)
+                .map_or(0, |t| t.1);
+            r.share = if total == 0 {
+                "0.000000".into()
+            } else {
+                format!("{:.6}", r.sends as f64 / total as f64)
+            };
+        }
+        out
+    }
+
+    /// Reads a `targets.csv`.
+    pub fn read_csv(path: &std::path::Path) -> Result<Vec<TargetRow>, crate::ModelError> {
+        read_rows(path)
+    }
+
     /// `targets.csv`'s text for `rows`.
     pub fn to_csv(rows: &[TargetRow]) -> Result<Vec<u8>, csv::Error> {
         let mut w = csv::Writer::from_writer(Vec::new());
@@ -76,5 +119,51 @@ impl TargetRow {
             w.serialize(r)?;
         }
         w.into_inner().map_err(|e| e.into_error().into())
+    }
+}
+
+/// The rows of a CSV file of `T`s, with errors naming the file and line.
+pub(super) fn read_rows<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+) -> Result<Vec<T>, crate::ModelError> {
+    let text = super::read_result_file(path)?;
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    reader
+        .deserialize()
+        .collect::<Result<Vec<T>, csv::Error>>()
+        .map_err(|e| crate::ModelError::Parse {
+            file: path.display().to_string(),
+            field: None,
+            position: e.position().map(|p| (p.line() as usize, 1)),
+            message: e.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(policy: &str, target: &str, sends: u64) -> TargetRow {
+        TargetRow {
+            policy: policy.into(),
+            target: target.into(),
+            address: target.into(),
+            sends,
+            share: String::new(),
+            failures: 1,
+        }
+    }
+
+    #[test]
+    fn merged_rows_add_calls_and_share_them_again() {
+        let a = vec![row("rr", "x", 30), row("rr", "y", 10)];
+        let b = vec![row("rr", "x", 10), row("rr", "y", 50)];
+        let m = TargetRow::merge(&[a, b]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[0].sends, m[0].failures, m[0].share.as_str()),
+            (40, 2, "0.400000")
+        );
+        assert_eq!((m[1].sends, m[1].share.as_str()), (60, "0.600000"));
     }
 }

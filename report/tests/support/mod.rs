@@ -94,6 +94,7 @@ pub fn run() -> (RunSummary, Vec<PolicyResult>) {
         rows: results.iter().map(|r| r.summary.clone()).collect(),
         notes: Vec::new(),
         incidents: Vec::new(),
+        rates: Vec::new(),
     };
     (summary, results)
 }

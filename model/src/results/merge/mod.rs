@@ -22,7 +22,7 @@ use super::files::{file_stem, read_result_file, read_timeseries};
 use super::hlog::{read_hlog_header, text_from, visit_hlog_file, IntervalLog};
 use super::layout::{FAILURES_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use super::recorder::{latency_row, new_histogram, PolicyResult};
-use super::schema::{FailureRow, Mode, RunSummary, SummaryRow, TimeseriesRow};
+use super::schema::{FailureRow, Mode, RateRow, RunSummary, SummaryRow, TimeseriesRow};
 use crate::ModelError;
 
 mod check;
@@ -141,6 +141,7 @@ pub fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, ModelError> {
             .iter()
             .flat_map(|r| r.incidents.iter().cloned())
             .collect(),
+        rates: RateRow::of(&results, first.measured_s),
     };
     Ok(Merged {
         summary,

@@ -1,0 +1,126 @@
+//! The connection lifecycle: one HTTP/2 connection per endpoint, re-made with gRPC's backoff,
+//! its connectivity reported to the policy.
+
+use super::*;
+
+/// Why a connection attempt failed.
+pub(super) type ConnectError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Opens one HTTP/2 connection to `uri` and spawns its connection task, which tells `shared` when
+/// the connection ends.
+pub(super) async fn connect(
+    shared: &Arc<Shared>,
+    idx: usize,
+    uri: &Uri,
+    generation: u64,
+    options: &BalancerOptions,
+) -> Result<Conn, ConnectError> {
+    let endpoint = uri
+        .authority()
+        .ok_or("endpoint URI has no host:port")?
+        .clone();
+    let scheme = uri.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP);
+    let tls = options.transport.is_tls();
+    match (scheme.as_str(), tls) {
+        ("http", false) | ("https", true) => {}
+        ("http", true) => return Err("a TLS balancer needs https:// endpoints".into()),
+        ("https", false) => {
+            return Err(
+                "https:// endpoint without TLS settings (BalancerOptions::transport)".into(),
+            )
+        }
+        (other, _) => return Err(format!("unsupported endpoint scheme {other:?}").into()),
+    }
+    let port = endpoint.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    let host = endpoint.host();
+    // An IPv6 literal comes bracketed in a URI (`[::1]`); the resolver wants it bare.
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addr = match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => std::net::SocketAddr::new(ip, port),
+        Err(_) => tokio::net::lookup_host((bare, port))
+            .await?
+            .next()
+            .ok_or_else(|| format!("{host} resolves to no address"))?,
+    };
+    let stream = options.transport.connect(host, addr).await?;
+    let authority = options.authority.clone().unwrap_or(endpoint);
+    let mut builder = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
+    builder.timer(TokioTimer::new());
+    if let Some((interval, timeout)) = options.keepalive {
+        builder
+            .keep_alive_interval(interval)
+            .keep_alive_timeout(timeout)
+            .keep_alive_while_idle(true);
+    }
+    let (send, conn) = builder.handshake(TokioIo::new(stream)).await?;
+    let weak = Arc::downgrade(shared);
+    tokio::spawn(async move {
+        let why = match conn.await {
+            Ok(()) => "the server closed the connection".to_string(),
+            Err(e) => error_chain(&e),
+        };
+        if let Some(shared) = weak.upgrade() {
+            shared.mark_broken(idx, generation, Some(why));
+        }
+    });
+    Ok(Conn {
+        generation,
+        send,
+        scheme,
+        authority,
+    })
+}
+
+/// `e` and its causes, `: `-separated.
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Keeps one endpoint connected and its connectivity reported.
+pub(super) async fn manage(shared: Arc<Shared>, idx: usize, mut rng: SmallRng) {
+    let Some(slot) = shared.slot(idx) else { return };
+    let (uri, options) = (&slot.uri, &shared.options);
+    let mut attempt = 0u32;
+    loop {
+        shared.set_state(idx, Connectivity::Connecting);
+        let generation = slot.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        let attempt_result = tokio::time::timeout(
+            options.connect_timeout,
+            connect(&shared, idx, uri, generation, options),
+        )
+        .await
+        .unwrap_or_else(|_| Err("connection attempt timed out".into()));
+        match attempt_result {
+            Ok(conn) => {
+                *lock(&slot.channel) = Some(conn);
+                lock(&slot.outages).end(shared.clock.now());
+                attempt = 0;
+                shared.set_state(idx, Connectivity::Ready);
+                slot.broken.notified().await;
+                lock(&slot.channel).take();
+                // gRPC: READY -> IDLE when the connection goes, and petiole policies ask for a new
+                // connection at once.
+                shared.set_state(idx, Connectivity::Idle);
+            }
+            Err(e) => {
+                lock(&slot.outages).begin(shared.clock.now(), Some(error_chain(e.as_ref())), true);
+                shared.set_state(idx, Connectivity::TransientFailure);
+                tokio::time::sleep(Duration::from_nanos(
+                    options.backoff.delay(attempt, &mut rng),
+                ))
+                .await;
+                attempt = attempt.saturating_add(1);
+            }
+        }
+    }
+}

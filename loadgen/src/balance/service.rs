@@ -1,0 +1,196 @@
+//! The tower service: a call picked by the policy, sent on its endpoint's connection, its
+//! ticket completed exactly once.
+
+use super::*;
+
+/// Parses a `grpc-timeout` header (`1S`, `250m`, ...).
+pub(super) fn grpc_timeout(headers: &http::HeaderMap) -> Option<Duration> {
+    let v = headers.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = v.split_at(v.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+/// Maps a `grpc-status` code to the policy's classes.
+pub(super) fn status_class(headers: &http::HeaderMap) -> Option<Status> {
+    let code: i32 = headers
+        .get("grpc-status")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(match tonic::Code::from_i32(code) {
+        tonic::Code::Ok => Status::Ok,
+        tonic::Code::DeadlineExceeded => Status::DeadlineExceeded,
+        tonic::Code::Cancelled => Status::Cancelled,
+        _ => Status::Error,
+    })
+}
+
+pub(super) type ResponseFuture =
+    Pin<Box<dyn Future<Output = Result<http::Response<PolicyBody>, tonic::Status>> + Send>>;
+
+impl Service<http::Request<tonic::body::Body>> for PolicyService {
+    type Response = http::Response<PolicyBody>;
+    type Error = tonic::Status;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), tonic::Status>> {
+        // Readiness is decided per call by the pick (which may wait for a connection).
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<tonic::body::Body>) -> ResponseFuture {
+        let shared = self.shared.clone();
+        Box::pin(call(shared, req))
+    }
+}
+
+pub(super) async fn call(
+    shared: Arc<Shared>,
+    req: http::Request<tonic::body::Body>,
+) -> Result<http::Response<PolicyBody>, tonic::Status> {
+    let kind = req
+        .extensions()
+        .get::<RpcKind>()
+        .copied()
+        .unwrap_or(RpcKind::Unary);
+    let deadline = grpc_timeout(req.headers()).map(|d| tokio::time::Instant::now() + d);
+    let picked = req.extensions().get::<Picked>().cloned();
+    let (ticket, started, mut conn) = loop {
+        let changed = shared.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        let now = shared.clock.now();
+        let pick = {
+            let mut core = shared.core();
+            Shared::timers(&mut core, now);
+            let Core { policy, rng } = &mut *core;
+            policy.pick(now, kind, rng)
+        };
+        match pick {
+            Pick::Endpoint(ticket) => {
+                let idx = ticket.endpoint().0 as usize;
+                match shared.channel(idx) {
+                    Some(conn) => break (ticket, now, conn),
+                    None => {
+                        // READY to the policy, but the connection just went: fail like gRPC's
+                        // picker would after a disconnect.
+                        shared.complete(ticket, now, Status::Error, None);
+                        return Err(tonic::Status::unavailable("connection lost"));
+                    }
+                }
+            }
+            Pick::Fail => return Err(tonic::Status::unavailable("no READY endpoint")),
+            Pick::Queue => match deadline {
+                Some(at) => {
+                    if tokio::time::timeout_at(at, changed).await.is_err() {
+                        return Err(tonic::Status::deadline_exceeded(
+                            "deadline exceeded waiting for a connection",
+                        ));
+                    }
+                }
+                None => changed.await,
+            },
+        }
+    };
+    let idx = ticket.endpoint().0 as usize;
+    if let Some(p) = &picked {
+        p.set(ticket.endpoint());
+    }
+    let mut completion = Completion {
+        shared: shared.clone(),
+        ticket: Some(ticket),
+        started,
+        deadline,
+    };
+    // The request URI: the endpoint's scheme and authority with the call's path.
+    let (mut parts, body) = req.into_parts();
+    let mut uri = http::uri::Parts::default();
+    uri.scheme = Some(conn.scheme.clone());
+    uri.authority = Some(conn.authority.clone());
+    uri.path_and_query = parts.uri.path_and_query().cloned();
+    match Uri::from_parts(uri) {
+        Ok(u) => parts.uri = u,
+        Err(e) => {
+            completion.finish(Status::Error, None);
+            return Err(tonic::Status::internal(format!("bad request URI: {e}")));
+        }
+    }
+    let req = http::Request::from_parts(parts, body);
+    let generation = conn.generation;
+    let send = async {
+        conn.send.ready().await?;
+        conn.send.send_request(req).await
+    };
+    let response = match deadline {
+        Some(at) => match tokio::time::timeout_at(at, send).await {
+            Ok(r) => r,
+            Err(_) => {
+                completion.finish(Status::DeadlineExceeded, None);
+                return Err(tonic::Status::deadline_exceeded("deadline exceeded"));
+            }
+        },
+        None => send.await,
+    };
+    let response = match response {
+        Ok(r) => r,
+        Err(e) => {
+            // The connection failed under the call: its task notices too, this is only sooner.
+            if e.is_closed() || e.is_canceled() {
+                shared.mark_broken(idx, generation, Some(error_chain(&e)));
+            }
+            completion.finish(Status::Error, None);
+            let mut status = tonic::Status::unavailable(format!("connection error: {e}"));
+            status.set_source(Arc::new(e));
+            return Err(status);
+        }
+    };
+    if let Some(status) = status_class(response.headers()) {
+        // Trailers-only response: the headers are the trailers.
+        completion.finish(status, orca::from_headers(response.headers()));
+    }
+    let sleep = deadline
+        .filter(|_| completion.ticket.is_some())
+        .map(|at| Box::pin(tokio::time::sleep_until(at)));
+    Ok(response.map(|body| PolicyBody {
+        inner: body,
+        completion,
+        deadline: sleep,
+    }))
+}
+
+impl Completion {
+    pub(super) fn finish(&mut self, status: Status, load: Option<lblab_policy::LoadReport>) {
+        if let Some(t) = self.ticket.take() {
+            self.shared.complete(t, self.started, status, load);
+        }
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        if self.ticket.is_some() {
+            let expired = self
+                .deadline
+                .is_some_and(|d| tokio::time::Instant::now() >= d);
+            self.finish(
+                if expired {
+                    Status::DeadlineExceeded
+                } else {
+                    Status::Cancelled
+                },
+                None,
+            );
+        }
+    }
+}
