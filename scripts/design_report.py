@@ -106,8 +106,7 @@ def recovery_clients_section(d, sw):
     path = os.path.join(d, "recovery-clients", "sweep.csv")
     rc = sweep(path)
     clients = sorted({x for x, _ in rc})
-    L = ["## Recovery against the number of clients
-"]
+    L = ["## Recovery against the number of clients\n"]
     L.append(
         "A client learns that a backend healed only by sending it a call, and each client (channel) "
         "learns for itself. On the pick clock alone an avoided backend's estimate decays per pick, so a "
@@ -560,8 +559,9 @@ def main():
         "(`errorPenalty` 1, section *A backend that fails fast*) and a wall-clock bound on the idle decay "
         "(`idleMaxTime` 60 s, section *Recovery against the number of clients*), the row `peak_ewma` below. "
         "It learns a cold start and a joining backend from one call each, keeps its p99.9 within a millisecond "
-        "of Envoy's up to 200 client channels, gives a healed backend its traffic back within 2 × `decayTime` "
-        "when each client picks often and within about two minutes however many clients share the load, and "
+        "of Envoy's up to 50 client channels, gives a healed backend its traffic back within 2 × `decayTime` "
+        "when each client picks hundreds of times a second and within about two minutes however many clients "
+        "share the load, and "
         "of the variations that do all of that it has the smallest worst-case loss to the "
         "best reference over every canonical scenario (section *Every canonical scenario*). A plain EWMA "
         "(`peak: blend`) has the same worst case but never gives a healed, restarted or cold backend its share "

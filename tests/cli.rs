@@ -608,6 +608,32 @@ fn check_rejects_bad_xds_naming_the_path() {
 }
 
 #[test]
+fn loadgen_refuses_one_start_at_for_several_policies() {
+    // One fault-timeline origin for every policy made each run after the first start late, and
+    // every one of its arrivals was dropped as overload without a word.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .as_secs()
+        .to_string();
+    let out = lblab(&[
+        "loadgen",
+        "scenarios/one-slow.toml",
+        "--targets",
+        "127.0.0.1:1",
+        "--policy",
+        "round_robin",
+        "--policy",
+        "peak_ewma",
+        "--start-at",
+        &now,
+    ]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert_says(&err, &["one --policy per run"]);
+}
+
+#[test]
 fn harness_flags_out_of_range_are_rejected_before_any_work() {
     // Each used to panic, abort or be accepted silently.
     for (args, expect) in [

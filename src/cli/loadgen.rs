@@ -138,6 +138,19 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .filter(|p| p.runs_in_real())
         .count();
     super::check_memory(&scenario, planned, lblab_model::budget::Mode::Real)?;
+    let origin = args
+        .start_at
+        .map(|at| super::backend::origin_of(Some(at)))
+        .transpose()?;
+    if origin.is_some() && planned > 1 {
+        // One origin serves one run: from the second policy on every arrival would be late and
+        // dropped as overload, silently.
+        anyhow::bail!(
+            "--start-at gives the fault timeline one origin, which only one policy's run can use, \
+             and {planned} policies would run: give one --policy per run (as `lblab deploy k8s` \
+             and scripts/cluster-netns.sh do), or leave out --start-at"
+        );
+    }
     if args.dry_run {
         print::dry_run(&scenario, &targets, name.as_deref(), call.as_ref());
         return Ok(ExitCode::SUCCESS);
@@ -160,10 +173,6 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     };
     let dir = output::results_dir(&stem, "loadgen", args.out.as_deref());
     let _out_dir = output::prepare_dir(&dir)?;
-    let origin = args
-        .start_at
-        .map(|at| super::backend::origin_of(Some(at)))
-        .transpose()?;
     let live = Arc::new(Live::new());
     let options = RemoteOptions {
         targets: &targets,
