@@ -161,6 +161,7 @@ impl<'a> World<'a> {
             .map(|b| Backend::new(b.params.clone(), b.timeline.clone(), b.seed))
             .collect();
         let ids: Vec<EndpointId> = (0..backends.len() as u32).map(EndpointId).collect();
+        let specs = &scenario.backends;
         let mut clients = Vec::with_capacity(w.clients as usize);
         for c in 0..w.clients {
             let picker = match policy {
@@ -200,16 +201,8 @@ impl<'a> World<'a> {
             end: w.end(),
             backoff: Backoff::default(),
             stats: RunStats::default(),
-            half_rtts: scenario
-                .backends
-                .iter()
-                .map(|b| b.network_rtt / 2)
-                .collect(),
-            fault_windows: scenario
-                .backends
-                .iter()
-                .map(|b| b.timeline.windows())
-                .collect(),
+            half_rtts: specs.iter().map(|b| b.network_rtt / 2).collect(),
+            fault_windows: specs.iter().map(|b| b.timeline.windows()).collect(),
         })
     }
 
