@@ -10,10 +10,14 @@
 #   scale-out  (4 of 20 backends join at 20 s: time_to_fair_s of those), 10 seeds;
 #   methods-mixed, methods-slow-heavy  a light and a heavy method (90 % / 10 % of calls), without
 #              a fault and with one backend slow on the heavy method only, at 10/40/60 % of
-#              capacity: the default against per-method estimates, 10 seeds;
+#              capacity: the default against per-method estimates and a decay adapted to each
+#              endpoint's rate of answers, all calls and each method's alone, 10 seeds;
 #   grid       one-slow over 1/20/200 client channels x 5/20 backends x 5/50 % of capacity, with
 #              the default at decayTime 5/10/20 s and choiceCount 3, the semantics as first written
 #              at defaultRtt 1/30/100 ms, a plain EWMA and the references, 10 seeds;
+#   small-busy, small-busy-gc  3/5/8 backends x 30/50/60 % of capacity x 1/20 channels, one
+#              backend steadily 10x slower or pausing 150 ms every 2 s: the peak jump against a
+#              plain EWMA and blendSamples, 10 seeds;
 #   canonical  every canonical scenario (scenarios/*.toml) with the policies of
 #              scenarios/design/variants.toml in place of its own, 10 seeds (only the CSVs kept);
 # and writes results/design/: the raw outputs and README.md (scripts/design_report.py), every
@@ -60,12 +64,25 @@ done
 # What the minimal policy gives up: per-method estimates (lblabAblation.perMethod) with a light and
 # a heavy method, without a fault and with one backend slow on the heavy method only, at 10, 40 and
 # 60 % of the fleet's capacity.
+# Each is run three times: all calls measured, then the light and the heavy method's calls alone
+# (workload.measured_method), so a method's own percentiles are not hidden by the other's.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for scenario in methods-mixed methods-slow-heavy; do
-    echo "== $scenario"
-    rm -rf "$out/$scenario"
-    "$bin" sweep "scenarios/design/$scenario.toml" --vary workload.utilization=0.1,0.4,0.6 \
-        --seeds "$seeds" --out "$out/$scenario" >/dev/null
-    find "$out/$scenario" -type f ! -name 'sweep.csv' -delete
+    for method in "" light heavy; do
+        name=$scenario${method:+-$method}
+        echo "== $name"
+        file="scenarios/design/$scenario.toml"
+        if [ -n "$method" ]; then
+            file="$tmp/$name.toml"
+            sed "s/^\[workload\]\$/[workload]\nmeasured_method = \"$method\"/" \
+                "scenarios/design/$scenario.toml" >"$file"
+        fi
+        rm -rf "$out/$name"
+        "$bin" sweep "$file" --vary workload.utilization=0.1,0.4,0.6 \
+            --seeds "$seeds" --out "$out/$name" >/dev/null
+        find "$out/$name" -type f ! -name 'sweep.csv' -delete
+    done
 done
 # The grid: client channels x fleet size x load, with decayTime, choiceCount and defaultRtt as
 # policies of scenarios/design/grid.toml.
@@ -75,5 +92,15 @@ rm -rf "$out/grid"
     --vary fleet.main.count=4,19 --vary workload.utilization=0.05,0.5 \
     --seeds "$seeds" --out "$out/grid" >/dev/null
 find "$out/grid" -type f ! -name 'sweep.csv' -delete
+# Small, busy fleets, steady and intermittent slowness: the peak jump against a plain EWMA and a
+# decay adapted to each endpoint's rate of answers.
+for scenario in small-busy small-busy-gc; do
+    echo "== $scenario"
+    rm -rf "$out/$scenario"
+    "$bin" sweep "scenarios/design/$scenario.toml" --vary workload.clients=1,20 \
+        --vary fleet.main.count=2,4,7 --vary workload.utilization=0.3,0.5,0.6 \
+        --seeds "$seeds" --out "$out/$scenario" >/dev/null
+    find "$out/$scenario" -type f ! -name 'sweep.csv' -delete
+done
 python3 scripts/design_report.py "$out"
 echo "wrote $out/README.md"

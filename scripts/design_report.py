@@ -25,6 +25,9 @@ POLICIES = [
     ("pe_peak_1s", "the default with `peak: decaying`: a plain EWMA plus a separate peak that decays with `peakDecayTime` 1 s"),
     ("pe_idle_5s", "the default with `idleDecayTime` 5 s: an avoided estimate decays twice as fast as samples blend"),
     ("pe_no_errors", "the default without its error-aware cost (`errorPenalty` 0)"),
+    ("pe_failures_hold", "the default with `failures: hold`: a failure counts toward the share of failures but never lowers the RTT estimate (only successful answers do)"),
+    ("pe_samples_100", "the default with `blendSamples` 100: a decay adapted to the endpoint's rate of answers, a sample weighs at least 1/100"),
+    ("pe_samples_1000", "the default with `blendSamples` 1000"),
     ("pe_no_idle_max", "the default without its wall-clock bound on the idle decay (`idleMaxTime` 0s: the pick clock alone): the default before it"),
     ("pe_idle_max_20s", "the default with `idleMaxTime` 20 s (a tighter bound than its 60 s)"),
     ("pe_idle_max_120s", "the default with `idleMaxTime` 120 s (a looser bound)"),
@@ -210,6 +213,9 @@ VARIANTS = [
     ("pe_peak_1s", "peak 1 s"),
     ("pe_idle_5s", "idle 5 s"),
     ("pe_no_errors", "no errors"),
+    ("pe_failures_hold", "failures hold"),
+    ("pe_samples_100", "samples 100"),
+    ("pe_samples_1000", "samples 1000"),
     ("pe_as_first_written", "first written"),
 ]
 # Where failures are the fault: the share of calls that failed, with and without outlier detection.
@@ -217,7 +223,9 @@ FAIL_FAST = [
     "round_robin",
     "peak_ewma",
     "pe_no_errors",
+    "pe_failures_hold",
     "od(peak_ewma)",
+    "od(pe_failures_hold)",
     "od(pe_no_errors)",
     "od(least_request)",
     "weighted_round_robin",
@@ -319,17 +327,15 @@ def canonical_section(d, seeds):
 
 # The grid's policies: the variations, then the references a variation is compared with.
 GRID_VARIANTS = ["peak_ewma", "pe_tau_5s", "pe_tau_20s", "pe_choices_3", "pe_blend", "pe_blend_5s",
+                 "pe_samples_100", "pe_samples_1000",
                  "pe_as_first_written", "pe_first_written_rtt_1ms", "pe_first_written_rtt_100ms"]
 GRID_REFS = [("pe_tower", "tower"), ("finagle_peak_ewma", "Finagle"), ("envoy_peak_ewma", "Envoy")]
 
 
-def grid_section(d):
-    """The grid: per variation, at how many points the best reference's p99 or p99.9 interval lies
-    wholly below its own, at how many it beats every reference, and its worst p99.9 ratio."""
-    path = os.path.join(d, "grid", "sweep.csv")
-    if not os.path.exists(path):
-        return []
-    rows, points = {}, []
+def read_points(path):
+    """A sweep over client channels, fleet size and load: its rows by (point, policy), the points
+    in file order and the seeds."""
+    rows, points, seeds = {}, [], 0
     with open(path) as f:
         for r in csv.DictReader(f):
             key = (int(r["workload.clients"]), int(r["backends"]), float(r["workload.utilization"]))
@@ -337,22 +343,18 @@ def grid_section(d):
                 points.append(key)
             rows[(key, r["policy"])] = r
             seeds = int(r["seeds"])
-    L = ["## The grid: client channels × fleet size × load × parameters\n"]
-    L.append(
-        "`scenarios/design/grid.toml`: one-slow (one backend 10× slower) over 1, 20 and 200 client "
-        "channels × 5 and 20 backends × 5 % and 50 % of the fleet's capacity (12 points), 10 s of warm-up "
-        f"and 20 s measured, {seeds} seeds per point ({100 * coverage(seeds):.1f} % intervals). The default "
-        "at `decayTime` 5, 10 (its default) and 20 s and at `choiceCount` 3; the semantics as first "
-        "written at `defaultRtt` 1, 30 and 100 ms (no other semantics reads it); a plain EWMA "
-        "(`pe_blend`, and `pe_blend_5s` blending over 5 s); tower's (`pe_tower`), Finagle's and Envoy's algorithms. Per variation and metric: "
-        "the points where the best reference (lowest median) is lower beyond the intervals, the points "
-        "where the variation is lower than every reference beyond the intervals, and the worst ratio of "
-        "its median to the best reference's.\n"
-    )
-    L.append("| variation | p99: beaten / beats all / worst | p99.9: beaten / beats all / worst | share to the slow backend, range |")
+    return rows, points, seeds
+
+
+def verdict_table(rows, points, variants):
+    """Per variation and metric: the points where the best reference (lowest median) is lower
+    beyond the intervals, the points where the variation is lower than every reference beyond the
+    intervals, the worst ratio to the best reference, and the range of its share to the faulty
+    backend. Returns the table's lines and, per variation, the points it loses at p99.9."""
+    L = ["| variation | p99: beaten / beats all / worst | p99.9: beaten / beats all / worst | share to the faulty backend, range |"]
     L.append("|---|---|---|---|")
     lost_at = {}
-    for p in GRID_VARIANTS:
+    for p in variants:
         cells = [f"`{p}`"]
         for m in ("p99_ms", "p999_ms"):
             beaten, beats, worst = [], 0, (0.0, None)
@@ -374,15 +376,79 @@ def grid_section(d):
             where = f" ({worst[1][0]} ch., {worst[1][1]} b., {100 * worst[1][2]:.0f} %)" if worst[1] else ""
             cells.append(f"{len(beaten)} / {beats} / {worst[0]:.2f}×{where}")
         shares = [100 * float(rows[(k, p)]["slow_share"]) for k in points if (k, p) in rows]
-        cells.append(f"{min(shares):.2f}–{max(shares):.2f} %")
+        cells.append(f"{min(shares):.2f}–{max(shares):.2f} %" if shares else "–")
         L.append("| " + " | ".join(cells) + " |")
     L.append("")
-    fmt = lambda k: f"{k[0]} ch./{k[1]} b./{100 * k[2]:.0f} %"
+    return L, lost_at
+
+
+def point_name(k):
+    return f"{k[0]} ch./{k[1]} b./{100 * k[2]:.0f} %"
+
+
+def grid_section(d):
+    """The grid: per variation, at how many points the best reference's p99 or p99.9 interval lies
+    wholly below its own, at how many it beats every reference, and its worst p99.9 ratio."""
+    path = os.path.join(d, "grid", "sweep.csv")
+    if not os.path.exists(path):
+        return []
+    rows, points, seeds = read_points(path)
+    L = ["## The grid: client channels × fleet size × load × parameters\n"]
+    L.append(
+        "`scenarios/design/grid.toml`: one-slow (one backend 10× slower) over 1, 20 and 200 client "
+        "channels × 5 and 20 backends × 5 % and 50 % of the fleet's capacity (12 points), 10 s of warm-up "
+        f"and 20 s measured, {seeds} seeds per point ({100 * coverage(seeds):.1f} % intervals). The default "
+        "at `decayTime` 5, 10 (its default) and 20 s and at `choiceCount` 3; the semantics as first "
+        "written at `defaultRtt` 1, 30 and 100 ms (no other semantics reads it); a plain EWMA "
+        "(`pe_blend`, and `pe_blend_5s` blending over 5 s); the default with a decay adapted to each "
+        "endpoint's rate of answers (`pe_samples_100`, `pe_samples_1000`: `blendSamples`); tower's "
+        "(`pe_tower`), Finagle's and Envoy's algorithms. Per variation and metric: "
+        "the points where the best reference (lowest median) is lower beyond the intervals, the points "
+        "where the variation is lower than every reference beyond the intervals, and the worst ratio of "
+        "its median to the best reference's.\n"
+    )
+    table, lost_at = verdict_table(rows, points, GRID_VARIANTS)
+    L += table
     L.append(
         "Where the default (`peak_ewma`) is beaten at p99.9: "
-        + (", ".join(fmt(k) for k in lost_at.get("peak_ewma", [])) or "nowhere")
+        + (", ".join(point_name(k) for k in lost_at.get("peak_ewma", [])) or "nowhere")
         + ".\n"
     )
+    return L
+
+
+# The small, busy fleets: the variations held against the references there.
+SMALL_BUSY_VARIANTS = ["peak_ewma", "pe_blend", "pe_blend_5s", "pe_samples_100", "pe_samples_1000"]
+SMALL_BUSY = [
+    ("small-busy", "one backend 10× slower for the whole run (steady slowness)"),
+    ("small-busy-gc", "one backend pausing 150 ms every 2 s (GC pauses: intermittent slowness)"),
+]
+
+
+def small_busy_section(d):
+    """Small, busy fleets with steady and with intermittent slowness: where the peak jump, a plain
+    EWMA and the rate-adapted decay each lose to the best reference."""
+    found = [(n, what) for n, what in SMALL_BUSY if os.path.exists(os.path.join(d, n, "sweep.csv"))]
+    if not found:
+        return []
+    L = ["## Small, busy fleets: the jump, the blend and a rate-adapted decay\n"]
+    for name, what in found:
+        rows, points, seeds = read_points(os.path.join(d, name, "sweep.csv"))
+        backends = sorted({k[1] for k in points})
+        utils = sorted({k[2] for k in points})
+        clients = sorted({k[0] for k in points})
+        L.append(
+            f"**{name}** ([`scenarios/design/{name}.toml`](../../scenarios/design/{name}.toml)): {what}; "
+            f"{', '.join(map(str, clients))} client channels × {', '.join(map(str, backends))} backends × "
+            f"{', '.join(f'{100 * u:.0f}' for u in utils)} % of the fleet's capacity ({len(points)} points), "
+            f"{seeds} seeds per point. Columns as in the grid.\n"
+        )
+        table, lost_at = verdict_table(rows, points, SMALL_BUSY_VARIANTS)
+        L += table
+        for p in SMALL_BUSY_VARIANTS:
+            if lost_at.get(p):
+                L.append(f"- `{p}` is beaten at p99.9 at " + ", ".join(point_name(k) for k in lost_at[p]) + ".")
+        L.append("")
     return L
 
 
@@ -468,70 +534,87 @@ def tradeoff_svg(d, points):
 
 
 # Point 5 of the issue: the minimal policy against per-method estimates.
-METHOD_POLICIES = ["peak_ewma", "pe_per_method", "finagle_peak_ewma", "envoy_peak_ewma", "least_request", "round_robin", "oracle"]
+METHOD_POLICIES = ["peak_ewma", "pe_per_method", "pe_samples_100", "finagle_peak_ewma", "envoy_peak_ewma",
+                   "least_request", "round_robin", "oracle"]
+# Each methods scenario is measured three ways: all calls, then one method's calls alone.
+METHOD_MEASURES = [("", "all calls"), ("-light", "light calls alone"), ("-heavy", "heavy calls alone")]
+# The variations held against the default in the verdicts.
+METHOD_VARIANTS = [("pe_per_method", "per-method estimates", "are"),
+                   ("pe_samples_100", "the rate-adapted decay (`blendSamples` 100)", "is")]
 
 
 def methods_section(d):
-    """The methods scenarios: p99 and p99.9 per utilization, the share of calls sent to the
-    backend that is slow on the heavy method, and where per-method estimates beat the default
-    (or lose to it) beyond the intervals."""
-    L = ["## What the minimal policy gives up: per-method estimates\n"]
+    """The methods scenarios: p99 and p99.9 per utilization for all calls and for each method's
+    calls alone, the share of calls sent to the backend that is slow on the heavy method, and where
+    per-method estimates or the rate-adapted decay beat the default (or lose to it) beyond the
+    intervals."""
+    L = ["## What the minimal policy gives up: per-method estimates and an adaptive decay\n"]
     L.append(
-        "The proposal's author ran a superset with per-method scoring and proposes the minimal policy. "
-        "Here 90 % of the calls are a light method (half the backend's service time) and 10 % a heavy one "
-        "(ten times it); `pe_per_method` is the default with `lblabAblation.perMethod`: one estimate and one "
-        "outstanding count per endpoint and method, as if each method had its own channel. "
+        "The proposal's author ran a superset with per-method scoring and adaptive decay, and proposes the "
+        "minimal policy. Here 90 % of the calls are a light method (half the backend's service time) and 10 % a "
+        "heavy one (ten times it); `pe_per_method` is the default with `lblabAblation.perMethod`: one estimate "
+        "and one outstanding count per endpoint and method, as if each method had its own channel; "
+        "`pe_samples_100` is the default with a decay adapted to each endpoint's rate of answers "
+        "(`blendSamples` 100: a sample weighs at least 1/100, so a busy endpoint forgets a heavy answer "
+        "within about 100 newer ones). "
         "**methods-mixed**: 20 equal backends, no fault. **methods-slow-heavy**: one backend is 10× slower on "
         "the heavy method only (a slow dependency behind it), its light calls as fast as anywhere. Each at "
-        "10, 40 and 60 % of the fleet's capacity. Cells: p99 · p99.9 ms [interval of the p99.9]; with the "
-        "fault, also the share of calls sent to the backend with the slow method (its fair share is 5 %; "
-        "the oracle sends it light calls only).\n"
+        "10, 40 and 60 % of the fleet's capacity, measured three times: all calls, the light calls alone and "
+        "the heavy calls alone (`workload.measured_method`; the other method still loads the fleet). Cells: "
+        "p99 · p99.9 ms [interval of the p99.9]; with the fault, also the share of the measured calls sent to "
+        "the backend with the slow method (its fair share is 5 %; the oracle sends it light calls only).\n"
     )
     for name in ("methods-mixed", "methods-slow-heavy"):
-        path = os.path.join(d, name, "sweep.csv")
-        if not os.path.exists(path):
-            continue
-        rows = {}
-        with open(path) as f:
-            for r in csv.DictReader(f):
-                rows[(float(r["workload.utilization"]), r["policy"])] = r
-        utils = sorted({u for u, _ in rows})
-        L.append(f"**{name}**\n")
-        L.append("| policy | " + " | ".join(f"{100 * u:.0f} % of capacity" for u in utils) + " |")
-        L.append("|" + "---|" * (1 + len(utils)))
-        for p in METHOD_POLICIES:
-            cells = [f"`{p}`"]
-            for u in utils:
-                r = rows.get((u, p))
-                if r is None:
-                    cells.append("")
-                    continue
-                cell = (
-                    f"{float(r['p99_ms']):.1f} · {float(r['p999_ms']):.1f} "
-                    f"[{float(r['p999_ms_lo']):.1f}, {float(r['p999_ms_hi']):.1f}]"
+        for suffix, label in METHOD_MEASURES:
+            path = os.path.join(d, name + suffix, "sweep.csv")
+            if not os.path.exists(path):
+                continue
+            rows = {}
+            with open(path) as f:
+                for r in csv.DictReader(f):
+                    rows[(float(r["workload.utilization"]), r["policy"])] = r
+            utils = sorted({u for u, _ in rows})
+            L.append(f"**{name}, {label}**\n")
+            L.append("| policy | " + " | ".join(f"{100 * u:.0f} % of capacity" for u in utils) + " |")
+            L.append("|" + "---|" * (1 + len(utils)))
+            for p in METHOD_POLICIES:
+                cells = [f"`{p}`"]
+                for u in utils:
+                    r = rows.get((u, p))
+                    if r is None:
+                        cells.append("")
+                        continue
+                    cell = (
+                        f"{float(r['p99_ms']):.1f} · {float(r['p999_ms']):.1f} "
+                        f"[{float(r['p999_ms_lo']):.1f}, {float(r['p999_ms_hi']):.1f}]"
+                    )
+                    if name != "methods-mixed":
+                        cell += f" · {100 * float(r['slow_share']):.2f} %"
+                    cells.append(cell)
+                L.append("| " + " | ".join(cells) + " |")
+            L.append("")
+            for variant, vlabel, verb in METHOD_VARIANTS:
+                verdicts = []
+                for u in utils:
+                    a, b = rows.get((u, "peak_ewma")), rows.get((u, variant))
+                    if a is None or b is None:
+                        continue
+                    for m, mlabel in (("p99_ms", "p99"), ("p999_ms", "p99.9")):
+                        if float(b[m + "_hi"]) < float(a[m + "_lo"]):
+                            verdicts.append(
+                                f"at {100 * u:.0f} % {vlabel} {verb} lower at {mlabel} beyond the intervals "
+                                f"({float(b[m]):.1f} against {float(a[m]):.1f} ms, {float(a[m]) / float(b[m]):.3f}×)"
+                            )
+                        elif float(a[m + "_hi"]) < float(b[m + "_lo"]):
+                            verdicts.append(
+                                f"at {100 * u:.0f} % the default is lower than {vlabel} at {mlabel} beyond the "
+                                f"intervals ({float(a[m]):.1f} against {float(b[m]):.1f} ms)"
+                            )
+                L.append(
+                    f"- {vlabel}: "
+                    + ("; ".join(verdicts) if verdicts else "the default and they agree within the intervals at every load")
+                    + ".\n"
                 )
-                if name != "methods-mixed":
-                    cell += f" · {100 * float(r['slow_share']):.2f} %"
-                cells.append(cell)
-            L.append("| " + " | ".join(cells) + " |")
-        L.append("")
-        verdicts = []
-        for u in utils:
-            a, b = rows[(u, "peak_ewma")], rows[(u, "pe_per_method")]
-            for m, label in (("p99_ms", "p99"), ("p999_ms", "p99.9")):
-                if float(b[m + "_hi"]) < float(a[m + "_lo"]):
-                    verdicts.append(
-                        f"at {100 * u:.0f} % per-method estimates are lower at {label} beyond the intervals "
-                        f"({float(b[m]):.1f} against {float(a[m]):.1f} ms, {float(a[m]) / float(b[m]):.3f}×)"
-                    )
-                elif float(a[m + "_hi"]) < float(b[m + "_lo"]):
-                    verdicts.append(
-                        f"at {100 * u:.0f} % the default is lower at {label} beyond the intervals "
-                        f"({float(a[m]):.1f} against {float(b[m]):.1f} ms)"
-                    )
-        L.append(
-            "- " + ("; ".join(verdicts) if verdicts else "the default and per-method estimates agree within the intervals at every load") + ".\n"
-        )
     return L
 
 
@@ -636,6 +719,7 @@ def main():
     L += recovery_clients_section(d, sw)
     L += methods_section(d)
     L += grid_section(d)
+    L += small_busy_section(d)
     L += tradeoff_section(d, rec)
     L += canonical_section(d, seeds)
     L += real_section(d)

@@ -121,6 +121,7 @@ pub fn service_scenario(name: &str, targets: usize) -> ScenarioFile {
             streaming_share: 0.0,
             stream_duration: DistSpec::Constant { value: Dur(second) },
             methods: Vec::new(),
+            measured_method: None,
         },
         fleet: vec![GroupSpec {
             name: "target".into(),

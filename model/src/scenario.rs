@@ -124,6 +124,11 @@ pub struct WorkloadSpec {
     /// The unary calls' methods (`[[workload.methods]]`); none: one method, as before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub methods: Vec<MethodSpec>,
+    /// Measures only the unary calls of this method (a name from `[[workload.methods]]`): every
+    /// percentile, share and count of the results is of those calls, while the other calls still
+    /// load the fleet and the policies. How a light method fares beside a heavy one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_method: Option<String>,
 }
 
 fn one() -> u32 {
@@ -210,6 +215,8 @@ pub struct Workload {
     pub stream_duration: Dist,
     /// The unary calls' methods (empty: one implicit method).
     pub methods: Methods,
+    /// With `workload.measured_method`: the one method whose unary calls are measured.
+    pub measured_method: Option<u32>,
 }
 
 /// The longest a run waits after its end for calls in flight, ns (plus [`DRAIN_SLACK`]).
@@ -836,6 +843,7 @@ fn check_workload(w: &WorkloadSpec) -> Result<Workload, ModelError> {
             format!("{} must be within [0, 1]", w.streaming_share),
         );
     }
+    let methods = Methods::check(&w.methods)?;
     Ok(Workload {
         clients: w.clients,
         rate: w.rate,
@@ -846,8 +854,30 @@ fn check_workload(w: &WorkloadSpec) -> Result<Workload, ModelError> {
         deadline: w.deadline.0,
         streaming_share: w.streaming_share,
         stream_duration: w.stream_duration.build("workload.stream_duration")?,
-        methods: Methods::check(&w.methods)?,
+        measured_method: measured_method(w, &methods)?,
+        methods,
     })
+}
+
+/// `workload.measured_method`, checked: a method of `[[workload.methods]]`.
+fn measured_method(w: &WorkloadSpec, methods: &Methods) -> Result<Option<u32>, ModelError> {
+    let Some(name) = &w.measured_method else {
+        return Ok(None);
+    };
+    match methods.index(name) {
+        Some(i) => Ok(Some(i as u32)),
+        None if methods.is_empty() => Err(ModelError::invalid(
+            "workload.measured_method",
+            format!("{name:?} names a method, but the workload has no [[workload.methods]]"),
+        )),
+        None => Err(ModelError::invalid(
+            "workload.measured_method",
+            format!(
+                "{name:?} is not a method of [[workload.methods]] ({})",
+                methods.names().join(", ")
+            ),
+        )),
+    }
 }
 
 /// A scenario name: it names a folder, so letters, digits, `-` and `_` only.

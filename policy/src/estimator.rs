@@ -179,6 +179,14 @@ impl PeakEwma {
         self.set(at, rtt as f64);
     }
 
+    /// Holds the estimate as of `at`: it becomes the larger of the stored (undecayed) estimate and
+    /// `rtt` (ns), and its decay restarts from there. What a failed call does under
+    /// `lblabAblation.failures: "hold"`: it can show an endpoint slow, never fast.
+    #[inline]
+    pub fn hold(&mut self, at: Moment, rtt: Nanos) {
+        self.set(at, self.estimate.max(rtt as f64));
+    }
+
     /// `e^(−(now − stamp)/τ)`, exactly 1 at the stamp.
     #[inline]
     pub fn weight(&self, at: Moment) -> f64 {

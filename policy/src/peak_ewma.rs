@@ -42,8 +42,9 @@
 //! `lblabAblation`, an lblab extension): the first estimate ([`Initial`]), the idle decay
 //! ([`Idle`]) with its `idlePicks` and `idleMaxTime`, one probe at a time ([`Probes`]), what a slow sample does
 //! ([`Peak`]: jump, blend, or a separate peak decaying over `peakDecayTime`), separate time
-//! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), an error-aware
-//! cost (`errorPenalty`), decay-on-read as
+//! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), a decay adapted to
+//! the endpoint's rate of answers (`blendSamples`), an error-aware cost (`errorPenalty`), whether
+//! a failure is an RTT sample or only holds the estimate ([`Failures`]), decay-on-read as
 //! tower and Finagle do it, A48's with-replacement draw, and what streaming RPCs count for
 //! ([`Streams`]). `{"initial":"prior","idle":"to_zero"}` is the proposal as first written (with
 //! `initial: "prior"` or `decay: "on_read"` the error-aware cost is off unless `errorPenalty` is
@@ -92,6 +93,23 @@ pub enum Peak {
     /// endpoint (its own tail, a queueing spike) marks it for about `peakDecayTime`, not for
     /// about `decayTime`.
     Decaying,
+}
+
+/// What a call that fails does to the RTT estimate (`lblabAblation.failures`). With an
+/// `errorPenalty` every failure also counts toward the share of failures `e`, whichever this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Failures {
+    /// `"sample"`: a failed call's elapsed time is an RTT sample like any other (the proposal:
+    /// any status gives a sample). A backend that fails fast therefore pulls its own estimate
+    /// down, against the error-aware cost's `1 / (1 − e)`.
+    #[default]
+    Sample,
+    /// `"hold"`: a failure never lowers the estimate. The estimate becomes the larger of the
+    /// stored estimate (as of the last answer, undecayed) and the failure's elapsed time, as of
+    /// now: a slow failure (a deadline) still raises it at once, and a fast one restarts the idle
+    /// decay from the last measured latency instead of blending its near-zero time in. Only
+    /// successful calls lower an estimate.
+    Hold,
 }
 
 /// How many calls an avoided endpoint whose estimate has decayed may get before it answers
@@ -227,6 +245,15 @@ pub struct Ablation {
     /// time to a successful answer if failures were retried there; the analogue of A58's
     /// `errorUtilizationPenalty` for a backend that fails fast and so looks fast.
     pub error_penalty: Option<u32>,
+    /// Whether a failed call is an RTT sample or only holds the estimate ([`Failures`]).
+    pub failures: Failures,
+    /// A decay adapted to the endpoint's own rate of answers (`blendSamples`; `None` is off): a
+    /// sample blends with weight at least `1 / blendSamples`, so an estimate forgets a past
+    /// answer within about `blendSamples` newer ones however short the time between them. A busy
+    /// endpoint whose own tail jumped its estimate returns to its typical latency within a
+    /// fraction of a second; an avoided one, which answers rarely, still decays over
+    /// `decayTime`.
+    pub blend_samples: Option<u32>,
     /// Per-method estimates (`perMethod`): each method the channel calls gets its own instance of
     /// the policy, with its own estimates and outstanding counts, as if each method had a channel
     /// of its own ([`per_method`]).
@@ -252,6 +279,8 @@ impl Default for Ablation {
             idle_max_time: Some(DEFAULT_IDLE_MAX_TIME),
             blend_time: None,
             error_penalty: Some(DEFAULT_ERROR_PENALTY),
+            failures: Failures::Sample,
+            blend_samples: None,
             per_method: false,
         }
     }
@@ -268,6 +297,8 @@ impl Ablation {
             || self.idle_max_time.is_some()
             || self.blend_time.is_some()
             || self.error_penalty.is_some()
+            || self.failures == Failures::Hold
+            || self.blend_samples.is_some()
     }
 }
 

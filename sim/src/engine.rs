@@ -81,6 +81,9 @@ struct Req {
     kind: RpcKind,
     /// Its method (0 without `[[workload.methods]]`).
     method: u32,
+    /// Whether the recorder sees it: every call, or with `workload.measured_method` only the
+    /// unary calls of that method.
+    measured: bool,
     intended: Nanos,
     sent: Nanos,
     ticket: Option<Ticket>,
@@ -236,7 +239,7 @@ impl<'a> World<'a> {
     /// load generator.
     fn close_open_requests(&mut self, now: Nanos) {
         let result = RequestResult::Dropped;
-        for r in self.reqs.iter().filter(|r| r.live) {
+        for r in self.reqs.iter().filter(|r| r.live && r.measured) {
             match r.kind {
                 RpcKind::Unary => self
                     .recorder
@@ -468,7 +471,14 @@ impl<'a> World<'a> {
             .any(|&(s, e)| s <= now && now < e)
     }
 
-    fn alloc(&mut self, client: u32, kind: RpcKind, method: u32, intended: Nanos) -> ReqRef {
+    fn alloc(
+        &mut self,
+        client: u32,
+        kind: RpcKind,
+        method: u32,
+        measured: bool,
+        intended: Nanos,
+    ) -> ReqRef {
         let req = Req {
             gen: 0,
             live: true,
@@ -476,6 +486,7 @@ impl<'a> World<'a> {
             backend: NO_BACKEND,
             kind,
             method,
+            measured,
             intended,
             sent: intended,
             ticket: None,
@@ -509,11 +520,12 @@ impl<'a> World<'a> {
             self.queue.schedule(next, Event::Arrival { client });
         }
         self.stats.requests += 1;
-        if now >= w.warmup {
+        let kind = arrived.kind;
+        let measured = is_measured(w.measured_method, kind, arrived.method);
+        if now >= w.warmup && measured {
             self.stats.measured += 1;
         }
-        let kind = arrived.kind;
-        let req = self.alloc(client, kind, arrived.method, now);
+        let req = self.alloc(client, kind, arrived.method, measured, now);
         if kind == RpcKind::Unary {
             self.queue
                 .schedule_in_order(now + w.deadline, Event::Deadline { req });
@@ -551,7 +563,9 @@ impl<'a> World<'a> {
                 r.backend = backend;
                 r.ticket = ticket;
                 r.sent = now;
-                self.recorder.on_send(r.intended, backend as usize, faulty);
+                if r.measured {
+                    self.recorder.on_send(r.intended, backend as usize, faulty);
+                }
                 self.after(now, self.half_rtt(backend), Event::AtBackend { req });
             }
             Err(true) => {
@@ -584,9 +598,9 @@ impl<'a> World<'a> {
                     .iter()
                     .enumerate()
                     .any(|(i, b)| b.busy() < b.workers() && !self.faulty_at(i, now));
-                if avoidable {
-                    let intended = self.reqs[req.slot as usize].intended;
-                    self.recorder.on_avoidable_wait(intended);
+                let r = &self.reqs[req.slot as usize];
+                if avoidable && r.measured {
+                    self.recorder.on_avoidable_wait(r.intended);
                 }
             }
             Admission::Rejected | Admission::Failed | Admission::Down => {
@@ -657,7 +671,7 @@ impl<'a> World<'a> {
         let r = &mut self.reqs[req.slot as usize];
         r.live = false;
         r.pending = false;
-        let (client, backend, ticket, sent, intended, load, kind) = (
+        let (client, backend, ticket, sent, intended, load, kind, measured) = (
             r.client,
             r.backend,
             r.ticket.take(),
@@ -665,6 +679,7 @@ impl<'a> World<'a> {
             r.intended,
             r.load.take(),
             r.kind,
+            r.measured,
         );
         if let (Some(ticket), Picker::Policy(p)) =
             (ticket, &mut self.clients[client as usize].picker)
@@ -679,10 +694,11 @@ impl<'a> World<'a> {
             Status::Error | Status::Cancelled => RequestResult::Error,
         };
         match kind {
+            _ if !measured => {}
             RpcKind::Unary => self.recorder.on_result(intended, now, result),
             RpcKind::Streaming => self.recorder.on_stream_result(intended, result),
         }
-        if backend != NO_BACKEND {
+        if backend != NO_BACKEND && measured {
             self.recorder
                 .on_backend_result(backend as usize, intended, now, result);
         }
@@ -691,5 +707,15 @@ impl<'a> World<'a> {
         if let Some(at) = arrivals.after_completion(now, sent, intended, status == Status::Ok) {
             self.queue.schedule(at, Event::Arrival { client });
         }
+    }
+}
+
+/// Whether a call of `kind` and `method` is measured: all are, unless `workload.measured_method`
+/// names one method, whose unary calls alone are then.
+#[inline]
+fn is_measured(measured_method: Option<u32>, kind: RpcKind, method: u32) -> bool {
+    match measured_method {
+        None => true,
+        Some(m) => kind == RpcKind::Unary && method == m,
     }
 }

@@ -3,7 +3,9 @@
 
 use serde_json::{json, Value};
 
-use super::{per_method, Ablation, Config, Idle, Initial, Peak, PeakEwmaPolicy, Probes, Streams};
+use super::{
+    per_method, Ablation, Config, Failures, Idle, Initial, Peak, PeakEwmaPolicy, Probes, Streams,
+};
 use crate::config::{choice_name, ConfigError, Fields, Spec};
 use crate::estimator::DecayMode;
 use crate::p2c::Sampling;
@@ -44,6 +46,9 @@ const IDLES: &[(&str, Idle)] = &[
 
 /// `lblabAblation.probes`' values.
 const PROBES: &[(&str, Probes)] = &[("many", Probes::Many), ("one", Probes::One)];
+
+/// `lblabAblation.failures`' values.
+const FAILURES: &[(&str, Failures)] = &[("sample", Failures::Sample), ("hold", Failures::Hold)];
 
 /// `lblabAblation.peak`'s values.
 const PEAKS: &[(&str, Peak)] = &[
@@ -108,12 +113,26 @@ impl Spec for Config {
                     } else {
                         error_default
                     },
+                    failures: a.choice("failures", FAILURES, d.failures)?,
+                    blend_samples: if a.has("blendSamples") {
+                        match a.u32("blendSamples", 0)? {
+                            0 | 1 => {
+                                return Err(a.err(
+                                    "blendSamples",
+                                    "give at least 2 (a sample's least weight is 1 / blendSamples)",
+                                ))
+                            }
+                            n => Some(n),
+                        }
+                    } else {
+                        None
+                    },
                     per_method: a.bool("perMethod", d.per_method)?,
                 };
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
                     return Err(a.err(
                         "decay",
-                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime, idleMaxTime or blendTime",
+                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime, idleMaxTime, blendTime, blendSamples, errorPenalty or failures \"hold\"",
                     ));
                 }
                 if ablation.idle_max_time.is_some() && ablation.idle != Idle::PickClock {
@@ -155,6 +174,7 @@ impl Spec for Config {
             "idlePicks": self.ablation.idle_picks,
             "probes": choice_name(PROBES, self.ablation.probes),
             "peak": choice_name(PEAKS, self.ablation.peak),
+            "failures": choice_name(FAILURES, self.ablation.failures),
         });
         for (key, value) in [
             ("peakDecayTime", self.ablation.peak_decay_time),
@@ -168,6 +188,9 @@ impl Spec for Config {
         }
         if let Some(p) = self.ablation.error_penalty {
             ablation["errorPenalty"] = json!(f64::from(p) / 100.0);
+        }
+        if let Some(n) = self.ablation.blend_samples {
+            ablation["blendSamples"] = json!(n);
         }
         if self.ablation.per_method {
             ablation["perMethod"] = json!(true);

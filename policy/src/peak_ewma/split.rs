@@ -5,7 +5,7 @@
 use crate::estimator::Moment;
 use crate::Nanos;
 
-use super::{Ablation, Idle, Load, Peak, Probes};
+use super::{Ablation, Failures, Idle, Load, Peak, Probes};
 
 /// The time constants of [`Ablation::split`]'s estimate, resolved against `decayTime`: the blend's
 /// `τ`, the idle decay's and the peak's, as `1/τ` in 1/ns.
@@ -112,7 +112,8 @@ fn estimate_with(a: &Ablation, split: &Split, load: &Load, now: Nanos, weight: f
 /// the proposal has it); with an `idleDecayTime` or a frozen estimate, `w = e^(−Δt/decayTime)`,
 /// Δt since the last sample; with a `blendTime`, `w = e^(−Δt/blendTime)` and the stored estimate is
 /// what the sample blends into. Under [`Peak::Jump`] a peak replaces the EWMA and under
-/// [`Peak::Decaying`] a peak also sets the separate peak.
+/// [`Peak::Decaying`] a peak also sets the separate peak. Under [`Failures::Hold`] a failure only
+/// counts toward the share of failures and holds the estimate (`PeakEwma::hold`).
 #[inline]
 pub(super) fn split_observe(
     a: &Ablation,
@@ -138,8 +139,19 @@ pub(super) fn split_observe(
     } else {
         load.rtt.weight(at)
     };
+    // With blendSamples, a sample's weight is at least 1 / blendSamples however recent the last.
+    let w = match a.blend_samples {
+        Some(n) => w.min(1.0 - 1.0 / f64::from(n)),
+        None => w,
+    };
     let failure = if failed { 1.0 } else { 0.0 };
     load.errors = load.errors * w + (1.0 - w) * failure;
+    if failed && a.failures == Failures::Hold {
+        // A failure says nothing about how fast the endpoint answers: it may raise the estimate
+        // (a deadline), never lower it, and it restarts the idle decay as any answer does.
+        load.rtt.hold(at, rtt);
+        return;
+    }
     let above = rtt as f64 > current;
     match a.peak {
         Peak::Jump if above => load.rtt.replace(at, rtt),

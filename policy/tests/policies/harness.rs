@@ -58,6 +58,8 @@ pub struct Backend {
     /// Share of calls that fail with [`Status::Error`], spread evenly: call `i` fails when
     /// `floor((i+1)·rate) > floor(i·rate)`, so 100 calls at 0.4 fail exactly 40 times.
     pub failure_rate: f64,
+    /// Time from pick to completion of a call that fails; `None` is [`Backend::latency`].
+    pub failure_latency: Option<Nanos>,
     /// Per-call ORCA report attached to every completion.
     pub load: Option<LoadReport>,
     calls: u64,
@@ -68,6 +70,7 @@ impl Default for Backend {
         Backend {
             latency: 10 * MS,
             failure_rate: 0.0,
+            failure_latency: None,
             load: None,
             calls: 0,
         }
@@ -79,10 +82,14 @@ impl Backend {
         let i = self.calls as f64;
         self.calls += 1;
         let fails = ((i + 1.0) * self.failure_rate).floor() > (i * self.failure_rate).floor();
-        let status = if fails { Status::Error } else { Status::Ok };
+        let (status, elapsed) = match (fails, self.failure_latency) {
+            (true, Some(fast)) => (Status::Error, fast),
+            (true, None) => (Status::Error, self.latency),
+            (false, _) => (Status::Ok, self.latency),
+        };
         Outcome {
             status,
-            elapsed: self.latency,
+            elapsed,
             load: self.load,
         }
     }

@@ -400,13 +400,23 @@ fn the_error_penalty_is_checked_and_normalized() {
     assert!(norm(r#""initial":"prior","errorPenalty":2"#)
         .unwrap()
         .contains(r#""errorPenalty":2.0"#));
+    assert!(norm("").unwrap().contains(r#""failures":"sample""#));
+    assert!(norm(r#""failures":"hold""#)
+        .unwrap()
+        .contains(r#""failures":"hold""#));
+    assert!(norm(r#""decay":"on_read","failures":"hold""#)
+        .unwrap_err()
+        .to_string()
+        .contains("failures"));
     for bad in [
+        r#""failures":"skip""#,
         r#""errorPenalty":-1"#,
         r#""errorPenalty":"high""#,
         r#""errorPenalty":1e9"#,
     ] {
         let e = norm(bad).unwrap_err().to_string();
-        assert!(e.contains("errorPenalty"), "{bad}: {e}");
+        let field = bad.split('"').nth(1).unwrap_or_default();
+        assert!(e.contains(field), "{bad}: {e}");
     }
 }
 
@@ -437,4 +447,86 @@ fn an_endpoint_whose_failures_stop_is_probed_again_and_comes_back() {
     lab.drive(10 * SEC, 1000);
     lab.finish();
     assert!(lab.share(1) > 0.5, "back: {}", lab.share(1));
+}
+
+#[test]
+fn held_failures_never_lower_an_estimate_and_slow_ones_raise_it() {
+    // One endpoint measured at 10 ms. Under failures "hold" a failure in 1 ms leaves its cost
+    // where the last answer put it (restarting the idle decay there), a failure in 50 ms raises it
+    // at once, and only an OK answer lowers it; under "sample" the fast failure lowers it.
+    let after = |failures: &str, answers: &[(Status, u64)]| {
+        let mut lab = Lab::ready(&variant(&format!(r#""failures":"{failures}""#)), 1);
+        let t = lab.unary();
+        lab.done(t, Status::Ok, 10 * MS);
+        for &(status, ms) in answers {
+            lab.step(SEC);
+            let t = lab.unary();
+            lab.done(t, status, ms * MS);
+        }
+        lab.cost(0)
+    };
+    let measured = after("hold", &[]);
+    let held = after("hold", &[(Status::Error, 1)]);
+    // The held estimate is the stored 10 ms as of now, times the error factor 1 / (1 − e).
+    assert!(held > measured, "{held} {measured}");
+    assert!(after("sample", &[(Status::Error, 1)]) < held);
+    assert!(after("hold", &[(Status::Error, 50)]) > 4.0 * measured);
+    let healed = after("hold", &[(Status::Error, 1), (Status::Ok, 1)]);
+    assert!(healed < held, "{healed} {held}");
+}
+
+#[test]
+fn held_failures_keep_a_fast_failing_endpoint_out() {
+    // Three endpoints answering in 1 ms; endpoint 2 fails 90 % of its calls in 50 µs. Its fast
+    // failures pull a sampled estimate down against the error factor; held, they do not.
+    let share = |failures: &str| {
+        let mut lab = Lab::ready(&variant(&format!(r#""failures":"{failures}""#)), 3);
+        for e in 0..3 {
+            lab.backend(e).latency = MS;
+        }
+        lab.backend(2).failure_rate = 0.9;
+        lab.backend(2).failure_latency = Some(MS / 20);
+        lab.drive(30 * SEC, 500);
+        lab.finish();
+        lab.share(2)
+    };
+    let (sampled, held) = (share("sample"), share("hold"));
+    assert!(held < sampled / 2.0, "held {held}, sampled {sampled}");
+}
+
+#[test]
+fn blend_samples_lets_a_busy_endpoint_forget_its_own_tail_within_so_many_answers() {
+    // One endpoint answering in 1 ms, once in 50 ms (its tail), then 300 times 1 ms apart. The
+    // default blends each sample with weight 1 − e^(−1 ms/10 s): the peak is still there after
+    // 0.3 s. With blendSamples 100 each weighs at least 1/100, and 300 answers bring it down
+    // to about 50 × e^(−3) + 1 ms.
+    let after = |ablation: &str| {
+        let mut lab = Lab::ready(&variant(ablation), 1);
+        let t = lab.unary();
+        lab.done(t, Status::Ok, MS);
+        let t = lab.unary();
+        lab.done(t, Status::Ok, 50 * MS);
+        for _ in 0..300 {
+            lab.step(MS);
+            let t = lab.unary();
+            lab.done(t, Status::Ok, MS);
+        }
+        lab.cost(0) / MS as f64
+    };
+    let (default, adapted) = (after(""), after(r#""blendSamples":100"#));
+    assert!(default > 40.0, "{default}");
+    assert!((1.5..5.0).contains(&adapted), "{adapted}");
+    // Normalized as given; fewer than 2 samples is refused.
+    let norm = parse_service_config(&format!(
+        r#"{{"loadBalancingConfig":[{}]}}"#,
+        variant(r#""blendSamples":100"#)
+    ))
+    .map(|c| c.to_json().to_string());
+    assert!(norm.unwrap().contains(r#""blendSamples":100"#));
+    for bad in [r#""blendSamples":1"#, r#""blendSamples":-3"#] {
+        let e = parse_service_config(&format!(r#"{{"loadBalancingConfig":[{}]}}"#, variant(bad)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("blendSamples"), "{bad}: {e}");
+    }
 }
