@@ -11,34 +11,13 @@ use lblab_model::backoff::Backoff;
 use lblab_model::results::{Recorder, RequestResult};
 use lblab_model::scenario::{derive_seed, streams, Scenario};
 use lblab_policy::config::Selected;
-use lblab_policy::{
-    Connectivity, EndpointId, LoadReport, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
-};
+use lblab_policy::{Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::queue::EventQueue;
+use crate::request::{is_measured, Req, ReqRef, NO_BACKEND};
 use crate::SimError;
-
-/// A request's slot and generation: events about a request whose slot was reused are stale.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct ReqRef {
-    slot: u32,
-    gen: u32,
-}
-
-impl ReqRef {
-    fn token(self) -> u64 {
-        u64::from(self.slot) | (u64::from(self.gen) << 32)
-    }
-
-    fn from_token(token: u64) -> Self {
-        ReqRef {
-            slot: token as u32,
-            gen: (token >> 32) as u32,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
@@ -71,30 +50,6 @@ enum Event {
         attempt: u32,
     },
 }
-
-#[derive(Debug)]
-struct Req {
-    gen: u32,
-    live: bool,
-    client: u32,
-    backend: u32,
-    kind: RpcKind,
-    /// Its method (0 without `[[workload.methods]]`).
-    method: u32,
-    /// Whether the recorder sees it: every call, or with `workload.measured_method` only the
-    /// unary calls of that method.
-    measured: bool,
-    intended: Nanos,
-    sent: Nanos,
-    ticket: Option<Ticket>,
-    /// Holds a worker or a queue place at its backend.
-    at_server: bool,
-    /// Waiting in its client's queue for a READY endpoint.
-    pending: bool,
-    load: Option<LoadReport>,
-}
-
-const NO_BACKEND: u32 = u32::MAX;
 
 /// How a client picks.
 #[derive(Debug)]
@@ -707,15 +662,5 @@ impl<'a> World<'a> {
         if let Some(at) = arrivals.after_completion(now, sent, intended, status == Status::Ok) {
             self.queue.schedule(at, Event::Arrival { client });
         }
-    }
-}
-
-/// Whether a call of `kind` and `method` is measured: all are, unless `workload.measured_method`
-/// names one method, whose unary calls alone are then.
-#[inline]
-fn is_measured(measured_method: Option<u32>, kind: RpcKind, method: u32) -> bool {
-    match measured_method {
-        None => true,
-        Some(m) => kind == RpcKind::Unary && method == m,
     }
 }

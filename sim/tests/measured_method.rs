@@ -65,7 +65,10 @@ fn a_measured_method_must_be_a_method_of_the_workload() {
     let e = Scenario::parse(&SCENARIO.replace("MEASURED", r#"measured_method = "medium""#))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("workload.measured_method") && e.contains("light, heavy"), "{e}");
+    assert!(
+        e.contains("workload.measured_method") && e.contains("light, heavy"),
+        "{e}"
+    );
     let without = SCENARIO
         .replace("MEASURED", r#"measured_method = "light""#)
         .split("[[workload.methods]]")
