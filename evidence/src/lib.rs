@@ -20,6 +20,7 @@
 mod fmt;
 mod grfc;
 mod headline;
+mod links;
 mod load;
 mod readme;
 mod scenario_page;
@@ -98,7 +99,7 @@ pub fn documents(evidence: &Evidence) -> Vec<Document> {
     ];
     if !evidence.sweeps.is_empty() {
         out.push(Document {
-            path: "sweeps/README.md".into(),
+            path: links::sweeps_page().into(),
             text: sweeps_page::render(evidence),
         });
     }
@@ -146,7 +147,7 @@ pub fn write_charts(evidence: &Evidence, results: &Path) -> Result<Vec<PathBuf>,
         }
     }
     for name in evidence.sweeps.keys() {
-        let dir = results.join("sweeps").join(name);
+        let dir = results.join(links::SWEEPS).join(name);
         if dir.join(layout::SWEEP_JSON).is_file() {
             out.extend(lblab_report::redraw_sweep(&dir)?);
         }

@@ -459,7 +459,7 @@ impl Evidence {
                 _ => None,
             };
             let repeats = layout.real_repeat();
-            if let Some(rows) = read_csv::<RepeatRow>(&repeats.join("range.csv"))? {
+            if let Some(rows) = read_csv::<RepeatRow>(&repeats.join(crate::links::RANGE_CSV))? {
                 out.repeats.insert(name.clone(), rows);
                 if let Some(run) =
                     read_json::<RunSummary>(&repeats.join("run-1").join(layout::SUMMARY_JSON))?
@@ -500,7 +500,7 @@ impl Evidence {
                 name,
             });
         }
-        let sweeps = results_dir.join("sweeps");
+        let sweeps = results_dir.join(crate::links::SWEEPS);
         if sweeps.is_dir() {
             for dir in sorted_entries(&sweeps)?.into_iter().filter(|d| d.is_dir()) {
                 if let Some(sweep) = read_sweep(&dir)? {
@@ -508,11 +508,14 @@ impl Evidence {
                 }
             }
         }
-        out.pick_bench = read_csv(&results_dir.join("bench/policy-pick.csv"))?.unwrap_or_default();
+        out.pick_bench =
+            read_csv(&results_dir.join(crate::links::PICK_BENCH_CSV))?.unwrap_or_default();
         out.shared_pick = read_csv(&results_dir.join("bench/shared-pick.csv"))?.unwrap_or_default();
         out.memory = read_csv(&results_dir.join("bench/memory.csv"))?.unwrap_or_default();
         for client in ["python", "node"] {
-            let file = results_dir.join(format!("interop/{client}.csv"));
+            let file = results_dir
+                .join(crate::links::INTEROP)
+                .join(format!("{client}.csv"));
             out.interop
                 .extend(read_csv::<InteropRow>(&file)?.unwrap_or_default());
         }

@@ -203,11 +203,6 @@ pub fn agreement_counts(ev: &Evidence) -> (usize, usize, usize, usize, usize) {
     out
 }
 
-/// A link to a file or folder relative to the document: `` [`path`](path) ``.
-pub fn link(path: &str) -> String {
-    format!("[`{path}`]({path})")
-}
-
 /// `` `policy` p99 `8.11 [8.03, 8.15]` ms``-style phrase for one interval of a scenario.
 pub fn ms(ev: &Evidence, scenario: &str, policy: &str, metric: &str) -> String {
     ev.interval(scenario, policy, metric)
@@ -224,4 +219,32 @@ pub fn times(ev: &Evidence, scenario: &str, policy: &str, metric: &str) -> Strin
 pub fn wrr_and_proposal(ev: &Evidence, scenario: &str) -> Option<(Interval, Interval)> {
     let r = |p: &str| ev.interval(scenario, p, "p99_vs_round_robin");
     Some((r("weighted_round_robin")?, r(PROPOSAL)?))
+}
+
+/// `items` joined by commas, or "no scenario".
+pub fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "no scenario".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// The median of the finite `values` (the shared order-statistics median), `None` if none are.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let m = lblab_model::stats::median_interval(values).median;
+    m.is_finite().then_some(m)
+}
+
+/// The longest warm-up any of the scenario's policies needs, in seconds, and why.
+pub fn wrr_need(s: &ScenarioResults) -> Option<(f64, String)> {
+    s.scenario
+        .policies
+        .iter()
+        .filter_map(|p| match &p.selected {
+            lblab_policy::config::Selected::Policy(c) => c.warmup_need(),
+            _ => None,
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(n, why)| (n as f64 / 1e9, why))
 }

@@ -51,7 +51,8 @@ use std::collections::VecDeque;
 use rand::RngCore;
 use serde_json::{json, Value};
 
-use crate::config::{ConfigError, Fields, Spec};
+use crate::config::fields::{ConfigError, Fields};
+use crate::config::spec::Spec;
 use crate::endpoints::Endpoints;
 use crate::{
     duration, Clock, Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind,

@@ -18,7 +18,8 @@
 
 use serde_json::{json, Value};
 
-use crate::config::{ConfigError, Fields, Spec};
+use crate::config::fields::{ConfigError, Fields};
+use crate::config::spec::Spec;
 use crate::estimator::DecayMode;
 use crate::p2c::Sampling;
 use crate::peak_ewma::{self, Ablation, Idle, Initial, PeakEwmaPolicy, Streams};

@@ -5,7 +5,8 @@
 use rand::RngCore;
 use serde_json::{json, Value};
 
-use crate::config::{ConfigError, Fields, Spec};
+use crate::config::fields::{ConfigError, Fields};
+use crate::config::spec::Spec;
 use crate::endpoints::{outstanding_count_policy, Endpoints};
 use crate::p2c::{self, Sampling};
 use crate::{Clock, Nanos, Pick, Policy, RpcKind};

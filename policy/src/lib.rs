@@ -32,16 +32,17 @@
 //!
 //! # Adding a policy
 //!
-//! A policy is one file: a module with its name (`pub const NAME`), its `Config` and the policy
-//! itself. The module implements `config::Spec` for its `Config`: parsing from JSON with the
-//! `config::Fields` reader (which rejects unknown fields and names the field in every error),
-//! validation and clamps, normalization back to JSON, building the policy, and, if it has them,
-//! a warm-up need and a label. Then add one line, `Variant(module)`, to the `policies!` table in
-//! `config.rs` (from which [`config::PolicyConfig`], [`config::SUPPORTED`] and the parser's
-//! table are generated), `pub mod module;` here, a row in the table above, and its tests: a file
-//! in `tests/policies/` and an entry in the harness's `EVERY_POLICY`. A new table line is checked
-//! by unit tests in `config.rs`: its name is unique and its default config parses back from its
-//! normalized JSON.
+//! A policy is one file and one table line. The file, `src/<module>.rs`, holds its name
+//! (`pub const NAME`), its `Config` and the policy itself, and implements `config::spec::Spec`
+//! for its `Config`: parsing from JSON with the `config::fields::Fields` reader (which rejects
+//! unknown fields and names the field in every error), validation and clamps, normalization back
+//! to JSON, building the policy, and, if it has them, a warm-up need and a label. The line,
+//! `Variant(module)`, goes into the `policies!` table below, which declares the module and
+//! generates [`config::PolicyConfig`], [`config::SUPPORTED`] and the parser's table
+//! (`registry.rs`). Then a row in the table above, and its tests: a file in `tests/policies/`
+//! and an entry in the harness's `EVERY_POLICY`. A new table line is checked by unit tests in
+//! `config/mod.rs`: its name is unique and its default config parses back from its normalized
+//! JSON.
 //!
 //! # Call order
 //!
@@ -93,20 +94,36 @@
 pub mod config;
 pub mod duration;
 mod endpoints;
-pub mod envoy_peak_ewma;
 pub mod estimator;
-pub mod finagle_peak_ewma;
 pub mod json;
-pub mod least_request;
-pub mod outlier_detection;
 pub mod p2c;
-pub mod peak_ewma;
-pub mod pick_first;
-pub mod round_robin;
 pub mod shared;
 pub mod vectors;
-pub mod weighted_round_robin;
 pub mod xds;
+#[macro_use]
+mod registry;
+
+// The policy table: one line per policy, `Variant(module)` (`src/<module>.rs`), in the order
+// `config::SUPPORTED` lists them. Each line declares the module and adds the policy to
+// `config::PolicyConfig`, `config::SUPPORTED` and the parser's table.
+policies! {
+    /// `pick_first`.
+    PickFirst(pick_first),
+    /// `round_robin`.
+    RoundRobin(round_robin),
+    /// `least_request_experimental`.
+    LeastRequest(least_request),
+    /// `weighted_round_robin`.
+    WeightedRoundRobin(weighted_round_robin),
+    /// `outlier_detection_experimental`, with its child.
+    OutlierDetection(outlier_detection),
+    /// `peak_ewma_experimental`.
+    PeakEwma(peak_ewma),
+    /// `envoy_peak_ewma`: Envoy's shipped balancer, as a reference.
+    EnvoyPeakEwma(envoy_peak_ewma),
+    /// `finagle_peak_ewma`: Finagle's balancer, as a reference.
+    FinaglePeakEwma(finagle_peak_ewma),
+}
 
 use std::fmt;
 

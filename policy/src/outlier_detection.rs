@@ -25,7 +25,9 @@ use std::collections::HashMap;
 use rand::{Rng, RngCore};
 use serde_json::{json, Map, Value};
 
-use crate::config::{self, ConfigError, Fields, PolicyConfig, Selected, Spec};
+use crate::config::fields::{ConfigError, Fields};
+use crate::config::spec::Spec;
+use crate::config::{self, PolicyConfig, Selected};
 use crate::{
     duration, Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick,
     Policy, RpcKind, Status, Ticket, NANOS_PER_SEC,

@@ -14,7 +14,8 @@ use std::collections::BinaryHeap;
 use rand::{Rng, RngCore};
 use serde_json::{json, Value};
 
-use crate::config::{ConfigError, Fields, Spec};
+use crate::config::fields::{ConfigError, Fields};
+use crate::config::spec::Spec;
 use crate::endpoints::Endpoints;
 use crate::{
     duration, Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick,

@@ -10,9 +10,10 @@ use lblab_model::stats::PolicyIntervals;
 use serde::de::DeserializeOwned;
 
 use crate::chart::compare::{write_compare_chart, ComparePoint};
+use crate::chart::run_data::{histogram_from_hlog, PolicyData};
 use crate::grid::{write_grid_heatmaps, GridCell};
 use crate::name::ChartName;
-use crate::run::{histogram_from_hlog, write_run_data, PolicyData};
+use crate::run::write_run_data;
 use crate::sweep::{write_sweep_charts, Sweep, SweepPoint};
 use crate::ReportError;
 

@@ -4,6 +4,7 @@ use super::layout::{FAILURES_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::fixed;
 use super::recorder::PolicyResult;
 use super::schema::{RunSummary, TimeseriesRow};
 use crate::ModelError;
@@ -69,7 +70,7 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
         if v.is_nan() {
             String::new()
         } else {
-            format!("{v:.3}")
+            format!("{:.*}", fixed::MS_DECIMALS, v)
         }
     };
     for row in results.iter().flat_map(|r| &r.timeseries) {
@@ -80,7 +81,11 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
             ms(row.p50_ms),
             ms(row.p99_ms),
         ];
-        fields.extend(row.shares.iter().map(|s| format!("{s:.4}")));
+        fields.extend(
+            row.shares
+                .iter()
+                .map(|s| format!("{:.*}", fixed::SHARE_DECIMALS, s)),
+        );
         record(&mut ts, fields, TIMESERIES_CSV)?;
     }
     let ts = ts

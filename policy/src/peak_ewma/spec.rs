@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 use super::{
     per_method, Ablation, Config, Failures, Idle, Initial, Peak, PeakEwmaPolicy, Probes, Streams,
 };
-use crate::config::{choice_name, ConfigError, Fields, Spec};
+use crate::config::fields::{choice_name, ConfigError, Fields};
+use crate::config::spec::Spec;
 use crate::estimator::DecayMode;
 use crate::p2c::Sampling;
 use crate::{duration, Nanos, Policy};

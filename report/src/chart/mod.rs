@@ -19,6 +19,7 @@ pub(crate) mod heatmap;
 pub(crate) mod interval;
 pub(crate) mod line;
 pub(crate) mod p99_over_time;
+pub(crate) mod run_data;
 pub(crate) mod series;
 pub(crate) mod spectrum;
 pub(crate) mod time;

@@ -9,12 +9,12 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::series::Series;
 use super::time::{second_runs, span_label, trimmed, Points, TimeAxis};
 use super::{FRAME, LEGEND, SIZE};
+use crate::chart::run_data::{run_title, PolicyData};
 use crate::render::plot::Styled as _;
 use crate::render::{
     draw_legend, draw_line, fmt_num, frame, text, titled, with_legend, Chart, DrawResult, Entry,
     Frame, LogAxis, Ticked, INK,
 };
-use crate::run::{run_title, PolicyData};
 
 /// Rows of band labels above the plot, at most; labels that do not fit are left out.
 const MAX_LABEL_LEVELS: usize = 3;
@@ -160,8 +160,8 @@ impl Chart for P99OverTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chart::run_data::fixtures::{row, summary};
     use crate::chart::time::whole_seconds;
-    use crate::run::fixtures::{row, summary};
     use hdrhistogram::Histogram;
 
     #[test]

@@ -49,9 +49,9 @@ impl<T: PartialEq> Series<T> {
 #[cfg(test)]
 mod tests {
     use crate::chart::p99_over_time::P99OverTime;
+    use crate::chart::run_data::fixtures::{data, summary};
     use crate::chart::spectrum::Spectrum;
     use crate::render::TWIN_DASH;
-    use crate::run::fixtures::{data, summary};
 
     #[test]
     fn an_identical_series_is_dashed_and_says_so() {

@@ -8,12 +8,12 @@ use plotters::prelude::*;
 use super::series::Series;
 use super::time::Points;
 use super::{FRAME, LEGEND, SIZE};
+use crate::chart::run_data::{run_title, PolicyData};
 use crate::render::plot::Styled as _;
 use crate::render::{
     draw_legend, draw_line, fmt_num, frame, titled, with_legend, Chart, DrawResult, Entry, LogAxis,
     Ticked,
 };
-use crate::run::{run_title, PolicyData};
 
 /// Highest percentile on the spectrum, as a number of nines (4 = 99.99%).
 const MAX_NINES: f64 = 4.0;
@@ -116,7 +116,7 @@ impl Chart for Spectrum {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::fixtures::{data, summary};
+    use crate::chart::run_data::fixtures::{data, summary};
 
     #[test]
     fn colours_follow_labels_not_order() {

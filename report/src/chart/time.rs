@@ -8,10 +8,10 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::chart::run_data::{backend_name, PolicyData};
 use crate::render::{
     over_white, DrawResult, Entry, Mark, FAULT_ALPHA, FAULT_FILL, WARMUP_ALPHA, WARMUP_FILL,
 };
-use crate::run::{backend_name, PolicyData};
 
 /// A fault span longer than this share of the run is drawn as a strip along the top of the
 /// plot rather than shaded over all of it (shading all of the plot washes it out).

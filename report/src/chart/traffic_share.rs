@@ -13,12 +13,12 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::time::{second_runs, trimmed, Points, TimeAxis};
 use super::LEGEND;
+use crate::chart::run_data::{backend_name, run_title, PolicyData};
 use crate::render::plot::Styled as _;
 use crate::render::{
     draw_legend, ellipsize, fault_colour, fmt_num, note, text, titled, with_legend, Chart,
     DrawResult, Entry, Mark, INK, MUTED, QUIET_GREY,
 };
-use crate::run::{backend_name, run_title, PolicyData};
 
 /// Most backends drawn as lines of their own; the others are drawn as one line.
 pub(crate) const MAX_DRAWN: usize = 20;
@@ -325,7 +325,7 @@ fn drawn_backends(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::fixtures;
+    use crate::chart::run_data::fixtures;
     use lblab_model::results::{FaultWindow, TimeseriesRow};
 
     /// A run of `n` backends where backend `b` gets a share growing with `b`.

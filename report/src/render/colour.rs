@@ -3,8 +3,6 @@
 
 use plotters::prelude::*;
 
-use super::legend::Mark;
-
 /// Ten distinct colours (matplotlib's "tab10").
 pub(crate) const CATEGORY: [RGBColor; 10] = [
     RGBColor(31, 119, 180),  // blue
@@ -154,14 +152,6 @@ pub(crate) fn tint(c: RGBColor, amount: f64) -> RGBColor {
 /// looks the same in PNG and SVG and is deterministic.
 pub(crate) fn over_white(c: RGBColor, alpha: f64) -> RGBColor {
     tint(c, 1.0 - alpha)
-}
-
-/// The legend mark of a line drawn with `dash` (`None`: solid).
-pub(crate) fn line_mark(dash: Option<Dash>) -> Mark {
-    match dash {
-        Some(d) => Mark::Dashed(d),
-        None => Mark::Line(3),
-    }
 }
 
 /// For each item, the index of the first earlier one equal to it (by `same`), if any: a line

@@ -19,6 +19,14 @@ pub(crate) enum Mark {
     Swatch,
 }
 
+/// The legend mark of a line drawn with `dash` (`None`: solid).
+pub(crate) fn line_mark(dash: Option<Dash>) -> Mark {
+    match dash {
+        Some(d) => Mark::Dashed(d),
+        None => Mark::Line(3),
+    }
+}
+
 /// One legend entry.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {

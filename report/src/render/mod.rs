@@ -22,11 +22,10 @@ use plotters::prelude::*;
 
 pub(crate) use axis::{fmt_num, LogAxis, Ticked};
 pub(crate) use colour::{
-    fault_colour, line_mark, over_white, policy_colour, policy_style, tint, twin_label, twins,
-    PolicyStyle, CATEGORY, FAULT_ALPHA, FAULT_FILL, QUIET_GREY, TWIN_DASH, WARMUP_ALPHA,
-    WARMUP_FILL,
+    fault_colour, over_white, policy_colour, policy_style, tint, twin_label, twins, PolicyStyle,
+    CATEGORY, FAULT_ALPHA, FAULT_FILL, QUIET_GREY, TWIN_DASH, WARMUP_ALPHA, WARMUP_FILL,
 };
-pub(crate) use legend::{draw_legend, with_legend, Entry, Mark};
+pub(crate) use legend::{draw_legend, line_mark, with_legend, Entry, Mark};
 pub(crate) use plot::{draw_line, frame, note, Frame};
 pub(crate) use text::{ellipsize, text, titled, INK, MUTED};
 
