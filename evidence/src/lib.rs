@@ -99,7 +99,7 @@ pub fn documents(evidence: &Evidence) -> Vec<Document> {
     ];
     if !evidence.sweeps.is_empty() {
         out.push(Document {
-            path: links::sweeps_page().into(),
+            path: links::sweeps_page(),
             text: sweeps_page::render(evidence),
         });
     }

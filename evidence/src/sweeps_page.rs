@@ -55,8 +55,11 @@ fn at(s: &Sweep, col: &str, point: &str, policy: &str, metric: &str) -> Option<I
     s.get(col, point, policy, metric)
 }
 
+/// Draws one sweep's conclusion from its table, or nothing when the table lacks a point.
+type Conclude = fn(&Sweep) -> Option<String>;
+
 /// The committed sweeps with a conclusion, by folder, each with the function that draws it.
-const CONCLUSIONS: [(&str, fn(&Sweep) -> Option<String>); 5] = [
+const CONCLUSIONS: [(&str, Conclude); 5] = [
     ("fleet-size", fleet_size),
     ("utilization", utilization),
     ("slowdown", slowdown),
