@@ -172,7 +172,7 @@ mod tests {
             requests: ok,
             ..crate::results::recorder::latency_row(
                 "oracle",
-                &crate::results::recorder::new_histogram(),
+                &crate::results::histogram::new_histogram(),
             )
         };
         let (sim, unmeasured) = (row(2.0, 8.0, 100), row(0.0, 0.0, 0));

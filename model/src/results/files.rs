@@ -5,6 +5,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::fixed;
+use super::io::read_result_file;
 use super::recorder::PolicyResult;
 use super::schema::{RunSummary, TimeseriesRow};
 use crate::ModelError;
@@ -123,7 +124,7 @@ pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Resu
         write_atomic(&dir.join(format!("{stem}.hlog")), r.hlog.as_bytes())?;
         write_atomic(
             &dir.join(format!("{stem}.hgrm")),
-            super::hlog::percentile_distribution(&r.histogram).as_bytes(),
+            super::histogram::percentile_distribution(&r.histogram).as_bytes(),
         )?;
     }
     Ok(())
@@ -141,35 +142,6 @@ pub fn file_stem(label: &str) -> String {
             }
         })
         .collect()
-}
-
-/// The largest result file lblab reads back (a year-long run's hlog is far below it).
-pub const MAX_RESULT_FILE: u64 = 256 << 20;
-
-/// Reads a result file back as text: only a regular file (a FIFO or a device given by mistake
-/// must not block or fill memory), at most [`MAX_RESULT_FILE`] bytes. A missing file is an
-/// `Io` error of kind `NotFound`.
-pub fn read_result_file(path: &Path) -> Result<String, ModelError> {
-    use std::io::Read as _;
-    let io = |source| ModelError::Io {
-        file: path.display().to_string(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if !meta.is_file() {
-        return Err(io(std::io::Error::other("not a regular file")));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_RESULT_FILE + 1).read_to_string(&mut text))
-        .map_err(io)?;
-    if text.len() as u64 > MAX_RESULT_FILE {
-        return Err(io(std::io::Error::other(format!(
-            "larger than {} MiB, more than any result file lblab writes",
-            MAX_RESULT_FILE >> 20
-        ))));
-    }
-    Ok(text)
 }
 
 /// Reads `timeseries.csv` back (for charts).

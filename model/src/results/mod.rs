@@ -30,7 +30,9 @@ mod compare;
 mod files;
 pub mod fixed;
 mod harness;
+mod histogram;
 mod hlog;
+mod io;
 pub mod layout;
 mod merge;
 mod recorder;
@@ -39,13 +41,13 @@ mod statuses;
 mod targets;
 
 pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
-pub use files::{
-    file_stem, read_result_file, read_timeseries, write_atomic, write_run, MAX_RESULT_FILE,
-};
+pub use files::{file_stem, read_timeseries, write_atomic, write_run};
 pub use harness::{
     DelayAccuracy, FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness, Quantiles,
 };
-pub use hlog::{parse_hlog, percentile_distribution, read_hlog, sum_measured, Hlog, HlogInterval};
+pub use histogram::percentile_distribution;
+pub use hlog::{parse_hlog, read_hlog, sum_measured, Hlog, HlogInterval};
+pub use io::{read_result_file, MAX_RESULT_FILE};
 pub use layout::Layout;
 pub use merge::{merge_runs, Merged};
 pub use recorder::{PolicyResult, Recorder, RequestResult};

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use lblab_policy::{Nanos, NANOS_PER_SEC};
 
+use super::histogram::{new_histogram, MAX_LATENCY};
 use super::hlog::IntervalLog;
 use super::schema::{FailureRow, Incident, SummaryRow, TimeseriesRow};
 
@@ -20,15 +21,6 @@ pub enum RequestResult {
     Error,
     /// Never sent (the load generator could not keep up, or the run was interrupted).
     Dropped,
-}
-
-const SIGFIG: u8 = 3;
-/// Highest latency recorded exactly (1 hour); larger values are clamped.
-const MAX_LATENCY: u64 = 3_600 * NANOS_PER_SEC;
-
-/// An empty latency histogram with the recorder's bounds and precision.
-pub(super) fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_LATENCY, SIGFIG).expect("valid histogram bounds")
 }
 
 /// Records one policy's run. Memory grows with the seconds in which something happened (a row of
