@@ -38,6 +38,8 @@ pub mod backoff;
 pub mod budget;
 pub mod dist;
 pub mod fault;
+pub mod group;
+pub mod limits;
 mod locate;
 pub mod method;
 pub mod overrides;

@@ -32,21 +32,30 @@
 
 use std::path::Path;
 
-use lblab_policy::config::{self, Selected};
+use lblab_policy::config::Selected;
 use lblab_policy::Nanos;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::BackendParams;
 use crate::dist::{Dist, DistSpec};
-use crate::fault::{self, FaultSpec, Timeline};
+use crate::fault::{FaultSpec, Timeline};
 use crate::locate::Locator;
 use crate::method::{MethodSpec, Methods};
-use crate::results::file_stem;
 use crate::units::Dur;
 use crate::ModelError;
 
+mod check;
+
+// Re-exported where they were first defined, so `lblab_model::scenario::{GroupSpec, limits}`
+// keep working; they live a floor down because the fault checks use them too.
+pub use crate::group::GroupSpec;
+pub use crate::limits;
+
+/// The simulator-only policy that routes each call to the backend that will answer it first
+/// (it knows the future). Its one spelling: other crates match on it by this constant.
+pub const ORACLE: &str = "oracle";
 /// Policy names only the simulator runs.
-pub const SIM_ONLY_POLICIES: &[&str] = &["oracle"];
+pub const SIM_ONLY_POLICIES: &[&str] = &[ORACLE];
 /// Policy names only the real load generator runs.
 pub const REAL_ONLY_POLICIES: &[&str] = &["tower_p2c_peak_ewma"];
 
@@ -143,43 +152,6 @@ fn default_stream() -> DistSpec {
     DistSpec::Constant {
         value: Dur(1_000_000_000),
     }
-}
-
-/// `[[fleet]]`: a group of identical backends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupSpec {
-    /// Group name, used in fault targets and backend names (`name/index`).
-    pub name: String,
-    /// Backends in the group.
-    #[serde(default = "one")]
-    pub count: u32,
-    /// Requests each backend serves in parallel (default 4).
-    #[serde(default = "default_workers")]
-    pub workers: u32,
-    /// Requests that may wait for a worker (default 1000).
-    #[serde(default = "default_queue")]
-    pub queue_limit: u32,
-    /// Nominal service time.
-    pub service_time: DistSpec,
-    /// Network round trip between clients and this group (default 0).
-    #[serde(default)]
-    pub network_rtt: Dur,
-    /// Zone label, for reports (default "local").
-    #[serde(default = "default_zone")]
-    pub zone: String,
-}
-
-fn default_workers() -> u32 {
-    4
-}
-
-fn default_queue() -> u32 {
-    1000
-}
-
-fn default_zone() -> String {
-    "local".into()
 }
 
 /// `[[policies]]`: one policy to compare.
@@ -318,30 +290,6 @@ pub mod streams {
     pub const POLICY: u64 = 4;
 }
 
-/// Limits that keep what a scenario asks for within memory and integer arithmetic. Each is far
-/// beyond any sensible lab run; a value past one is a typo (or a fuzzer), rejected with a message
-/// that names it.
-pub mod limits {
-    /// Backends in the whole fleet.
-    pub const BACKENDS: u64 = 100_000;
-    /// Clients.
-    pub const CLIENTS: u32 = 100_000;
-    /// Clients × backends: every client keeps a connection and policy state per backend.
-    pub const CONNECTIONS: u64 = 10_000_000;
-    /// Workers of one backend.
-    pub const WORKERS: u32 = 100_000;
-    /// Closed loop: clients × concurrency, the requests in flight.
-    pub const IN_FLIGHT: u64 = 10_000_000;
-    /// Total offered requests per second.
-    pub const RATE: f64 = 1e9;
-    /// Noisy-neighbour bursts drawn in advance, over all targeted backends of one fault.
-    pub const NOISY_BURSTS: u64 = 10_000_000;
-    /// Characters in a scenario, group or policy name.
-    pub const NAME: usize = 100;
-    /// Bytes in a scenario file.
-    pub const FILE_BYTES: u64 = 16 << 20;
-}
-
 /// The dotted key written on 1-based `line` (`seed`, `workload.rate`), from the line's `key =`
 /// and the nearest table header above it, if the line has one.
 fn key_on_line(text: &str, line: usize) -> Option<String> {
@@ -466,205 +414,6 @@ impl Scenario {
         Scenario::check(file, None)
     }
 
-    fn check(file: ScenarioFile, locator: Option<&Locator<'_>>) -> Result<Scenario, ModelError> {
-        let bad = |field: &str, msg: String| Err(ModelError::invalid(field, msg));
-        if !is_file_name(&file.name) {
-            return bad("name", format!("{:?} must be 1 to {} letters, digits, '-' or '_' (it names the results folder)", file.name, limits::NAME));
-        }
-        let workload = check_workload(&file.workload)?;
-        let run_end = workload.end();
-
-        if file.fleet.is_empty() {
-            return bad("fleet", "needs at least one [[fleet]] group, e.g. [[fleet]] name = \"main\" count = 4 service_time = { dist = \"constant\", value = \"2ms\" }".into());
-        }
-        let mut names = std::collections::HashSet::new();
-        let mut total = 0u64;
-        for (i, g) in file.fleet.iter().enumerate() {
-            let f = |k: &str| format!("fleet[{i}].{k}");
-            if !is_group_name(&g.name) {
-                return bad(&f("name"), format!("{:?} must be 1 to {} letters, digits, '-', '_' or '.' (backends are named group/index)", g.name, limits::NAME));
-            }
-            if !names.insert(g.name.as_str()) {
-                return bad(
-                    &f("name"),
-                    format!(
-                        "{:?} is already the name of another group; group names must be unique",
-                        g.name
-                    ),
-                );
-            }
-            if g.count == 0 {
-                return bad(&f("count"), "must be at least 1 backend".into());
-            }
-            total += u64::from(g.count);
-            if total > limits::BACKENDS {
-                return bad(
-                    &f("count"),
-                    format!(
-                        "the fleet would have {total} backends; at most {} are allowed",
-                        limits::BACKENDS
-                    ),
-                );
-            }
-            if g.workers == 0 || g.workers > limits::WORKERS {
-                return bad(
-                    &f("workers"),
-                    format!(
-                        "{} must be from 1 to {} (requests served in parallel)",
-                        g.workers,
-                        limits::WORKERS
-                    ),
-                );
-            }
-            if g.zone.is_empty()
-                || g.zone
-                    .chars()
-                    .any(|c| c.is_control() || c == ',' || c == '"')
-            {
-                return bad(
-                    &f("zone"),
-                    format!(
-                        "{:?} must be non-empty, without commas, quotes or control characters",
-                        g.zone
-                    ),
-                );
-            }
-            g.service_time.build(&f("service_time"))?;
-        }
-        let connections = u64::from(workload.clients) * total;
-        if connections > limits::CONNECTIONS {
-            return bad("workload.clients", format!("{} clients x {total} backends = {connections} connections; at most {} are allowed", workload.clients, limits::CONNECTIONS));
-        }
-        // Resolve fault targets to backend indexes.
-        let mut starts = Vec::new();
-        let mut next = 0usize;
-        for g in &file.fleet {
-            starts.push(next);
-            next += g.count as usize;
-        }
-        let total = next;
-        let mut per_backend: Vec<Vec<&FaultSpec>> = vec![Vec::new(); total];
-        for (i, spec) in file.faults.iter().enumerate() {
-            let field = format!("faults[{i}]");
-            for b in fault::check(spec, &field, &file.fleet, &starts, run_end)? {
-                per_backend[b].push(spec);
-            }
-            if let FaultSpec::Slowdown { methods, .. } = spec {
-                if let Some(m) = methods.iter().find(|m| workload.methods.index(m).is_none()) {
-                    return bad(
-                        &format!("{field}.methods"),
-                        format!(
-                            "{m:?} is not a method of [[workload.methods]] ({})",
-                            if workload.methods.is_empty() {
-                                "the workload names none".to_string()
-                            } else {
-                                workload.methods.names().join(", ")
-                            }
-                        ),
-                    );
-                }
-            }
-        }
-        let mut backends = Vec::with_capacity(total);
-        for (gi, g) in file.fleet.iter().enumerate() {
-            let service_time = g.service_time.build("")?;
-            for k in 0..g.count as usize {
-                let id = starts[gi] + k;
-                backends.push(BackendSpec {
-                    name: format!("{}/{k}", g.name),
-                    group: gi,
-                    zone: g.zone.clone(),
-                    network_rtt: g.network_rtt.0,
-                    params: BackendParams {
-                        workers: g.workers,
-                        queue_limit: g.queue_limit,
-                        service_time,
-                        stream_duration: workload.stream_duration,
-                        method_factors: (0..workload.methods.names().len() as u32)
-                            .map(|m| workload.methods.factor(m))
-                            .collect(),
-                    },
-                    timeline: Timeline::new(
-                        &per_backend[id],
-                        derive_seed(file.seed, streams::FAULT, id as u64),
-                        run_end,
-                        &workload.methods,
-                    ),
-                    median_service: g.service_time.median_ns() as Nanos,
-                    seed: derive_seed(file.seed, streams::BACKEND, id as u64),
-                });
-            }
-        }
-
-        if file.policies.is_empty() {
-            return bad("policies", "needs at least one [[policies]] entry, e.g. [[policies]] name = \"rr\" config = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'".into());
-        }
-        let mut extra: Vec<&str> = SIM_ONLY_POLICIES.to_vec();
-        extra.extend_from_slice(REAL_ONLY_POLICIES);
-        let mut stems: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        let mut policies = Vec::new();
-        for (i, p) in file.policies.iter().enumerate() {
-            let field = format!("policies[{i}].name");
-            if p.name.is_empty()
-                || p.name.chars().count() > limits::NAME
-                || p.name
-                    .chars()
-                    .any(|c| c.is_control() || c == ',' || c == '"')
-            {
-                return bad(&field, format!("{:?} must be 1 to {} characters without commas, quotes or control characters (it labels tables, charts and CSV rows)", p.name, limits::NAME));
-            }
-            if let Some(j) = stems.insert(file_stem(&p.name), i) {
-                let other = &file.policies[j].name;
-                let why = if *other == p.name {
-                    "policy names must be unique".to_string()
-                } else {
-                    format!("both would write {}.hlog", file_stem(&p.name))
-                };
-                return bad(
-                    &field,
-                    format!("{:?} clashes with policies[{j}] {other:?}: {why}", p.name),
-                );
-            }
-            let selected = config::parse_service_config_with(&p.config, &extra).map_err(|e| {
-                let field = format!("policies[{i}].config");
-                let position = match (locator, e.position) {
-                    (Some(l), Some((line, col))) => l.literal_string_start(&field).map(|start| {
-                        let (l0, c0) = l.line_col(start);
-                        // serde_json says column 0 for an error at a line break: the line's start.
-                        let col = col.max(1);
-                        if line == 1 {
-                            (l0, c0 + col - 1)
-                        } else {
-                            (l0 + line - 1, col)
-                        }
-                    }),
-                    _ => None,
-                };
-                ModelError::Invalid {
-                    file: String::new(),
-                    field,
-                    position,
-                    message: match e.position {
-                        // The JSON's own line and column stay in the message, relative to the JSON.
-                        Some(_) => format!("invalid service config: {}", e.message),
-                        None => format!("invalid service config: {e}"),
-                    },
-                }
-            })?;
-            policies.push(PolicyEntry {
-                name: p.name.clone(),
-                config_json: p.config.clone(),
-                selected,
-            });
-        }
-        Ok(Scenario {
-            file,
-            workload,
-            backends,
-            policies,
-        })
-    }
-
     /// Checks that every label of `only` (`--policy`) names a policy of the scenario; the error
     /// names the label and lists the policies there are.
     pub fn check_labels(&self, only: &[String]) -> Result<(), String> {
@@ -782,118 +531,4 @@ impl Scenario {
         }
         v
     }
-}
-
-fn check_workload(w: &WorkloadSpec) -> Result<Workload, ModelError> {
-    let bad = |field: &str, msg: String| Err(ModelError::invalid(field, msg));
-    if w.clients == 0 || w.clients > limits::CLIENTS {
-        return bad(
-            "workload.clients",
-            format!("{} must be from 1 to {}", w.clients, limits::CLIENTS),
-        );
-    }
-    let concurrency = match w.arrival {
-        Arrival::Closed => {
-            if w.rate != 0.0 {
-                return bad("workload.rate", "applies to open-loop arrivals only; a closed loop's rate follows from `concurrency`: remove it, or use arrival = \"poisson\"".into());
-            }
-            match w.concurrency {
-                Some(c) if c > 0 && u64::from(c) * u64::from(w.clients) <= limits::IN_FLIGHT => c,
-                _ => return bad("workload.concurrency", format!("a closed-loop workload needs concurrency from 1 to {} requests in flight per client ({} in all)", limits::IN_FLIGHT / u64::from(w.clients), limits::IN_FLIGHT)),
-            }
-        }
-        _ => {
-            if !(w.rate.is_finite() && w.rate > 0.0 && w.rate <= limits::RATE) {
-                return bad(
-                    "workload.rate",
-                    format!(
-                        "{} must be a positive number of requests per second, at most {:e}",
-                        w.rate,
-                        limits::RATE
-                    ),
-                );
-            }
-            if w.rate / f64::from(w.clients) < 1e-3 {
-                return bad("workload.rate", format!("{} requests per second over {} clients is under one request per 1000 s per client", w.rate, w.clients));
-            }
-            if w.concurrency.is_some() {
-                return bad(
-                    "workload.concurrency",
-                    "only applies to arrival = \"closed\"".into(),
-                );
-            }
-            0
-        }
-    };
-    if w.duration.0 == 0 {
-        return bad(
-            "workload.duration",
-            "must be greater than 0s, e.g. \"30s\"".into(),
-        );
-    }
-    if w.deadline.0 == 0 {
-        return bad(
-            "workload.deadline",
-            "must be greater than 0s, e.g. \"1s\"".into(),
-        );
-    }
-    if !(0.0..=1.0).contains(&w.streaming_share) {
-        return bad(
-            "workload.streaming_share",
-            format!("{} must be within [0, 1]", w.streaming_share),
-        );
-    }
-    let methods = Methods::check(&w.methods)?;
-    Ok(Workload {
-        clients: w.clients,
-        rate: w.rate,
-        arrival: w.arrival,
-        concurrency,
-        warmup: w.warmup.0,
-        duration: w.duration.0,
-        deadline: w.deadline.0,
-        streaming_share: w.streaming_share,
-        stream_duration: w.stream_duration.build("workload.stream_duration")?,
-        measured_method: measured_method(w, &methods)?,
-        methods,
-    })
-}
-
-/// `workload.measured_method`, checked: a method of `[[workload.methods]]`.
-fn measured_method(w: &WorkloadSpec, methods: &Methods) -> Result<Option<u32>, ModelError> {
-    let Some(name) = &w.measured_method else {
-        return Ok(None);
-    };
-    match methods.index(name) {
-        Some(i) => Ok(Some(i as u32)),
-        None if methods.is_empty() => Err(ModelError::invalid(
-            "workload.measured_method",
-            format!("{name:?} names a method, but the workload has no [[workload.methods]]"),
-        )),
-        None => Err(ModelError::invalid(
-            "workload.measured_method",
-            format!(
-                "{name:?} is not a method of [[workload.methods]] ({})",
-                methods.names().join(", ")
-            ),
-        )),
-    }
-}
-
-/// A scenario name: it names a folder, so letters, digits, `-` and `_` only.
-fn is_file_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= limits::NAME
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-}
-
-/// A group name: it is a prefix of backend names, fault targets and CSV headers.
-fn is_group_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= limits::NAME
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }

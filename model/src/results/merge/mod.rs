@@ -20,8 +20,8 @@ use hdrhistogram::Histogram;
 
 use super::files::{file_stem, read_timeseries};
 use super::histogram::new_histogram;
-use super::io::read_result_file;
 use super::hlog::{read_hlog_header, text_from, visit_hlog_file, IntervalLog};
+use super::io::read_result_file;
 use super::layout::{FAILURES_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use super::recorder::{latency_row, PolicyResult};
 use super::schema::{FailureRow, Mode, RateRow, RunSummary, SummaryRow, TimeseriesRow};
