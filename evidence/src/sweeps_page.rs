@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use lblab_model::scenario::ORACLE;
 use lblab_model::stats::Interval;
 
 use std::path::Path;
@@ -114,7 +115,7 @@ fn utilization(s: &Sweep) -> Option<String> {
     let breaks = |p: &str, m: &str| {
         pts.iter().find_map(|pt| {
             let v = at(s, "utilization", pt, p, m)?;
-            let o = at(s, "utilization", pt, "oracle", m)?;
+            let o = at(s, "utilization", pt, ORACLE, m)?;
             (v.lo > 10.0 * o.median).then(|| (pt.clone(), v))
         })
     };
@@ -148,7 +149,7 @@ fn utilization(s: &Sweep) -> Option<String> {
             g("least_request", last, "p99_ms"),
             g(PROPOSAL, first, "p99_ms"),
             g(PROPOSAL, last, "p99_ms"),
-            g("oracle", last, "p99_ms"),
+            g(ORACLE, last, "p99_ms"),
         ) {
             let _ = write!(
                 line,
@@ -206,11 +207,9 @@ fn slowdown(s: &Sweep) -> Option<String> {
                 );
             }
         }
-        if let (Some(a), Some(b), Some(o)) = (
-            g(PROPOSAL, last),
-            g("least_request", last),
-            g("oracle", last),
-        ) {
+        if let (Some(a), Some(b), Some(o)) =
+            (g(PROPOSAL, last), g("least_request", last), g(ORACLE, last))
+        {
             let _ = write!(
                 line,
                 "at {last}× {} against {} ms, the oracle {}.",

@@ -9,7 +9,7 @@ use lblab_model::arrival::ClientArrivals;
 use lblab_model::backend::{Admission, Backend, Started};
 use lblab_model::backoff::Backoff;
 use lblab_model::results::{Recorder, RequestResult};
-use lblab_model::scenario::{derive_seed, streams, Scenario};
+use lblab_model::scenario::{derive_seed, streams, Scenario, ORACLE};
 use lblab_policy::config::Selected;
 use lblab_policy::{Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status};
 use rand::rngs::SmallRng;
@@ -128,7 +128,7 @@ impl<'a> World<'a> {
                     p.set_endpoints(0, &ids);
                     Picker::Policy(p)
                 }
-                Selected::Extra { name, .. } if name == "oracle" => Picker::Oracle,
+                Selected::Extra { name, .. } if name == ORACLE => Picker::Oracle,
                 Selected::Extra { name, .. } => {
                     return Err(SimError::Unsupported {
                         policy: label.to_string(),

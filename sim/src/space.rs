@@ -8,6 +8,7 @@
 
 use std::sync::atomic::AtomicBool;
 
+use lblab_model::scenario::ORACLE;
 use lblab_model::stats::{self, PolicyIntervals, RunSample};
 use lblab_model::vary::{self, Axis, Override, VaryError};
 use lblab_model::Scenario;
@@ -21,7 +22,7 @@ use crate::batch::{self, Job};
 use crate::SimError;
 
 /// Baselines every policy is compared with, when the scenario has them.
-pub const BASELINES: &[&str] = &["round_robin", "oracle"];
+pub const BASELINES: &[&str] = &["round_robin", ORACLE];
 
 /// What a sweep runs.
 #[derive(Debug, Clone)]

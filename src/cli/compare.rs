@@ -9,6 +9,7 @@ use anyhow::Context;
 use lblab_model::results::{
     diff_pct, write_atomic, CompareRow, Layout, Mode, RunSummary, SummaryRow,
 };
+use lblab_model::scenario::ORACLE;
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
@@ -226,7 +227,7 @@ fn result_lines(scenario: &Scenario, sim: &RunSummary, real: &RunSummary) -> Vec
     };
     let rr_real = find(real, "round_robin");
     let rr_sim = find(sim, "round_robin");
-    let oracle = find(sim, "oracle");
+    let oracle = find(sim, ORACLE);
     // Every policy of either mode, in scenario order.
     let policies: Vec<&str> = scenario
         .policies

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use lblab_model::results::{layout, write_atomic, Layout};
+use lblab_model::scenario::ORACLE;
 use lblab_model::stats::{self, Interval};
 use lblab_model::vary::{self, Axis};
 use lblab_model::Scenario;
@@ -292,7 +293,7 @@ fn write(
         meta.seeds,
     )?;
     print_points(meta.policies, points, paths, meta.seeds);
-    if !meta.policies.iter().any(|p| p == "oracle") {
+    if !meta.policies.iter().any(|p| p == ORACLE) {
         outln!(
             "no p99_vs_oracle or p999_vs_oracle charts (and empty columns in sweep.csv): the sweep ran no `oracle` policy; add one to the scenario to get them"
         );

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use lblab_model::scenario::ORACLE;
 use lblab_model::stats::Interval;
 
 use crate::fmt::{iv, num, param_pct, pct, pct_iv};
@@ -58,7 +59,7 @@ fn sampling(out: &mut String, ev: &Evidence) {
             cell(g(PROPOSAL, "p99_ms")),
             cell(g("peak_ewma(with_replacement)", "p99_ms")),
             cell(g("least_request", "p99_ms")),
-            cell(g("oracle", "p99_ms").map(|i| Interval { n: 1, ..i })),
+            cell(g(ORACLE, "p99_ms").map(|i| Interval { n: 1, ..i })),
         );
     }
     let gap = sweep.points("backends").into_iter().rev().find(|n| {
@@ -127,7 +128,7 @@ fn wins(out: &mut String, ev: &Evidence) {
             cell("weighted_round_robin"),
             ev.interval(&s.name, PROPOSAL, "p99_ms")
                 .map_or("–".into(), iv),
-            ev.interval(&s.name, "oracle", "p99_ms")
+            ev.interval(&s.name, ORACLE, "p99_ms")
                 .map_or("–".into(), iv),
         );
     }
@@ -181,7 +182,7 @@ fn losses(out: &mut String, ev: &Evidence) {
     }
     if let (Some(pe), Some(or), Some(r)) = (
         ev.interval("zones", PROPOSAL, "p99_ms"),
-        ev.interval("zones", "oracle", "p99_ms"),
+        ev.interval("zones", ORACLE, "p99_ms"),
         ev.interval("zones", PROPOSAL, "p99_vs_round_robin"),
     ) {
         w!(

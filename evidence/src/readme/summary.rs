@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use lblab_model::scenario::ORACLE;
 use lblab_model::stats::Interval;
 
 use crate::fmt::{iv, param_pct, pct_iv, secs};
@@ -94,7 +95,7 @@ pub fn summary_sentences(ev: &Evidence, readme: &str) -> Vec<String> {
             ms(ev, HEADLINE, "round_robin", "p99_ms"),
             ms(ev, HEADLINE, "least_request", "p99_ms"),
             ms(ev, HEADLINE, "weighted_round_robin", "p99_ms"),
-            ms(ev, HEADLINE, "oracle", "p99_ms"),
+            ms(ev, HEADLINE, ORACLE, "p99_ms"),
         ));
     }
     let faulty: Vec<&ScenarioResults> = text::contested(ev);
