@@ -242,34 +242,27 @@ impl Iterator for OpenLoop {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Scenario;
+    use crate::testing::ScenarioBuilder;
 
-    fn workload(arrival: &str, extra: &str) -> Workload {
-        Scenario::parse(&format!(
-            r#"
-name = "arrivals"
-[workload]
-clients = 4
-arrival = "{arrival}"
-duration = "2s"
-streaming_share = 0.25
-{extra}
-[[fleet]]
-name = "b"
-count = 1
-service_time = {{ dist = "constant", value = "1ms" }}
-[[policies]]
-name = "rr"
-config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
-"#
-        ))
-        .expect("valid scenario")
-        .workload
+    /// Four clients, a quarter of their calls streams, for 2 s; `arrival` and its own key
+    /// (`rate` or `concurrency`) as given.
+    fn workload(arrival: &str, key: (&str, &str)) -> Workload {
+        ScenarioBuilder::new("arrivals")
+            .workload("rate", None)
+            .clients(4)
+            .workload("arrival", Some(&format!("{arrival:?}")))
+            .workload("streaming_share", Some("0.25"))
+            .workload(key.0, Some(key.1))
+            .group("b", 1, r#"{ dist = "constant", value = "1ms" }"#, &[])
+            .lb("rr", "round_robin")
+            .build()
+            .expect("valid scenario")
+            .workload
     }
 
     #[test]
     fn constant_arrivals_are_evenly_spaced_and_clients_staggered() {
-        let w = workload("constant", "rate = 400");
+        let w = workload("constant", ("rate", "400"));
         let a: Vec<_> = OpenLoop::new(&w, 1).unwrap().take(8).collect();
         let times: Vec<Nanos> = a.iter().map(|a| a.at).collect();
         // 100 req/s per client: a 10 ms gap, four clients 2.5 ms apart.
@@ -285,7 +278,7 @@ config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
 
     #[test]
     fn poisson_arrivals_offer_the_rate_and_the_streaming_share() {
-        let w = workload("poisson", "rate = 400");
+        let w = workload("poisson", ("rate", "400"));
         let a: Vec<_> = OpenLoop::new(&w, 3).unwrap().collect();
         let n = a.len() as f64;
         assert!((n - 800.0).abs() < 100.0, "{n} arrivals in 2 s at 400/s");
@@ -301,7 +294,7 @@ config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
 
     #[test]
     fn a_client_draws_the_same_whatever_the_other_clients_do() {
-        let w = workload("poisson", "rate = 400");
+        let w = workload("poisson", ("rate", "400"));
         let alone: Vec<_> = {
             let mut c = ClientArrivals::new(&w, 9, 2).unwrap();
             let mut t = c.starts()[0];
@@ -325,7 +318,7 @@ config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
 
     #[test]
     fn closed_loop_slots_start_at_zero_and_restart_on_completion() {
-        let w = workload("closed", "concurrency = 3");
+        let w = workload("closed", ("concurrency", "3"));
         assert_eq!(OpenLoop::new(&w, 1).unwrap().count(), 0);
         let mut c = ClientArrivals::new(&w, 1, 0).unwrap();
         assert_eq!(c.starts(), [0, 0, 0]);

@@ -46,6 +46,10 @@ pub mod overrides;
 pub mod results;
 pub mod scenario;
 pub mod stats;
+// Test helpers: compiled for this crate's own tests, and for other crates' tests through the
+// `testing` feature (a dev-dependency), never into a release build.
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod units;
 pub mod vary;
 

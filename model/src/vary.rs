@@ -489,31 +489,24 @@ fn typed_value(old: Option<&toml::Value>, text: &str) -> Result<toml::Value, Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::ScenarioBuilder;
 
+    /// Nine lognormal backends and one constant slow one (slowed down ten times), round robin,
+    /// 2 s at 1000 calls a second.
     fn scenario() -> Scenario {
-        Scenario::parse(
-            r#"
-            name = "t"
-            [workload]
-            rate = 1000
-            duration = "2s"
-            [[fleet]]
-            name = "main"
-            count = 9
-            service_time = { dist = "lognormal", median = "2ms", p99 = "8ms" }
-            [[fleet]]
-            name = "slow"
-            service_time = { dist = "constant", value = "2ms" }
-            [[faults]]
-            kind = "slowdown"
-            targets = ["slow"]
-            factor = 10
-            [[policies]]
-            name = "rr"
-            config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-            "#,
-        )
-        .unwrap()
+        ScenarioBuilder::new("t")
+            .rate(1000.0)
+            .group(
+                "main",
+                9,
+                r#"{ dist = "lognormal", median = "2ms", p99 = "8ms" }"#,
+                &[],
+            )
+            .group("slow", 1, r#"{ dist = "constant", value = "2ms" }"#, &[])
+            .fault("slowdown", &["slow"], &["factor = 10"])
+            .lb("rr", "round_robin")
+            .build()
+            .unwrap()
     }
 
     fn one(path: &str, value: &str) -> Result<Scenario, VaryError> {

@@ -181,22 +181,13 @@ mod tests {
     #[test]
     fn labels_and_backend_names_with_commas_keep_their_columns() {
         use crate::results::{Mode, Recorder, RequestResult, RunSummary};
-        let scenario = crate::Scenario::parse(
-            r#"
-name = "commas"
-[workload]
-rate = 100
-duration = "3s"
-[[fleet]]
-name = "b"
-count = 2
-service_time = { dist = "constant", value = "1ms" }
-[[policies]]
-name = "pe"
-config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-"#,
-        )
-        .expect("valid scenario");
+        let scenario = crate::testing::ScenarioBuilder::new("commas")
+            .rate(100.0)
+            .duration("3s")
+            .group("b", 2, r#"{ dist = "constant", value = "1ms" }"#, &[])
+            .lb("pe", "peak_ewma_experimental")
+            .build()
+            .expect("valid scenario");
         // Scenario labels may not hold commas, but a sweep's point labels do.
         let label = "peak_ewma[decay=1s,choices=2]";
         let mut r = Recorder::new(label, 2, 0);

@@ -2,31 +2,22 @@
 
 use super::*;
 use crate::results::{write_run, Recorder, RequestResult};
+use crate::testing::ScenarioBuilder;
 use crate::Scenario;
 
 const SEC: u64 = 1_000_000_000;
 
+/// Two 1 ms backends, round robin and peak EWMA, 3 s at 100 calls a second after `warmup`.
 fn scenario(warmup: &str) -> Scenario {
-    Scenario::parse(&format!(
-        r#"
-name = "merge-test"
-[workload]
-rate = 100
-duration = "3s"
-warmup = "{warmup}"
-[[fleet]]
-name = "b"
-count = 2
-service_time = {{ dist = "constant", value = "1ms" }}
-[[policies]]
-name = "rr"
-config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
-[[policies]]
-name = "pe"
-config = '{{"loadBalancingConfig":[{{"peak_ewma_experimental":{{}}}}]}}'
-"#
-    ))
-    .expect("valid scenario")
+    ScenarioBuilder::new("merge-test")
+        .rate(100.0)
+        .duration("3s")
+        .warmup(warmup)
+        .group("b", 2, r#"{ dist = "constant", value = "1ms" }"#, &[])
+        .lb("rr", "round_robin")
+        .lb("pe", "peak_ewma_experimental")
+        .build()
+        .expect("valid scenario")
 }
 
 /// A fresh folder for one test's runs.
