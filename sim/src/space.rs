@@ -392,36 +392,20 @@ pub fn healthy_backends(scenario: &Scenario) -> Vec<bool> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use lblab_model::testing::ScenarioBuilder;
 
     /// Four backends and a slow one, round robin and peak EWMA, 2 s at 500 calls a second; the
     /// batch tests run it too.
     pub(crate) fn scenario() -> Scenario {
-        Scenario::parse(
-            r#"
-            name = "t"
-            [workload]
-            rate = 500
-            duration = "2s"
-            [[fleet]]
-            name = "main"
-            count = 4
-            service_time = { dist = "exponential", mean = "2ms" }
-            [[fleet]]
-            name = "slow"
-            service_time = { dist = "exponential", mean = "2ms" }
-            [[faults]]
-            kind = "slowdown"
-            targets = ["slow"]
-            factor = 10
-            [[policies]]
-            name = "round_robin"
-            config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-            [[policies]]
-            name = "peak_ewma"
-            config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-            "#,
-        )
-        .unwrap()
+        let exp_2ms = r#"{ dist = "exponential", mean = "2ms" }"#;
+        ScenarioBuilder::new("t")
+            .group("main", 4, exp_2ms, &[])
+            .group("slow", 1, exp_2ms, &[])
+            .fault("slowdown", &["slow"], &["factor = 10"])
+            .lb("round_robin", "round_robin")
+            .lb("peak_ewma", "peak_ewma_experimental")
+            .build()
+            .unwrap()
     }
 
     #[test]

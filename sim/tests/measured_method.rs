@@ -2,40 +2,43 @@
 //! simulation with a filter on what is recorded, so its counts and percentiles are that method's.
 
 use lblab_model::results::SummaryRow;
-use lblab_model::Scenario;
+use lblab_model::testing::ScenarioBuilder;
 use lblab_sim::{run_policy, SimOptions};
 
-const SCENARIO: &str = r#"
-name = "measured-method"
-seed = 3
-[workload]
-clients = 2
-rate = 400
-warmup = "1s"
-duration = "5s"
-streaming_share = 0.2
-stream_duration = { dist = "constant", value = "50ms" }
-MEASURED
-[[workload.methods]]
-name = "light"
-share = 0.9
-factor = 0.5
-[[workload.methods]]
-name = "heavy"
-share = 0.1
-factor = 10
-[[fleet]]
-name = "main"
-count = 4
-workers = 8
-service_time = { dist = "constant", value = "2ms" }
-[[policies]]
-name = "peak_ewma"
-config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-"#;
+const CONSTANT_2MS: &str = r#"{ dist = "constant", value = "2ms" }"#;
 
-fn run(measured: &str) -> SummaryRow {
-    let scenario = Scenario::parse(&SCENARIO.replace("MEASURED", measured)).expect("valid");
+/// Two clients at 400 calls a second for 1 s + 5 s, a fifth of them 50 ms streams; with
+/// `measured_method = measured` if given. No methods, fleet or policies yet.
+fn workload(measured: Option<&str>) -> ScenarioBuilder {
+    let w = ScenarioBuilder::new("measured-method")
+        .seed(3)
+        .clients(2)
+        .rate(400.0)
+        .warmup("1s")
+        .duration("5s")
+        .workload("streaming_share", Some("0.2"))
+        .workload(
+            "stream_duration",
+            Some(r#"{ dist = "constant", value = "50ms" }"#),
+        );
+    match measured {
+        Some(m) => w.workload("measured_method", Some(&format!("{m:?}"))),
+        None => w,
+    }
+}
+
+/// [`workload`] with light (0.5) and heavy (10) methods, 9 to 1, on four 8-worker backends,
+/// peak EWMA.
+fn scenario(measured: Option<&str>) -> ScenarioBuilder {
+    workload(measured)
+        .method("light", 0.9, 0.5)
+        .method("heavy", 0.1, 10.0)
+        .group("main", 4, CONSTANT_2MS, &["workers = 8"])
+        .lb("peak_ewma", "peak_ewma_experimental")
+}
+
+fn run(measured: Option<&str>) -> SummaryRow {
+    let scenario = scenario(measured).build().expect("valid");
     let r = run_policy(&scenario, &scenario.policies[0], &SimOptions::default()).expect("runs");
     let s = r.result.summary;
     assert_eq!(s.requests, s.ok + s.errors + s.dropped, "{s:?}");
@@ -44,9 +47,9 @@ fn run(measured: &str) -> SummaryRow {
 
 #[test]
 fn one_methods_calls_are_measured_alone_in_the_same_simulation() {
-    let all = run("");
-    let light = run(r#"measured_method = "light""#);
-    let heavy = run(r#"measured_method = "heavy""#);
+    let all = run(None);
+    let light = run(Some("light"));
+    let heavy = run(Some("heavy"));
     // The light and heavy unary calls together are all unary calls: streams are neither.
     let unary = light.requests + heavy.requests;
     assert!(unary < all.requests, "{unary} of {}", all.requests);
@@ -62,20 +65,14 @@ fn one_methods_calls_are_measured_alone_in_the_same_simulation() {
 
 #[test]
 fn a_measured_method_must_be_a_method_of_the_workload() {
-    let e = Scenario::parse(&SCENARIO.replace("MEASURED", r#"measured_method = "medium""#))
-        .unwrap_err()
-        .to_string();
+    let e = scenario(Some("medium")).build().unwrap_err().to_string();
     assert!(
         e.contains("workload.measured_method") && e.contains("light, heavy"),
         "{e}"
     );
-    let without = SCENARIO
-        .replace("MEASURED", r#"measured_method = "light""#)
-        .split("[[workload.methods]]")
-        .next()
-        .unwrap_or_default()
-        .to_string()
-        + "[[fleet]]\nname = \"main\"\nservice_time = { dist = \"constant\", value = \"2ms\" }\n[[policies]]\nname = \"rr\"\nconfig = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'\n";
-    let e = Scenario::parse(&without).unwrap_err().to_string();
+    let without = workload(Some("light"))
+        .group("main", 1, CONSTANT_2MS, &[])
+        .lb("rr", "round_robin");
+    let e = without.build().unwrap_err().to_string();
     assert!(e.contains("no [[workload.methods]]"), "{e}");
 }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use lblab_model::results::SummaryRow;
+use lblab_model::testing::ScenarioBuilder;
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 use lblab_sim::regress::{self, Sample, Thresholds};
@@ -273,22 +274,13 @@ fn every_request_of_an_interrupted_run_is_accounted_for() {
 /// network RTT) sent its next request in the same instant, for ever, and never finished.
 #[test]
 fn closed_loop_against_an_instant_backend_finishes() {
-    let scenario = Scenario::parse(
-        r#"
-        name = "instant"
-        [workload]
-        arrival = "closed"
-        concurrency = 2
-        duration = "10ms"
-        [[fleet]]
-        name = "main"
-        service_time = { dist = "constant", value = "0s" }
-        [[policies]]
-        name = "rr"
-        config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-        "#,
-    )
-    .expect("valid");
+    let scenario = ScenarioBuilder::new("instant")
+        .closed(2)
+        .duration("10ms")
+        .group("main", 1, r#"{ dist = "constant", value = "0s" }"#, &[])
+        .lb("rr", "round_robin")
+        .build()
+        .expect("valid");
     let run = lblab_sim::run_policy(&scenario, &scenario.policies[0], &Default::default())
         .expect("simulates");
     let r = &run.result.summary;
