@@ -75,7 +75,8 @@ pub struct RunSummary {
     pub partial: bool,
     /// Backend names, in id order.
     pub backends: Vec<String>,
-    /// Fault windows: backend index, start s, end s, fault kind.
+    /// Fault windows: backend index, start s, end s (no fault kind: the charts only shade when a
+    /// backend was faulty, and the scenario file says what the fault was).
     pub fault_windows: Vec<FaultWindow>,
     /// Warm-up, seconds.
     pub warmup_s: f64,
@@ -296,7 +297,8 @@ impl IncidentKind {
     }
 }
 
-/// A fault's active window on one backend.
+/// A fault's active window `[start_s, end_s)` on one backend, bounded by the run's end. It holds
+/// no kind: overlapping faults of different kinds on one backend give one window each.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FaultWindow {
     /// Backend index.
