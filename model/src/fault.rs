@@ -6,7 +6,7 @@
 //! work takes to finish is found exactly by walking the pieces ([`Timeline::finish_time`]). The
 //! simulator and the real backend both call it, which is what makes them execute one model.
 //!
-//! The checks of a `[[faults]]` entry, its fields and its targets, sit in [`check`]; scenario
+//! The checks of a `[[faults]]` entry, its fields and its targets, sit in `fault/check.rs`; scenario
 //! validation calls them.
 
 use rand::rngs::SmallRng;

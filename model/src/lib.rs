@@ -3,12 +3,15 @@
 //!
 //! - [`scenario`]: the TOML scenario file ([`Scenario::load`]) and its validation.
 //! - [`fault`]: faults on a timeline, turned into a piecewise-constant speed per backend.
+//! - [`group`] and [`limits`]: a `[[fleet]]` group and the numeric limits of a scenario, on a
+//!   floor of their own because both the scenario and the fault checks use them.
 //! - [`backend`]: a sans-IO backend (workers, queue, service times, faults) that the simulator
 //!   runs in virtual time and `lblab backend` runs in wall-clock time.
 //! - [`results`]: HdrHistogram recording and the files every run writes.
 //! - [`method`]: a workload's methods, each with its share of calls and its work factor.
 //! - [`vary`]: a scenario with fields set by dotted path, for sweeps over the scenario space.
 //! - [`stats`]: medians and confidence intervals across seeds.
+//! - `testing` (cargo feature `testing`): `ScenarioBuilder`, small scenarios for tests.
 //!
 //! This crate does no I/O except reading scenario files and writing results files.
 //!
@@ -58,8 +61,8 @@ pub use scenario::Scenario;
 /// An error in a scenario file or while writing results.
 ///
 /// Errors in a scenario name the file, the field (a dotted path such as `fleet[1].workers`) and,
-/// when the text is at hand, the line and column, like a compiler: `one-slow.toml:14:11:
-/// `fleet[0].count`: must be at least 1`.
+/// when the text is at hand, the line and column, like a compiler:
+/// ``one-slow.toml:14:11: `fleet[0].count`: must be at least 1``.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {

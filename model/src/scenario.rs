@@ -216,7 +216,7 @@ impl Workload {
 pub struct BackendSpec {
     /// `group/index`.
     pub name: String,
-    /// Index of its group in [`Scenario::groups`].
+    /// Index of its group in the scenario's `[[fleet]]` ([`ScenarioFile::fleet`]).
     pub group: usize,
     /// Zone label.
     pub zone: String,
@@ -491,7 +491,7 @@ impl Scenario {
     }
 
     /// The policies that need time before they route as configured, with how long and why
-    /// ([`lblab_policy::PolicyConfig::warmup_need`]), in scenario order.
+    /// ([`lblab_policy::config::PolicyConfig::warmup_need`]), in scenario order.
     pub fn warmup_needs(&self) -> Vec<(&str, Nanos, String)> {
         self.policies
             .iter()
@@ -505,7 +505,7 @@ impl Scenario {
     }
 
     /// What the policies' configs hold that is valid but almost certainly not meant
-    /// ([`lblab_policy::PolicyConfig::warnings`]), each prefixed with the policy's label, in
+    /// ([`lblab_policy::config::PolicyConfig::warnings`]), each prefixed with the policy's label, in
     /// scenario order.
     pub fn config_warnings(&self) -> Vec<String> {
         self.policies
