@@ -45,6 +45,7 @@ pub(crate) fn check(
         let range = match index {
             None => 0..count,
             Some(idx) => match idx.parse::<usize>() {
+                // Digits only: `usize::from_str` also takes "+1", which names no backend.
                 Ok(k) if k < count && idx.bytes().all(|b| b.is_ascii_digit()) => k..k + 1,
                 _ => {
                     return bad(
@@ -69,6 +70,7 @@ pub(crate) fn check(
             }
         }
     }
+    // Bursts are drawn in advance for every targeted backend, so the memory is their product.
     if bursts.saturating_mul(hit.len() as u64) > limits::NOISY_BURSTS {
         return bad(&format!("{field}.burst"), format!("{bursts} bursts on each of {} backends; at most {} in all: make `burst` longer or the window shorter", hit.len(), limits::NOISY_BURSTS));
     }
@@ -87,6 +89,7 @@ fn check_fields(fault: &FaultSpec, field: &str, run_end: Nanos) -> Result<u64, M
         _ => &[],
     };
     for (key, d) in periods {
+        // Zero is left to the kind's own check below, whose message says what zero means there.
         if d.0 > 0 && d.0 < MIN_FAULT_PERIOD {
             return bad(
                 key,
