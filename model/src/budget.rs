@@ -7,9 +7,10 @@
 //! call is sent or completes (at most twice the calls: a quiet second has no row), a row of
 //! per-backend traffic shares and an interval histogram (kept until the results are written);
 //! per policy instance, its state per client and backend; per call in flight, its request state.
-//! The constants are generous upper bounds of what the recorder, the policies and the simulator
-//! (or the load generator's futures) hold per item; the estimate is meant to be within a small
-//! factor, and to err high.
+//! The constants are fit to the peak resident memory of `lblab sim` measured on a few kinds of
+//! input (many backends, a long run, many policies, a closed loop, a high rate:
+//! `scripts/memory-estimates.sh`, `results/memory/`), so that the estimate is 1 to 1.5 times the
+//! measured peak there, plus [`BASE`] for the process itself.
 
 use crate::scenario::Arrival;
 use crate::scenario::Scenario;
@@ -17,20 +18,25 @@ use crate::scenario::Scenario;
 /// Bytes a run may use unless told otherwise: 8 GiB.
 pub const DEFAULT_BUDGET: u64 = 8 << 30;
 
+/// The process itself, whatever the scenario: the program, its runtime and thread stacks, and
+/// the charts being drawn (measured: 21 MiB for three backends for ten seconds; see
+/// `results/memory/`).
+const BASE: u64 = 24 << 20;
 /// Per second of the run and policy: the time-series row's fixed part and its interval histogram
-/// (hlog line).
-const PER_SECOND: u64 = 4 << 10;
+/// (hlog line). Fit to a six-hour run (`results/memory/`).
+const PER_SECOND: u64 = 1536;
 /// Per second, policy and backend: one traffic share (8 bytes), its text in `timeseries.csv`
 /// while that is written, and its point in the traffic-share chart.
 const PER_SECOND_BACKEND: u64 = 24;
 /// Per policy instance (client), client and backend: the endpoint's slot and connection state.
 const PER_CLIENT_BACKEND: u64 = 256;
-/// Per call in flight in the simulator.
-const PER_CALL_SIM: u64 = 128;
+/// Per call that may be in flight in the simulator (the open loop's rate times the deadline,
+/// which most calls do not stay: fit to 500,000 calls a second, `results/memory/`).
+const PER_CALL_SIM: u64 = 24;
 /// Per call in flight in the real load generator (its future, the HTTP/2 stream, buffers).
 const PER_CALL_REAL: u64 = 4 << 10;
-/// Per policy: its whole-run histogram and recorder.
-const PER_POLICY: u64 = 1 << 20;
+/// Per policy: its whole-run histogram and recorder, and its results while they are written.
+const PER_POLICY: u64 = 2 << 20;
 
 /// Which side runs the scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +127,7 @@ pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
             policies.saturating_mul(PER_POLICY),
             format!("{policies} policies' histograms"),
         ),
+        (BASE, "the program itself".to_string()),
     ];
     Estimate::of(&parts)
 }
@@ -175,6 +182,7 @@ pub fn merged(policies: usize, seconds: u64, backends: usize, read_rows: usize) 
             policies.saturating_mul(PER_POLICY),
             format!("{policies} policies' histograms"),
         ),
+        (BASE, "the program itself".to_string()),
     ];
     Estimate::of(&parts)
 }

@@ -110,7 +110,7 @@ pub use name::{ChartName, Format};
 pub use redraw::{
     redraw, redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,
 };
-pub use run::{write_run_charts, write_run_charts_until};
+pub use run::{write_run_charts, write_run_charts_until, write_run_charts_within, RunCharts};
 pub use sweep::{write_sweep_charts, Sweep, SweepPoint};
 
 /// Why a chart could not be written. Every variant names the file concerned.

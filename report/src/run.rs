@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use lblab_model::results::{PolicyResult, RunSummary};
 
@@ -62,11 +63,36 @@ pub fn write_run_charts_until(
     results: &[PolicyResult],
     stop: &AtomicBool,
 ) -> Result<Vec<PathBuf>, ReportError> {
+    write_run_charts_within(dir, summary, results, stop, None).map(|charts| charts.written)
+}
+
+/// What [`write_run_charts_within`] drew and what it left out for want of time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunCharts {
+    /// The files written (PNG and SVG of each chart drawn).
+    pub written: Vec<PathBuf>,
+    /// The charts not drawn because the time budget was spent, in the order they would have
+    /// been drawn (file stems: `traffic_share`).
+    pub skipped: Vec<String>,
+}
+
+/// [`write_run_charts_until`] within a time `budget` (none: unlimited): the first chart is
+/// always drawn; before each further one, if the time spent since the call (reading the run's
+/// data included) has reached `budget`, that chart and the rest are skipped and named in
+/// [`RunCharts::skipped`]. A stop (`stop`) still ends with [`ReportError::Interrupted`].
+pub fn write_run_charts_within(
+    dir: &Path,
+    summary: &RunSummary,
+    results: &[PolicyResult],
+    stop: &AtomicBool,
+    budget: Option<Duration>,
+) -> Result<RunCharts, ReportError> {
+    let start = Instant::now();
     let data = results
         .iter()
         .map(|r| PolicyData::from_result(dir, summary, r))
         .collect::<Result<Vec<_>, _>>()?;
-    write_run_data_until(dir, summary, &data, stop)
+    write_run_data_within(dir, summary, &data, stop, budget, start)
 }
 
 /// [`write_run_charts`] from the data as the files hold it.
@@ -85,35 +111,47 @@ fn write_run_data_until(
     data: &[PolicyData],
     stop: &AtomicBool,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let [spectrum, p99_over_time, traffic_share] = &ChartName::RUN;
+    write_run_data_within(dir, summary, data, stop, None, Instant::now())
+        .map(|charts| charts.written)
+}
+
+/// [`write_run_data_until`] within `budget` counted from `start`: see
+/// [`write_run_charts_within`].
+fn write_run_data_within(
+    dir: &Path,
+    summary: &RunSummary,
+    data: &[PolicyData],
+    stop: &AtomicBool,
+    budget: Option<Duration>,
+    start: Instant,
+) -> Result<RunCharts, ReportError> {
     let total = ChartName::RUN.len();
-    let check = |drawn: usize| {
+    let mut charts = RunCharts::default();
+    for (drawn, name) in ChartName::RUN.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
-            Err(ReportError::Interrupted {
+            return Err(ReportError::Interrupted {
                 dir: dir.to_path_buf(),
                 drawn,
                 total,
-            })
-        } else {
-            Ok(())
+            });
         }
-    };
-    let mut written = Vec::new();
-    check(0)?;
-    written.extend(write_named(dir, spectrum, &Spectrum::new(summary, data))?);
-    check(1)?;
-    written.extend(write_named(
-        dir,
-        p99_over_time,
-        &P99OverTime::new(summary, data),
-    )?);
-    check(2)?;
-    written.extend(write_named(
-        dir,
-        traffic_share,
-        &TrafficShare::new(summary, data),
-    )?);
-    Ok(written)
+        if drawn > 0 && budget.is_some_and(|b| start.elapsed() >= b) {
+            charts.skipped = ChartName::RUN[drawn..]
+                .iter()
+                .map(ChartName::stem)
+                .collect();
+            break;
+        }
+        let files = match name {
+            ChartName::Spectrum => write_named(dir, name, &Spectrum::new(summary, data))?,
+            ChartName::P99OverTime => write_named(dir, name, &P99OverTime::new(summary, data))?,
+            ChartName::TrafficShare => write_named(dir, name, &TrafficShare::new(summary, data))?,
+            // ChartName::RUN holds only the three above.
+            _ => Vec::new(),
+        };
+        charts.written.extend(files);
+    }
+    Ok(charts)
 }
 
 #[cfg(test)]
@@ -142,6 +180,31 @@ mod tests {
         assert!(!dir.join("spectrum.svg").exists());
         let written = write_run_data(&dir, &summary, &data).expect("drawn");
         assert_eq!(written.len(), 6);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_spent_budget_skips_all_but_the_first_chart_by_name() {
+        let dir = std::env::temp_dir().join(format!("lblab-budget-{}", std::process::id()));
+        let summary = fixtures::summary(vec![]);
+        let data = vec![fixtures::data("p", 3.0)];
+        let stop = AtomicBool::new(false);
+        let charts = write_run_data_within(
+            &dir,
+            &summary,
+            &data,
+            &stop,
+            Some(Duration::from_nanos(1)),
+            Instant::now(),
+        )
+        .expect("drawn");
+        assert_eq!(charts.written.len(), 2, "{charts:?}");
+        assert!(dir.join("spectrum.svg").exists());
+        assert!(!dir.join("p99_over_time.svg").exists());
+        assert_eq!(charts.skipped, ["p99_over_time", "traffic_share"]);
+        let all = write_run_data_within(&dir, &summary, &data, &stop, None, Instant::now())
+            .expect("drawn");
+        assert_eq!((all.written.len(), all.skipped.len()), (6, 0));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -39,6 +39,25 @@ impl Budget {
     }
 }
 
+/// `--chart-budget`, on the commands that draw a run's charts: `sim`, `real`, `compare`,
+/// `loadgen`, `report --merge`.
+#[derive(Debug, clap::Args)]
+pub struct Charts {
+    /// Time the run's charts may take to draw (e.g. 5m; 0 = unlimited): once it is spent, the
+    /// charts not yet drawn are skipped and named; the data files are written either way.
+    #[arg(long, default_value = "60s")]
+    pub chart_budget: Dur,
+}
+
+impl Charts {
+    /// Makes this the budget [`super::output::write`] draws the charts within.
+    pub fn apply(&self) {
+        super::output::set_chart_budget(
+            (self.chart_budget.0 > 0).then(|| std::time::Duration::from_nanos(self.chart_budget.0)),
+        );
+    }
+}
+
 /// How long each policy is measured, and after what warm-up: `real`, `compare` and `loadgen`.
 #[derive(Debug, clap::Args)]
 pub struct Length {

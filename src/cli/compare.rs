@@ -23,6 +23,8 @@ pub const DEFAULT_SCENARIO: &str = "scenarios/one-slow.toml";
 pub struct Args {
     #[command(flatten)]
     budget: super::args::Budget,
+    #[command(flatten)]
+    charts: super::args::Charts,
     /// Scenario file (TOML) [default: scenarios/one-slow.toml].
     scenario: Option<PathBuf>,
     #[command(flatten)]
@@ -54,6 +56,7 @@ fn with_extra_rtt(scenario: &Scenario, extra: u64) -> Scenario {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.budget.apply();
+    args.charts.apply();
     let path = match &args.scenario {
         Some(path) => super::args::scenario_path(path)?,
         None => PathBuf::from(DEFAULT_SCENARIO),
@@ -96,8 +99,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         scenario.file.name,
         minutes(real_schedule(&scenario, &options))
     );
-    let (real, real_summary, _, real_dir) =
+    let (real, real_summary, real_results, real_dir) =
         super::real::run_and_write(&scenario, &options, &layout.real())?;
+    output::write_charts(&real_dir, &real_summary, &real_results)
+        .context("writing real-harness results")?;
 
     // The simulator models no cost per RPC; the real stack has one, which the floor measures. A
     // second simulation with the floor's median as network round trip separates that fixed cost

@@ -23,6 +23,8 @@ mod print;
 pub struct Args {
     #[command(flatten)]
     budget: super::args::Budget,
+    #[command(flatten)]
+    charts: super::args::Charts,
     /// Scenario file (TOML): its workload and policies are run, with the load flags below
     /// replacing its values. Without one, the load comes from the flags and the policies from
     /// --policy.
@@ -71,6 +73,7 @@ const NO_CALL_SUCCEEDED: u8 = 3;
 
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.budget.apply();
+    args.charts.apply();
     if let Some(path) = &args.scenario {
         args.scenario = Some(super::args::scenario_path(path)?);
     }

@@ -160,46 +160,128 @@ pub fn in_progress_note(measured: usize) -> (String, String) {
     )
 }
 
-/// Writes the data files and the charts into `dir`. If the charts cannot be drawn (a full disk),
-/// the data files stay and `summary.json` says which charts are missing. A stop (Ctrl-C) that
-/// arrives while the charts are drawn is honoured between two charts: the rest are left out,
-/// `summary.json` says so, and the write succeeds (the data files are whole). A stop that came
-/// before (the run was interrupted) does not skip them: a further Ctrl-C exits at once.
+/// Writes the data files and the charts into `dir` ([`write_data`], then [`write_charts`]).
 pub fn write(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> anyhow::Result<()> {
+    write_data(dir, summary, results)?;
+    write_charts(dir, summary, results)
+}
+
+/// Writes the data files into `dir` and removes what an earlier run there left that would be
+/// read as this run's: the `.hlog`/`.hgrm` of policies not in this run, and the run charts
+/// (drawn again by [`write_charts`], or named as missing when they are not).
+pub fn write_data(
+    dir: &Path,
+    summary: &RunSummary,
+    results: &[PolicyResult],
+) -> anyhow::Result<()> {
     // Read before this run's summary.json replaces it.
     let listed = listed_policy_files(dir);
     results::write_run(dir, summary, results)
         .with_context(|| format!("writing results into {}", dir.display()))?;
     remove_stale_hlogs(dir, summary, &listed);
+    remove_stale_charts(dir);
+    Ok(())
+}
+
+/// Removes the run charts (`spectrum.png` …) an earlier run drew in `dir`, so that a chart this
+/// run does not draw (skipped, interrupted, failed) is missing rather than another run's.
+fn remove_stale_charts(dir: &Path) {
+    for name in &lblab_report::ChartName::RUN {
+        for format in [lblab_report::Format::Png, lblab_report::Format::Svg] {
+            let path = name.path(dir, format);
+            if path.is_file() {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+}
+
+/// Draws the run charts into `dir`, whose data files [`write_data`] wrote, within
+/// `--chart-budget`. If the charts cannot be drawn (a full disk), the data files stay and
+/// `summary.json` says which charts are missing. A stop (Ctrl-C) that arrives while the charts
+/// are drawn is honoured between two charts: the rest are left out, `summary.json` says so, and
+/// the write succeeds (the data files are whole). A stop that came before (the run was
+/// interrupted) does not skip them: a further Ctrl-C exits at once. Charts skipped because the
+/// budget was spent are named on stderr and in `summary.json`.
+pub fn write_charts(
+    dir: &Path,
+    summary: &RunSummary,
+    results: &[PolicyResult],
+) -> anyhow::Result<()> {
     let already = std::sync::atomic::AtomicBool::new(false);
     let stop = if STOP.load(std::sync::atomic::Ordering::Relaxed) {
         &already
     } else {
         &STOP
     };
-    if let Err(e) = lblab_report::write_run_charts_until(dir, summary, results, stop) {
-        if let lblab_report::ReportError::Interrupted { .. } = e {
-            let mut marked = summary.clone();
-            marked
-                .notes
-                .push(("charts".into(), format!("missing: not drawn ({e})")));
-            results::write_run(dir, &marked, results)
-                .with_context(|| format!("writing results into {}", dir.display()))?;
-            eprintln!("interrupted while drawing charts: {e}; the data files are written");
-            return Ok(());
-        }
-        let mut marked = summary.clone();
-        marked
-            .notes
-            .push(("charts".into(), format!("missing: not drawn ({e})")));
-        // Best effort: the disk that refused a chart may refuse this too.
-        let _ = results::write_run(dir, &marked, results);
-        return Err(anyhow::Error::new(e).context(format!(
-            "drawing charts into {} (the data files are written)",
+    let charts =
+        match lblab_report::write_run_charts_within(dir, summary, results, stop, chart_budget()) {
+            Ok(charts) => charts,
+            Err(e) => {
+                if let lblab_report::ReportError::Interrupted { .. } = e {
+                    let mut marked = summary.clone();
+                    marked
+                        .notes
+                        .push(("charts".into(), format!("missing: not drawn ({e})")));
+                    results::write_run(dir, &marked, results)
+                        .with_context(|| format!("writing results into {}", dir.display()))?;
+                    eprintln!("interrupted while drawing charts: {e}; the data files are written");
+                    return Ok(());
+                }
+                let mut marked = summary.clone();
+                marked
+                    .notes
+                    .push(("charts".into(), format!("missing: not drawn ({e})")));
+                // Best effort: the disk that refused a chart may refuse this too.
+                let _ = results::write_run(dir, &marked, results);
+                return Err(anyhow::Error::new(e).context(format!(
+                    "drawing charts into {} (the data files are written)",
+                    dir.display()
+                )));
+            }
+        };
+    if !charts.skipped.is_empty() {
+        let skipped = charts.skipped.join(", ");
+        let why = format!(
+            "missing: {skipped} not drawn (the --chart-budget of {} was spent)",
+            chart_budget().map_or("unlimited".to_string(), |b| {
+                lblab_model::units::Dur(b.as_nanos() as u64).to_string()
+            })
+        );
+        eprintln!(
+            "charts skipped: {skipped} in {} (the --chart-budget was spent; a larger one, or 0 for none, draws them); the data files are written",
             dir.display()
-        )));
+        );
+        let mut marked = summary.clone();
+        marked.notes.push(("charts".into(), why));
+        let json = serde_json::to_string_pretty(&marked).context("encoding summary.json")?;
+        results::write_atomic(
+            &dir.join(results::layout::SUMMARY_JSON),
+            (json + "\n").as_bytes(),
+        )
+        .with_context(|| format!("writing results into {}", dir.display()))?;
     }
     Ok(())
+}
+
+/// `--chart-budget` of the command that runs ([`super::args::Charts`]): `Some(None)` when it is
+/// unlimited.
+static CHART_BUDGET: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+
+/// The chart budget when a command gives no `--chart-budget`.
+const DEFAULT_CHART_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Sets the time [`write`] may spend on a run's charts (`None`: unlimited).
+pub fn set_chart_budget(budget: Option<std::time::Duration>) {
+    let _ = CHART_BUDGET.set(budget);
+}
+
+/// The time [`write`] may spend on a run's charts: `--chart-budget`, else 60 s.
+fn chart_budget() -> Option<std::time::Duration> {
+    CHART_BUDGET
+        .get()
+        .copied()
+        .unwrap_or(Some(DEFAULT_CHART_BUDGET))
 }
 
 /// Prints the summary as an aligned table.

@@ -17,6 +17,8 @@ use super::{args, output};
 pub struct Args {
     #[command(flatten)]
     budget: super::args::Budget,
+    #[command(flatten)]
+    charts: super::args::Charts,
     /// Scenario file (TOML).
     scenario: PathBuf,
     #[command(flatten)]
@@ -91,9 +93,10 @@ fn parse_spin(text: &str) -> Result<Dur, String> {
     Ok(d)
 }
 
-/// Runs the real harness and writes its results; returns them with the folder. The results so far
-/// are also written after each policy (marked partial), so a run killed outright keeps the
-/// policies it finished.
+/// Runs the real harness and writes its data files and `harness.json` (not the final charts:
+/// the caller prints the table first, then draws them with [`output::write_charts`]); returns
+/// the results with the folder. The results so far, charts included, are also written after
+/// each policy (marked partial), so a run killed outright keeps the policies it finished.
 pub fn run_and_write(
     scenario: &Scenario,
     options: &HarnessOptions<'_>,
@@ -133,7 +136,9 @@ pub fn run_and_write(
         },
         &mut |so_far| {
             bar.set(so_far.policies.len() as u64);
-            if let Err(e) = write(scenario, so_far, dir, true) {
+            let written = write(scenario, so_far, dir, true)
+                .and_then(|(summary, results)| output::write_charts(dir, &summary, &results));
+            if let Err(e) = written {
                 bar.line(&format!(
                     "warning: could not write the results so far: {e:#}"
                 ));
@@ -146,7 +151,8 @@ pub fn run_and_write(
     Ok((real, summary, results, dir.to_path_buf()))
 }
 
-/// Writes a real run's results and `harness.json` into `dir`; `in_progress` marks a checkpoint
+/// Writes a real run's data files, `harness.json` and `statuses.csv` into `dir` (not its charts,
+/// so that a chart that cannot be drawn loses none of them); `in_progress` marks a checkpoint
 /// written while the run goes on.
 fn write(
     scenario: &Scenario,
@@ -163,9 +169,11 @@ fn write(
     notes.extend(real.notes(&h));
     let partial = real.partial || in_progress;
     let summary = RunSummary::of(scenario, Mode::Real, &results, partial, notes);
-    output::write(dir, &summary, &results).context("writing real-harness results")?;
-    let json = serde_json::to_string_pretty(&h)?;
-    write_atomic(&dir.join(layout::HARNESS_JSON), (json + "\n").as_bytes())?;
+    output::write_data(dir, &summary, &results).context("writing real-harness results")?;
+    let json = serde_json::to_string_pretty(&h).context("encoding harness.json")?;
+    let harness_json = dir.join(layout::HARNESS_JSON);
+    write_atomic(&harness_json, (json + "\n").as_bytes())
+        .with_context(|| format!("writing {}", harness_json.display()))?;
     let statuses: Vec<lblab_model::results::StatusRow> = real
         .policies
         .iter()
@@ -173,7 +181,9 @@ fn write(
         .collect();
     let csv =
         lblab_model::results::StatusRow::to_csv(&statuses).context("encoding statuses.csv")?;
-    write_atomic(&dir.join(layout::STATUSES_CSV), &csv)?;
+    let statuses_csv = dir.join(layout::STATUSES_CSV);
+    write_atomic(&statuses_csv, &csv)
+        .with_context(|| format!("writing {}", statuses_csv.display()))?;
     Ok((summary, results))
 }
 
@@ -236,6 +246,7 @@ pub fn print_harness(real: &RealRun) {
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.scenario = args::scenario_path(&args.scenario)?;
     args.budget.apply();
+    args.charts.apply();
     let scenario = args::load_with_length(
         &args.scenario,
         args.run.seed,
@@ -244,7 +255,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let options = args.harness.options(&args.run.policies);
     let dir = output::results_dir(&args.scenario, "real", args.run.out.as_deref());
-    let (real, summary, _, dir) = run_and_write(&scenario, &options, &dir)?;
+    let (real, summary, results, dir) = run_and_write(&scenario, &options, &dir)?;
+    // The table first, then the charts: the results are on the screen and in the data files
+    // (harness.json included) whatever happens to the charts.
     outln!(
         "scenario {} (seed {}), real over loopback TCP:",
         scenario.file.name,
@@ -252,6 +265,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     );
     output::print_table(&summary);
     print_harness(&real);
+    output::write_charts(&dir, &summary, &results).context("writing real-harness results")?;
     outln!("wrote {}", dir.display());
     if let Some(why) = &real.failed {
         anyhow::bail!(

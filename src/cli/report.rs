@@ -38,10 +38,13 @@ pub struct Args {
     out: Option<PathBuf>,
     #[command(flatten)]
     budget: super::args::Budget,
+    #[command(flatten)]
+    charts: super::args::Charts,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.merge.is_empty() {
+        args.charts.apply();
         return merge(&args.merge, args.out.as_deref(), args.budget.memory_budget);
     }
     for (flag, folder) in [

@@ -19,6 +19,8 @@ use super::{args, output};
 pub struct Args {
     #[command(flatten)]
     budget: super::args::Budget,
+    #[command(flatten)]
+    charts: super::args::Charts,
     /// Scenario file (TOML).
     scenario: PathBuf,
     #[command(flatten)]
@@ -87,6 +89,7 @@ pub fn simulate(
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.scenario = args::scenario_path(&args.scenario)?;
     args.budget.apply();
+    args.charts.apply();
     let scenario = args::load(&args.scenario, args.run.seed)?;
     args::check_policies(&scenario, &args.run.policies)?;
     let dir = output::results_dir(&args.scenario, "sim", args.run.out.as_deref());

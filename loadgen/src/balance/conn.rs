@@ -91,6 +91,8 @@ pub(super) async fn manage(shared: Arc<Shared>, idx: usize, mut rng: SmallRng) {
     let Some(slot) = shared.slot(idx) else { return };
     let (uri, options) = (&slot.uri, &shared.options);
     let mut attempt = 0u32;
+    // Connections in a row that ended before serving a call.
+    let mut unserved = 0u32;
     loop {
         shared.set_state(idx, Connectivity::Connecting);
         let generation = slot.generation.fetch_add(1, Ordering::AcqRel) + 1;
@@ -111,6 +113,13 @@ pub(super) async fn manage(shared: Arc<Shared>, idx: usize, mut rng: SmallRng) {
                 // gRPC: READY -> IDLE when the connection goes, and petiole policies ask for a new
                 // connection at once.
                 shared.set_state(idx, Connectivity::Idle);
+                // Unless it and the one before served no call (GOAWAY at once, again and again):
+                // then back off as after a failed attempt, longer with each such connection.
+                if let Some(delay) =
+                    unserved_delay(&slot.served, generation, &mut unserved, options, &mut rng)
+                {
+                    tokio::time::sleep(delay).await;
+                }
             }
             Err(e) => {
                 lock(&slot.outages).begin(shared.clock.now(), Some(error_chain(e.as_ref())), true);
@@ -122,5 +131,72 @@ pub(super) async fn manage(shared: Arc<Shared>, idx: usize, mut rng: SmallRng) {
                 attempt = attempt.saturating_add(1);
             }
         }
+    }
+}
+
+/// The wait before reconnecting after connection `generation` ended: none if it served a call
+/// (`served` holds a generation at least as recent; the count of `unserved` connections in a row
+/// starts again), else it counts in `unserved`, and from the second such connection in a row on
+/// the wait is the backoff after one failed attempt fewer. The first one reconnects at once, so
+/// that a call served just as the connection ended (its response counted a moment after the
+/// connection task saw the end) costs no wait.
+fn unserved_delay(
+    served: &AtomicU64,
+    generation: u64,
+    unserved: &mut u32,
+    options: &BalancerOptions,
+    rng: &mut SmallRng,
+) -> Option<Duration> {
+    if served.load(Ordering::Acquire) >= generation {
+        *unserved = 0;
+        return None;
+    }
+    *unserved = unserved.saturating_add(1);
+    let before = *unserved - 1;
+    (before > 0).then(|| Duration::from_nanos(options.backoff.delay(before - 1, rng)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_connections_that_served_no_call_back_off_and_the_wait_grows() {
+        let options = BalancerOptions {
+            backoff: lblab_model::backoff::Backoff {
+                jitter: 0.0,
+                ..Default::default()
+            },
+            ..BalancerOptions::default()
+        };
+        let mut rng = SmallRng::seed_from_u64(1);
+        let served = AtomicU64::new(0);
+        let mut unserved = 0;
+        let mut waits = Vec::new();
+        for generation in 1..=4 {
+            waits.push(unserved_delay(
+                &served,
+                generation,
+                &mut unserved,
+                &options,
+                &mut rng,
+            ));
+        }
+        let ms = |ms: u64| Some(Duration::from_millis(ms));
+        assert_eq!(waits, [None, ms(1000), ms(1600), ms(2560)]);
+        // A connection that served a call: at once, and the count starts again.
+        served.store(5, Ordering::Release);
+        assert_eq!(
+            unserved_delay(&served, 5, &mut unserved, &options, &mut rng),
+            None
+        );
+        assert_eq!(
+            unserved_delay(&served, 6, &mut unserved, &options, &mut rng),
+            None
+        );
+        assert_eq!(
+            unserved_delay(&served, 7, &mut unserved, &options, &mut rng),
+            ms(1000)
+        );
     }
 }

@@ -35,7 +35,10 @@
 //!   a refused or failed one TRANSIENT_FAILURE (sticky until READY, as gRPC reports it) with gRPC's
 //!   reconnect backoff, an established HTTP/2 connection READY; when a connection ends (the server
 //!   closed it or it failed) the endpoint goes IDLE and a new connection is attempted at once, as
-//!   gRPC's petiole policies do;
+//!   gRPC's petiole policies do, unless it ended before it served any call (a server that sends
+//!   GOAWAY on every connection): then the new attempt waits gRPC's backoff, which grows with
+//!   each such connection in a row, so such a server is not reconnected to thousands of times a
+//!   second;
 //! - drives the policy's timers ([`Policy::next_timer`]).
 //!
 //! A call is unary unless the request carries [`RpcKind::Streaming`] in its extensions
@@ -183,6 +186,9 @@ struct Slot {
     active: std::sync::atomic::AtomicBool,
     channel: Mutex<Option<Conn>>,
     generation: AtomicU64,
+    /// The latest connection generation that served a call (a response came back on it): a
+    /// connection that ends without having served one is reconnected after a backoff.
+    served: AtomicU64,
     broken: Notify,
     state: Mutex<Connectivity>,
     outages: Mutex<Outages>,

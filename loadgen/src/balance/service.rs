@@ -143,7 +143,10 @@ pub(super) async fn call(
         None => send.await,
     };
     let response = match response {
-        Ok(r) => r,
+        Ok(r) => {
+            shared.mark_served(idx, generation);
+            r
+        }
         Err(e) => {
             // The connection failed under the call: its task notices too, this is only sooner.
             if e.is_closed() || e.is_canceled() {

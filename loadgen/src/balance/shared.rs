@@ -55,6 +55,13 @@ impl Shared {
         lock(&self.slot(idx)?.channel).clone()
     }
 
+    /// Records that connection `generation` of endpoint `idx` served a call.
+    pub(super) fn mark_served(&self, idx: usize, generation: u64) {
+        if let Some(slot) = self.slot(idx) {
+            slot.served.fetch_max(generation, Ordering::AcqRel);
+        }
+    }
+
     pub(super) fn mark_broken(&self, idx: usize, generation: u64, why: Option<String>) {
         let Some(slot) = self.slot(idx) else { return };
         if slot.generation.load(Ordering::Acquire) == generation {
@@ -103,6 +110,7 @@ impl Shared {
                             active: std::sync::atomic::AtomicBool::new(false),
                             channel: Mutex::new(None),
                             generation: AtomicU64::new(0),
+                            served: AtomicU64::new(0),
                             broken: Notify::new(),
                             state: Mutex::new(Connectivity::Idle),
                             outages: Mutex::new(Outages::default()),

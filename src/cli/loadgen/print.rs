@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use anyhow::Context;
+
 use lblab_harness::RemoteRun;
 use lblab_loadgen::method::Call;
 use lblab_loadgen::report;
@@ -146,23 +148,24 @@ fn split_header(line: &str) -> Vec<String> {
     out
 }
 
-/// The run's files, plus `targets.csv`, `statuses.csv` and `report.html`.
+/// The run's files, plus `targets.csv`, `statuses.csv` and `report.html`: every data file
+/// before the charts, so that a chart that cannot be written (a full disk) loses none of them.
 pub fn write(
     dir: &Path,
     summary: &RunSummary,
     run: &RemoteRun,
     targets: &[Target],
 ) -> anyhow::Result<()> {
-    output::write(dir, summary, &run.results())?;
+    let policies = run.results();
+    output::write_data(dir, summary, &policies)?;
     let (shares, statuses) = (run.shares(targets), run.statuses());
-    results::write_atomic(
-        &dir.join(layout::TARGETS_CSV),
-        &results::TargetRow::to_csv(&shares)?,
-    )?;
-    results::write_atomic(
-        &dir.join(layout::STATUSES_CSV),
-        &StatusRow::to_csv(&statuses)?,
-    )?;
+    let targets_csv = dir.join(layout::TARGETS_CSV);
+    results::write_atomic(&targets_csv, &results::TargetRow::to_csv(&shares)?)
+        .with_context(|| format!("writing {}", targets_csv.display()))?;
+    let statuses_csv = dir.join(layout::STATUSES_CSV);
+    results::write_atomic(&statuses_csv, &StatusRow::to_csv(&statuses)?)
+        .with_context(|| format!("writing {}", statuses_csv.display()))?;
+    output::write_charts(dir, summary, &policies)?;
     let page = html(dir, summary, &shares, &statuses)?;
     results::write_atomic(&dir.join(layout::REPORT_HTML), page.as_bytes())?;
     Ok(())
