@@ -19,6 +19,17 @@ use crate::queue::EventQueue;
 use crate::request::{is_measured, Req, ReqRef, NO_BACKEND};
 use crate::SimError;
 
+/// How far the deadline lane may outgrow twice the live calls before its moot deadlines are
+/// dropped: a run whose rate times deadline stays below it never compacts; each compaction at
+/// least halves the lane, so its cost spread over the calls added since is constant.
+const LANE_SLACK: usize = 4096;
+
+/// Whether `r` is still the call in its slot and has not ended.
+fn live(reqs: &[Req], r: ReqRef) -> bool {
+    reqs.get(r.slot as usize)
+        .is_some_and(|q| q.live && q.gen == r.gen)
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Event {
     /// The next request of a client is due.
@@ -278,9 +289,7 @@ impl<'a> World<'a> {
     }
 
     fn is_live(&self, r: ReqRef) -> bool {
-        self.reqs
-            .get(r.slot as usize)
-            .is_some_and(|q| q.live && q.gen == r.gen)
+        live(&self.reqs, r)
     }
 
     fn handle(&mut self, now: Nanos, event: Event) {
@@ -484,6 +493,18 @@ impl<'a> World<'a> {
         if kind == RpcKind::Unary {
             self.queue
                 .schedule_in_order(now + w.deadline, Event::Deadline { req });
+            // A call that ends before its deadline leaves that event behind. Where calls end far
+            // sooner (a closed loop whose calls fail at once), those would pile up to the rate
+            // times the deadline: drop them once they outnumber the live calls, at a cost
+            // proportional to what was added since the last time.
+            let in_flight = self.reqs.len() - self.free.len();
+            if self.queue.lane_len() > 2 * in_flight + LANE_SLACK {
+                let reqs = &self.reqs;
+                self.queue.compact_lane(|e| match e {
+                    Event::Deadline { req } => live(reqs, *req),
+                    _ => true,
+                });
+            }
         }
         self.dispatch(now, req);
     }
