@@ -2,8 +2,9 @@
 # Confirms the chosen peak_ewma_experimental semantics over real gRPC (tonic servers and client on
 # loopback, one policy at a time): the chosen default beside the semantics as first written,
 # Finagle's and Envoy's algorithms and round_robin, on one-slow, the cold start of four backends,
-# a slow backend that heals, 50 client channels and crash-restart; and the default's error-aware
-# cost against the same policy without it (errorPenalty 0) on fail-fast. Writes
+# a slow backend that heals, 50 client channels and crash-restart; and the default's handling of
+# failures (the error-aware cost, failures "hold", errorSamples 10) against the default before the
+# two failure rules (failures "sample", errorSamples 0) on fail-fast. Writes
 # results/design/real/<scenario>/ (the usual real run folders); scripts/design_report.py reads them.
 # About 21 minutes on 2 cores.
 #
@@ -29,9 +30,9 @@ run cold-four scenarios/design/cold-four.toml "${design[@]}"
 run recovery scenarios/design/recovery.toml "${design[@]}"
 run many-clients scenarios/many-clients.toml "${canonical[@]}" --duration 20s
 run crash-restart scenarios/crash-restart.toml "${canonical[@]}" --duration 38s
-# The error-aware cost on a backend that fails fast, with and without it, alone and under outlier
-# detection: the
+# The default's failure rules on a backend that fails fast, with and without them, alone and under
+# outlier detection: the
 # canonical scenario with the design search's policies (scripts/design-search.sh writes the copy).
 run fail-fast results/design/canonical/scenarios/fail-fast.toml --policy round_robin \
-    --policy peak_ewma --policy pe_no_errors --policy "od(peak_ewma)" --policy "od(pe_no_errors)" \
+    --policy peak_ewma --policy pe_failures_sample --policy "od(peak_ewma)" --policy "od(pe_failures_sample)" \
     --policy "od(least_request)" --policy weighted_round_robin --duration 20s

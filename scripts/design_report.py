@@ -25,7 +25,8 @@ POLICIES = [
     ("pe_peak_1s", "the default with `peak: decaying`: a plain EWMA plus a separate peak that decays with `peakDecayTime` 1 s"),
     ("pe_idle_5s", "the default with `idleDecayTime` 5 s: an avoided estimate decays twice as fast as samples blend"),
     ("pe_no_errors", "the default without its error-aware cost (`errorPenalty` 0)"),
-    ("pe_failures_hold", "the default with `failures: hold`: a failure counts toward the share of failures but never lowers the RTT estimate (only successful answers do)"),
+    ("pe_failures_sample", "the default before this change: `failures: sample` (a failed call's time is an RTT sample like any other, so a backend that fails fast looks fast) and `errorSamples` 0 (an answer weighs only its time in the share of failures)"),
+    ("pe_error_samples_0", "the default with `errorSamples` 0: failures hold the estimate, but an answer weighs only its time in the share of failures, so one OK probe can wipe it out"),
     ("pe_samples_100", "the default with `blendSamples` 100: a decay adapted to the endpoint's rate of answers, a sample weighs at least 1/100"),
     ("pe_samples_1000", "the default with `blendSamples` 1000"),
     ("pe_no_idle_max", "the default without its wall-clock bound on the idle decay (`idleMaxTime` 0s: the pick clock alone): the default before it"),
@@ -213,7 +214,8 @@ VARIANTS = [
     ("pe_peak_1s", "peak 1 s"),
     ("pe_idle_5s", "idle 5 s"),
     ("pe_no_errors", "no errors"),
-    ("pe_failures_hold", "failures hold"),
+    ("pe_failures_sample", "failures sample"),
+    ("pe_error_samples_0", "errorSamples 0"),
     ("pe_samples_100", "samples 100"),
     ("pe_samples_1000", "samples 1000"),
     ("pe_as_first_written", "first written"),
@@ -223,9 +225,10 @@ FAIL_FAST = [
     "round_robin",
     "peak_ewma",
     "pe_no_errors",
-    "pe_failures_hold",
+    "pe_failures_sample",
+    "pe_error_samples_0",
     "od(peak_ewma)",
-    "od(pe_failures_hold)",
+    "od(pe_failures_sample)",
     "od(pe_no_errors)",
     "od(least_request)",
     "weighted_round_robin",
@@ -308,9 +311,12 @@ def canonical_section(d, seeds):
             f"The share of measured calls that failed, median [{100 * coverage(seeds):.1f} % interval] over the "
             "seeds, and the share "
             "sent to that backend. The default has the error-aware cost (`errorPenalty` 1: cost "
-            "`rtt / (1 − e)`, `e` the time-weighted share of failures, the expected time to a success if "
-            "failures were retried); `pe_no_errors` is the default without it (`errorPenalty` 0), the default "
-            "before this change; `od(...)` wraps a policy in outlier detection as the scenario configures it.\n"
+            "`rtt / (1 − e)`, `e` the share of failures, the expected time to a success if failures were "
+            "retried), in which each answer weighs at least 1/10 (`errorSamples` 10), and a failure never "
+            "lowers the RTT estimate (`failures: hold`); `pe_no_errors` is the default without the error-aware "
+            "cost (`errorPenalty` 0), `pe_failures_sample` the default before the two failure rules, "
+            "`pe_error_samples_0` the default without `errorSamples`; `od(...)` wraps a policy in outlier "
+            "detection as the scenario configures it.\n"
         )
         L.append("| policy | failed | to the failing backend | p99.9 ms |")
         L.append("|---|---|---|---|")

@@ -16,9 +16,10 @@ policy() { # label, loadBalancingConfig key
 fleet() { # count
   printf '[[fleet]]\nname = "main"\ncount = %s\nservice_time = { dist = "lognormal", median = "2ms", p99 = "8ms" }\n' "$1"
 }
-scenario() { # name, workload lines, backends, policies (rr | many)
+scenario() { # name, workload lines, backends, policies (rr | many), more tables (faults)
   local f="$WORK/$1.toml"
   { printf 'name = "%s"\nseed = 1\n[workload]\n%b\n' "$1" "$2"; fleet "$3"
+    printf '%b' "${5:-}"
     policy round_robin round_robin
     if [ "$4" = many ]; then
       policy peak_ewma peak_ewma_experimental
@@ -40,12 +41,13 @@ CASES=(
   "many_policies|clients = 2\nrate = 2000\nwarmup = \"1s\"\nduration = \"60s\"|50|many"
   "closed_many_slots|clients = 100\narrival = \"closed\"\nconcurrency = 100\nwarmup = \"1s\"\nduration = \"3s\"|20|rr"
   "high_rate|clients = 4\nrate = 500000\nwarmup = \"1s\"\nduration = \"5s\"|20|rr"
+  "closed_failing|clients = 100\narrival = \"closed\"\nconcurrency = 1000\nwarmup = \"1s\"\nduration = \"1s\"|20|rr|[[faults]]\nkind = \"fail_fast\"\ntargets = [\"main\"]\nerror_rate = 1.0\n"
 )
 
 echo "kind,backends,policies,estimate_mib,measured_mib,ratio" > "$OUT"
 for c in "${CASES[@]}"; do
-  IFS='|' read -r kind workload backends policies <<< "$c"
-  f=$(scenario "$kind" "$workload" "$backends" "$policies")
+  IFS='|' read -r kind workload backends policies extra <<< "$c"
+  f=$(scenario "$kind" "$workload" "$backends" "$policies" "$extra")
   n=$(grep -c '^\[\[policies\]\]' "$f")
   # The estimate, from the refusal message ("about 12.3 MiB of memory").
   msg=$("$LBLAB" sim "$f" --out "$WORK/out-$kind" --memory-budget 1 2>&1 >/dev/null || true)

@@ -43,7 +43,7 @@ fn check_fills_in_every_default() {
     assert_eq!(
         pe["lblabAblation"],
         serde_json::json!({"decay": "time_weighted", "sampling": "distinct", "streams": "ignore",
-            "initial": "penalty", "idle": "pick_clock", "idlePicks": 5000, "probes": "many", "peak": "jump", "failures": "sample", "idleMaxTime": "60s", "errorPenalty": 1.0})
+            "initial": "penalty", "idle": "pick_clock", "idlePicks": 5000, "probes": "many", "peak": "jump", "failures": "hold", "idleMaxTime": "60s", "errorSamples": 10, "errorPenalty": 1.0})
     );
 }
 

@@ -219,9 +219,13 @@ fn proposal(out: &mut String, ev: &Evidence) {
             60 s), so it sees a backend heal.\n\
          4. When a counted call completes after `rtt`, with `x = 1` if its status is not OK and \
             0 if it is: the first sample sets `e = rtt` and `f = x`; later \
-            `f = f · w(now) + (1 − w(now)) · x`, and if `rtt > decayed(now)`, `e = rtt` (the \
-            peak: a slow answer counts at once), otherwise `e = decayed(now) + (1 − w(now)) · \
-            rtt`. Then `t = now`, `k = K`.\n\
+            `f = f · v + (1 − v) · x` with `v = min(w(now), 0.9)`, so each answer weighs at least \
+            a tenth in the share of failures and the failures that follow one OK probe raise it \
+            again within about ten calls. A failed call never lowers the estimate: \
+            `e = max(e, rtt)` (its time may show the endpoint slow, as a deadline does, never \
+            fast). After an OK call, if `rtt > decayed(now)`, `e = rtt` (the peak: a slow answer \
+            counts at once), otherwise `e = decayed(now) + (1 − w(now)) · rtt`. Then `t = now`, \
+            `k = K`.\n\
          5. `cost(now) = decayed(now) / (1 − min(f, 0.999)) · (outstanding + 1)`: the expected \
             time to a success if failures were retried there (A58's `errorUtilizationPenalty` \
             at its default of 1, in latency terms), so a backend that fails fast does not look \
@@ -245,9 +249,11 @@ fn proposal(out: &mut String, ev: &Evidence) {
     w!(out, "### Which calls count\n");
     w!(
         out,
-        "Only unary calls are load and samples. A unary call that ends with any status is a \
-         sample of its elapsed time (DEADLINE_EXCEEDED too: slowness is the signal); one the \
-         client cancels is not. Streaming calls neither add to `outstanding` nor give samples \
+        "Only unary calls are load and samples. A unary call that ends OK is a sample of its \
+         elapsed time; one that ends with another status counts toward the share of failures \
+         and may raise the estimate to its elapsed time (DEADLINE_EXCEEDED: slowness is the \
+         signal) but never lowers it, so a backend that fails fast does not look fast; one the \
+         client cancels is neither. Streaming calls neither add to `outstanding` nor give samples \
          (the evidence is under Rationale). An implementation that cannot tell a call's kind at \
          pick time may count every call as load, if it still knows the kind by the time the \
          call ends.\n"

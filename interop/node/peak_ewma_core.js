@@ -16,8 +16,10 @@
 //               first sample (CHOSEN): 0 while nothing is outstanding, else
 //               PENALTY × (1 + 1e−6 × outstanding)
 //   sample rtt at now, failed (any status but OK): the first one replaces the estimate and sets
-//   errors to 1 or 0 (CHOSEN); otherwise, with w = w(now),
-//     errors = errors × w + (1 − w) × (failed ? 1 : 0)
+//   errors to 1 or 0 (CHOSEN); otherwise, with w = w(now) and we = min(w, 1 − 1/errorSamples)
+//   (CHOSEN: errorSamples 10; FIRST_WRITTEN: we = w),
+//     errors = errors × we + (1 − we) × (failed ? 1 : 0)
+//     failed, CHOSEN      → estimate = max(estimate, rtt)           (a failure only holds it)
 //     rtt > estimate × w  → estimate = rtt                         (the peak)
 //     otherwise           → estimate = estimate × w + (1 − w) × rtt
 //     stamp = now (never moved backwards), picksAt = picks
@@ -135,9 +137,12 @@ function configToJson(c) {
  */
 const CHOSEN = Object.freeze({
   initial: 'penalty', idle: 'pick_clock', idlePicks: 5000, idleMaxTime: 60 * NANOS_PER_SEC, errorPenalty: 1,
+  failures: 'hold', errorSamples: 10,
 });
 /** The proposal as first written: the defaultRtt prior, decay toward 0 on the wall clock. */
-const FIRST_WRITTEN = Object.freeze({ initial: 'prior', idle: 'to_zero', idlePicks: 5000, idleMaxTime: 0, errorPenalty: 0 });
+const FIRST_WRITTEN = Object.freeze({
+  initial: 'prior', idle: 'to_zero', idlePicks: 5000, idleMaxTime: 0, errorPenalty: 0, failures: 'sample', errorSamples: 0,
+});
 /** The cost of an endpoint without a sample but with calls outstanding (CHOSEN). */
 const PENALTY = 1e300;
 
@@ -213,8 +218,16 @@ class EndpointLoad {
     } else {
       const w = this.weight(now, ctx);
       const decayed = this.estimate * w;
-      this.errors = this.errors * w + (1 - w) * failure;
-      this.estimate = rtt > decayed ? rtt : decayed + (1 - w) * rtt;
+      // errorSamples: each answer moves the share of failures by at least 1/errorSamples.
+      const n = ctx.semantics.errorSamples || 0;
+      const we = n > 0 ? Math.min(w, 1 - 1 / n) : w;
+      this.errors = this.errors * we + (1 - we) * failure;
+      if (failed && ctx.semantics.failures === 'hold') {
+        // A failure never lowers the estimate: the larger of the stored one and its time.
+        this.estimate = Math.max(this.estimate, rtt);
+      } else {
+        this.estimate = rtt > decayed ? rtt : decayed + (1 - w) * rtt;
+      }
     }
     if (now > this.stamp) this.stamp = now;
     this.sampled = true;

@@ -28,7 +28,11 @@
 //!   (`ln(cost ratio) × decayTime` until it is probed, at most about 7 × `decayTime` for an
 //!   endpoint that failed every call), and the probe's answer then outweighs the old share, which
 //!   is weighted by the time since the last answer. The analogue of A58's
-//!   `errorUtilizationPenalty`, whose default is also 1.
+//!   `errorUtilizationPenalty`, whose default is also 1. Two rules keep a backend that fails
+//!   most calls fast from looking fast between its failures: a failure is no RTT sample, it only
+//!   holds the estimate (`failures: "hold"`: the larger of the stored estimate and its time), and
+//!   each answer weighs at least a tenth in `e` (`errorSamples` 10), so the failures that follow
+//!   an OK probe raise `e` again within about ten calls.
 //!
 //! The policy has no ejection of its own: wrap it in `outlier_detection_experimental` to eject a
 //! backend that keeps failing.
@@ -99,16 +103,16 @@ pub enum Peak {
 /// `errorPenalty` every failure also counts toward the share of failures `e`, whichever this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Failures {
-    /// `"sample"`: a failed call's elapsed time is an RTT sample like any other (the proposal:
-    /// any status gives a sample). A backend that fails fast therefore pulls its own estimate
-    /// down, against the error-aware cost's `1 / (1 − e)`.
-    #[default]
+    /// `"sample"`: a failed call's elapsed time is an RTT sample like any other (the proposal
+    /// as first written: any status gives a sample). A backend that fails fast therefore pulls
+    /// its own estimate down, against the error-aware cost's `1 / (1 − e)`.
     Sample,
     /// `"hold"`: a failure never lowers the estimate. The estimate becomes the larger of the
     /// stored estimate (as of the last answer, undecayed) and the failure's elapsed time, as of
     /// now: a slow failure (a deadline) still raises it at once, and a fast one restarts the idle
     /// decay from the last measured latency instead of blending its near-zero time in. Only
-    /// successful calls lower an estimate.
+    /// successful calls lower an estimate. The chosen default.
+    #[default]
     Hold,
 }
 
@@ -254,6 +258,13 @@ pub struct Ablation {
     /// fraction of a second; an avoided one, which answers rarely, still decays over
     /// `decayTime`.
     pub blend_samples: Option<u32>,
+    /// With an `errorPenalty`: each answer weighs at least `1 / errorSamples` in the share of
+    /// failures (`errorSamples`; `None` is the RTT blend's weight alone). The time weight lets one
+    /// answer after a long silence outweigh the old share, which brings a healed endpoint back with
+    /// one probe, but it also lets one OK probe wipe out the share of an endpoint that still fails
+    /// most calls, and the failures that follow then raise it only at `Δt / decayTime` each. With
+    /// a floor, about `errorSamples` failures in a row bring the share back up.
+    pub error_samples: Option<u32>,
     /// Per-method estimates (`perMethod`): each method the channel calls gets its own instance of
     /// the policy, with its own estimates and outstanding counts, as if each method had a channel
     /// of its own ([`per_method`]).
@@ -263,7 +274,8 @@ pub struct Ablation {
 impl Default for Ablation {
     /// The chosen semantics: time-weighted blend, distinct draws, streams ignored, Finagle's first
     /// estimate, idle decay on the pick clock with `idlePicks` 5000 and at least the wall clock's
-    /// with `idleMaxTime` 60 s, the error-aware cost with `errorPenalty` 1.
+    /// with `idleMaxTime` 60 s, the error-aware cost with `errorPenalty` 1 and `errorSamples` 10,
+    /// failures that hold the estimate.
     fn default() -> Self {
         Ablation {
             decay: DecayMode::TimeWeighted,
@@ -279,8 +291,9 @@ impl Default for Ablation {
             idle_max_time: Some(DEFAULT_IDLE_MAX_TIME),
             blend_time: None,
             error_penalty: Some(DEFAULT_ERROR_PENALTY),
-            failures: Failures::Sample,
+            failures: Failures::Hold,
             blend_samples: None,
+            error_samples: Some(DEFAULT_ERROR_SAMPLES),
             per_method: false,
         }
     }
@@ -299,6 +312,7 @@ impl Ablation {
             || self.error_penalty.is_some()
             || self.failures == Failures::Hold
             || self.blend_samples.is_some()
+            || self.error_samples.is_some()
     }
 }
 
@@ -306,6 +320,11 @@ impl Ablation {
 /// The semantics as first written (`initial: "prior"`) and tower's (`decay: "on_read"`) default
 /// to no error-aware cost, as they were defined.
 const DEFAULT_ERROR_PENALTY: u32 = 100;
+
+/// `lblabAblation.errorSamples`' default (10): after an OK answer, about ten failures in a row
+/// bring the share of failures back up, whatever the time between them. In `fail-fast` it cut the
+/// failed calls tenfold beside `failures: "hold"` (`results/design/README.md`).
+const DEFAULT_ERROR_SAMPLES: u32 = 10;
 
 /// `lblabAblation.idlePicks`' default: the design search's trade-off between the probes of many
 /// clients with few picks each and the return of a healed backend (`results/design/README.md`).

@@ -65,12 +65,15 @@ function scripted(draws, n, where) {
 function semanticsOf(seq) {
   const a = seq.config.lblabAblation || {};
   const s = { ...core.CHOSEN };
-  for (const k of ['initial', 'idle', 'idlePicks', 'errorPenalty']) if (k in a) s[k] = a[k];
+  for (const k of ['initial', 'idle', 'idlePicks', 'errorPenalty', 'failures', 'errorSamples']) if (k in a) s[k] = a[k];
   // idleMaxTime: "0s" is no bound; as lblab, only the pick clock has one by default.
   if ('idleMaxTime' in a) s.idleMaxTime = core.parseDuration(a.idleMaxTime);
   else if (s.idle !== 'pick_clock') s.idleMaxTime = 0;
-  // As lblab: the semantics as first written have no error-aware cost unless it is given.
-  if (s.initial === 'prior' && !('errorPenalty' in a)) s.errorPenalty = 0;
+  // As lblab: the semantics as first written have no error-aware cost, take a failure's time as a
+  // sample and give every answer only its time weight in the share of failures, unless told.
+  if (s.initial === 'prior') {
+    for (const k of ['errorPenalty', 'failures', 'errorSamples']) if (!(k in a)) s[k] = core.FIRST_WRITTEN[k];
+  }
   const known = [core.CHOSEN, core.FIRST_WRITTEN].some((t) => t.initial === s.initial && t.idle === s.idle);
   assert.ok(known, `${seq.name}: lblabAblation ${JSON.stringify(a)} is not a semantics this port implements`);
   return Object.freeze(s);

@@ -75,11 +75,14 @@ impl Spec for Config {
                 };
                 let initial = a.choice("initial", INITIALS, d.initial)?;
                 let idle_choice = a.choice("idle", IDLES, idle)?;
-                // The semantics as first written and tower's had no error-aware cost.
-                let error_default = if decay == DecayMode::OnRead || initial == Initial::Prior {
-                    None
+                // The semantics as first written and tower's had no error-aware cost, and took a
+                // failure's time as a sample like any other.
+                let as_defined = decay == DecayMode::OnRead || initial == Initial::Prior;
+                let error_default = if as_defined { None } else { d.error_penalty };
+                let (failures_default, error_samples_default) = if as_defined {
+                    (Failures::Sample, None)
                 } else {
-                    d.error_penalty
+                    (d.failures, d.error_samples)
                 };
                 let ablation = Ablation {
                     decay,
@@ -114,26 +117,19 @@ impl Spec for Config {
                     } else {
                         error_default
                     },
-                    failures: a.choice("failures", FAILURES, d.failures)?,
-                    blend_samples: if a.has("blendSamples") {
-                        match a.u32("blendSamples", 0)? {
-                            0 | 1 => {
-                                return Err(a.err(
-                                    "blendSamples",
-                                    "give at least 2 (a sample's least weight is 1 / blendSamples)",
-                                ))
-                            }
-                            n => Some(n),
-                        }
+                    failures: a.choice("failures", FAILURES, failures_default)?,
+                    blend_samples: samples(a, "blendSamples")?,
+                    error_samples: if a.has("errorSamples") {
+                        samples(a, "errorSamples")?
                     } else {
-                        None
+                        error_samples_default
                     },
                     per_method: a.bool("perMethod", d.per_method)?,
                 };
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
                     return Err(a.err(
                         "decay",
-                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime, idleMaxTime, blendTime, blendSamples, errorPenalty or failures \"hold\"",
+                        "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime, idleMaxTime, blendTime, blendSamples, errorSamples, errorPenalty or failures \"hold\"",
                     ));
                 }
                 if ablation.idle_max_time.is_some() && ablation.idle != Idle::PickClock {
@@ -190,8 +186,13 @@ impl Spec for Config {
         if let Some(p) = self.ablation.error_penalty {
             ablation["errorPenalty"] = json!(f64::from(p) / 100.0);
         }
-        if let Some(n) = self.ablation.blend_samples {
-            ablation["blendSamples"] = json!(n);
+        for (key, value) in [
+            ("blendSamples", self.ablation.blend_samples),
+            ("errorSamples", self.ablation.error_samples),
+        ] {
+            if let Some(n) = value {
+                ablation[key] = json!(n);
+            }
         }
         if self.ablation.per_method {
             ablation["perMethod"] = json!(true);
@@ -209,6 +210,22 @@ impl Spec for Config {
             return Box::new(per_method::PerMethod::new(*self));
         }
         Box::new(PeakEwmaPolicy::new(*self))
+    }
+}
+
+/// An optional count of samples (`blendSamples`, `errorSamples`): `None` when absent or 0 (off),
+/// else at least 2 (an answer's least weight is its inverse).
+fn samples(f: &mut Fields<'_>, key: &'static str) -> Result<Option<u32>, ConfigError> {
+    if !f.has(key) {
+        return Ok(None);
+    }
+    match f.u32(key, 0)? {
+        0 => Ok(None),
+        1 => Err(f.err(
+            key,
+            format!("give 0 (off) or at least 2 (an answer's least weight is 1 / {key})"),
+        )),
+        n => Ok(Some(n)),
     }
 }
 

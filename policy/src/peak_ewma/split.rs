@@ -145,7 +145,12 @@ pub(super) fn split_observe(
         None => w,
     };
     let failure = if failed { 1.0 } else { 0.0 };
-    load.errors = load.errors * w + (1.0 - w) * failure;
+    // With errorSamples, each answer moves the share of failures by at least 1 / errorSamples.
+    let we = match a.error_samples {
+        Some(n) => w.min(1.0 - 1.0 / f64::from(n)),
+        None => w,
+    };
+    load.errors = load.errors * we + (1.0 - we) * failure;
     if failed && a.failures == Failures::Hold {
         // A failure says nothing about how fast the endpoint answers: it may raise the estimate
         // (a deadline), never lower it, and it restarts the idle decay as any answer does.

@@ -347,7 +347,8 @@ pub(super) fn file() -> Value {
          0.999. Endpoint 1 fails its first call fast: e = 1, so it costs 1000 × its 1 ms. It is \
          avoided until its decayed cost falls below endpoint 0's (about 6.7 s); the probe's OK \
          answer then outweighs the old share, which has decayed with the time since its last \
-         answer, and it is back. A DEADLINE_EXCEEDED counts as a failure too.",
+         answer, and it is back. A DEADLINE_EXCEEDED counts as a failure too, and being slower than \
+         the estimate it raises it.",
         json!({"decayTime": "1s", "lblabAblation": {"idlePicks": 1}}),
         |r| {
             r.ready_all(0, &[0, 1]);
@@ -365,6 +366,37 @@ pub(super) fn file() -> Value {
             r.done(8300 * MS, d, DeadlineExceeded, 100 * MS);
             r.done(8300 * MS, e, Ok, 100 * MS);
             r.check(9 * SEC);
+        },
+    );
+    s.add(
+        "a_failure_holds_the_estimate_and_raises_the_share_of_failures",
+        "The chosen default's failures (failures \"hold\", errorSamples 10): a failed call is no RTT \
+         sample. Endpoint 0 answers in 20 ms, endpoint 1 in 2 ms; then endpoint 1 fails 5 calls in \
+         0.1 ms, 10 ms apart: its estimate stays 2 ms (the larger of the stored estimate and the \
+         failure's time), and each failure weighs at least a tenth in the share of failures, so e \
+         rises to about 0.41 and its cost to about 1.7 × its estimate, where 10 ms apart the time \
+         weight alone would give each failure 0.1 %. Two calls then go to endpoint 1: an OK answer \
+         in 2 ms lowers e by a tenth, and a failure slower than the estimate (a 50 ms \
+         DEADLINE_EXCEEDED) raises the estimate at once.",
+        defaults.clone(),
+        |r| {
+            r.ready_all(0, &[0, 1]);
+            let a = r.unary(0, &[0, 1]);
+            let b = r.unary(0, &[1, 0]);
+            r.done(20 * MS, a, Ok, 20 * MS);
+            r.done(20 * MS, b, Ok, 2 * MS);
+            for k in 1..=5u64 {
+                let at = 20 * MS + k * 10 * MS;
+                let c = r.unary(at, &[1, 0]);
+                r.done(at + MS / 10, c, Error, MS / 10);
+            }
+            r.check(80 * MS);
+            let d = r.unary(90 * MS, &[1, 0]);
+            let e = r.unary(90 * MS, &[1, 0]);
+            r.done(92 * MS, e, Ok, 2 * MS);
+            r.check(92 * MS);
+            r.done(140 * MS, d, DeadlineExceeded, 50 * MS);
+            r.check(140 * MS);
         },
     );
     document(

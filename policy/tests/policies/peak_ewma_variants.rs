@@ -400,7 +400,10 @@ fn the_error_penalty_is_checked_and_normalized() {
     assert!(norm(r#""initial":"prior","errorPenalty":2"#)
         .unwrap()
         .contains(r#""errorPenalty":2.0"#));
-    assert!(norm("").unwrap().contains(r#""failures":"sample""#));
+    assert!(norm("").unwrap().contains(r#""failures":"hold""#));
+    assert!(norm(r#""initial":"prior""#)
+        .unwrap()
+        .contains(r#""failures":"sample""#));
     assert!(norm(r#""failures":"hold""#)
         .unwrap()
         .contains(r#""failures":"hold""#));
@@ -480,7 +483,10 @@ fn held_failures_keep_a_fast_failing_endpoint_out() {
     // Three endpoints answering in 1 ms; endpoint 2 fails 90 % of its calls in 50 µs. Its fast
     // failures pull a sampled estimate down against the error factor; held, they do not.
     let share = |failures: &str| {
-        let mut lab = Lab::ready(&variant(&format!(r#""failures":"{failures}""#)), 3);
+        let mut lab = Lab::ready(
+            &variant(&format!(r#""failures":"{failures}","errorSamples":0"#)),
+            3,
+        );
         for e in 0..3 {
             lab.backend(e).latency = MS;
         }
@@ -523,10 +529,43 @@ fn blend_samples_lets_a_busy_endpoint_forget_its_own_tail_within_so_many_answers
     ))
     .map(|c| c.to_json().to_string());
     assert!(norm.unwrap().contains(r#""blendSamples":100"#));
-    for bad in [r#""blendSamples":1"#, r#""blendSamples":-3"#] {
+    for bad in [
+        r#""blendSamples":1"#,
+        r#""blendSamples":-3"#,
+        r#""errorSamples":1"#,
+    ] {
         let e = parse_service_config(&format!(r#"{{"loadBalancingConfig":[{}]}}"#, variant(bad)))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("blendSamples"), "{bad}: {e}");
+        let field = bad.split('"').nth(1).unwrap_or_default();
+        assert!(e.contains(field), "{bad}: {e}");
     }
+}
+
+#[test]
+fn error_samples_let_failures_after_an_ok_probe_raise_the_share_again() {
+    // An endpoint measured at 1 ms answers OK after 20 s of silence, which weighs almost all of
+    // the share of failures, then fails 10 calls 10 ms apart. By the time weight alone each
+    // failure adds about 0.1 %; with errorSamples 10 each adds at least a tenth.
+    let factor = |ablation: &str| {
+        let mut lab = Lab::ready(&variant(ablation), 1);
+        let t = lab.unary();
+        lab.done(t, Status::Ok, MS);
+        lab.step(20 * SEC);
+        let t = lab.unary();
+        lab.done(t, Status::Ok, MS);
+        let measured = lab.cost(0);
+        for _ in 0..10 {
+            lab.step(10 * MS);
+            let t = lab.unary();
+            lab.done(t, Status::Error, MS);
+        }
+        lab.cost(0) / measured
+    };
+    let (time_only, floored) = (
+        factor(r#""errorSamples":0"#),
+        factor(r#""errorSamples":10"#),
+    );
+    assert!(time_only < 1.05, "{time_only}");
+    assert!(floored > 2.0, "{floored}");
 }
