@@ -28,7 +28,7 @@
 # `--start-at`, a few seconds ahead; the shards' results are merged with `lblab report --merge`.
 # Then `lblab real` runs the same scenario, policies and lengths in one process on loopback, and
 # the two are compared: for each policy the p99 must agree by the project's rule (within ±20 % or
-# 1 ms, model/src/results/compare.rs) and the share sent to faulty backends within 0.02 or 20 %.
+# 1 ms, record/src/compare.rs) and the share sent to faulty backends within 0.02 or 20 %.
 # Exit 0 when all agree, 1 when one does not, 2 on any other failure, 130 on Ctrl-C.
 #
 # Every namespace, link and process it made is removed when it ends: on success, on failure and

@@ -7,32 +7,20 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{arg, assert_says, lblab, policies, scenario_file, succeeds, text, POLITE};
+use common::{
+    arg, assert_says, lblab, scenario_file, succeeds, text, trickle, LOGNORMAL_2MS, POLITE,
+};
 
 /// Three backends at a trickle, one second of warm-up and two measured: real runs of seconds.
+/// One of them, `slow`, has a tenfold slowdown.
 fn tiny(name: &str, labels: &[&str]) -> String {
-    format!(
-        r#"
-name = "{name}"
-seed = 7
-[workload]
-clients = 1
-rate = 200
-warmup = "1s"
-duration = "2s"
-[[fleet]]
-name = "main"
-count = 2
-service_time = {{ dist = "lognormal", median = "2ms", p99 = "8ms" }}
-[[fleet]]
-name = "slow"
-service_time = {{ dist = "lognormal", median = "2ms", p99 = "8ms" }}
-[[faults]]
-kind = "slowdown"
-targets = ["slow"]
-factor = 10
-"#
-    ) + &policies(labels)
+    trickle(name, labels)
+        .warmup("1s")
+        .duration("2s")
+        .group("main", 2, LOGNORMAL_2MS, &[])
+        .group("slow", 1, LOGNORMAL_2MS, &[])
+        .fault("slowdown", &["slow"], &["factor = 10"])
+        .toml()
 }
 
 /// The values (in seconds) that follow `label` (`"ETA "`) as `m:ss` in `output`.

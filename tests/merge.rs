@@ -11,7 +11,7 @@ use std::process::Child;
 use std::time::Duration;
 
 use common::{arg, assert_accounted, fails, policies, scratch, spawn, summary, wait_for};
-use lblab_model::results::read_hlog;
+use lblab_record::read_hlog;
 use serde_json::Value;
 
 /// Two backends of a few ms, 200 requests per second for 2 s after a 0.5 s warm-up.
@@ -185,9 +185,8 @@ fn two_load_generators_merge_into_the_histogram_of_both() {
     assert_eq!(rm["p50_ms"].as_f64(), Some(ms(one.value_at_quantile(0.5))));
     assert_eq!(rm["max_ms"].as_f64(), Some(ms(one.max())));
     // Every completion of both runs is in the merged log, warm-up included.
-    let total = |log: &lblab_model::results::Hlog| -> u64 {
-        log.intervals.iter().map(|i| i.histogram.len()).sum()
-    };
+    let total =
+        |log: &lblab_record::Hlog| -> u64 { log.intervals.iter().map(|i| i.histogram.len()).sum() };
     assert_eq!(total(&log_m), total(&log_a) + total(&log_b));
     for file in [
         "summary.csv",

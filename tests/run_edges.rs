@@ -3,25 +3,15 @@
 
 mod common;
 
-use common::{arg, lblab, policies, scenario_file, text, POLITE};
+use common::{arg, lblab, scenario_file, text, trickle, LOGNORMAL_2MS, POLITE};
 
 /// Three backends at a trickle, half a second of warm-up and one measured.
 fn tiny(name: &str, labels: &[&str]) -> String {
-    format!(
-        r#"
-name = "{name}"
-seed = 7
-[workload]
-clients = 1
-rate = 200
-warmup = "500ms"
-duration = "1s"
-[[fleet]]
-name = "main"
-count = 3
-service_time = {{ dist = "lognormal", median = "2ms", p99 = "8ms" }}
-"#
-    ) + &policies(labels)
+    trickle(name, labels)
+        .warmup("500ms")
+        .duration("1s")
+        .group("main", 3, LOGNORMAL_2MS, &[])
+        .toml()
 }
 
 #[test]

@@ -32,7 +32,7 @@ use lblab_wire::pb::echo::echo_server::EchoServer;
 use lblab_wire::timer::{PreciseTimer, DEFAULT_SPIN};
 use lblab_wire::Clock;
 
-pub use lblab_model::results::DelayAccuracy;
+pub use lblab_record::DelayAccuracy;
 
 use crate::node::{EchoService, Node};
 use crate::BackendError;

@@ -29,7 +29,7 @@ mod text;
 
 use std::path::{Path, PathBuf};
 
-use lblab_model::results::{layout, Layout};
+use lblab_record::{layout, Layout};
 
 pub use load::{
     Anomaly, CompareRow, Compared, Evidence, FailureRow, Harness, Intervals, PickBench, RepeatRow,
@@ -159,11 +159,9 @@ pub fn write_charts(evidence: &Evidence, results: &Path) -> Result<Vec<PathBuf>,
 pub fn write_documents(docs: &[Document], results: &Path) -> Result<(), EvidenceError> {
     for d in docs {
         let path = results.join(&d.path);
-        lblab_model::results::write_atomic(&path, d.text.as_bytes()).map_err(|e| {
-            EvidenceError::Parse {
-                file: path.clone(),
-                message: e.to_string(),
-            }
+        lblab_record::write_atomic(&path, d.text.as_bytes()).map_err(|e| EvidenceError::Parse {
+            file: path.clone(),
+            message: e.to_string(),
         })?;
     }
     Ok(())

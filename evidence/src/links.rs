@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lblab_model::results::{layout, Layout, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
+use lblab_record::{layout, Layout, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
 use lblab_report::{ChartName, Format};
 
 use crate::fmt::{param, param_pct};

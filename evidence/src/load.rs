@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use lblab_model::results::{layout, Layout, RunSummary};
-use lblab_model::stats::Interval;
 use lblab_model::Scenario;
+use lblab_record::stats::Interval;
+use lblab_record::{layout, Layout, RunSummary};
 use serde::Deserialize;
 
 use crate::EvidenceError;
@@ -134,14 +134,14 @@ pub struct Compared {
     /// The real run's failures per backend and second (`compare/real/failures.csv`), if written.
     pub failures: Vec<FailureRow>,
     /// The real run's per-second rows (`compare/real/timeseries.csv`).
-    pub timeseries: Vec<lblab_model::results::TimeseriesRow>,
+    pub timeseries: Vec<lblab_record::TimeseriesRow>,
 }
 
 /// One row of `compare.csv` (the model's schema, which `lblab compare` writes).
-pub use lblab_model::results::CompareRow;
+pub use lblab_record::CompareRow;
 
 /// `harness.json`, in the schema the harness writes.
-pub use lblab_model::results::HarnessSummary as Harness;
+pub use lblab_record::HarnessSummary as Harness;
 
 /// `intervals.csv`: per policy and metric, the median over seeds and its interval.
 #[derive(Debug, Clone, Default)]
@@ -268,7 +268,7 @@ pub struct MemoryRow {
 }
 
 fn read_text(path: &Path) -> Result<Option<String>, EvidenceError> {
-    match lblab_model::results::read_result_file(path) {
+    match lblab_record::read_result_file(path) {
         Ok(text) => Ok(Some(text)),
         Err(lblab_model::ModelError::Io { source, .. })
             if matches!(
@@ -304,12 +304,11 @@ fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<Vec<T>
     Ok(Some(rows))
 }
 
-fn read_timeseries(path: &Path) -> Result<Vec<lblab_model::results::TimeseriesRow>, EvidenceError> {
+fn read_timeseries(path: &Path) -> Result<Vec<lblab_record::TimeseriesRow>, EvidenceError> {
     if read_text(path)?.is_none() {
         return Ok(Vec::new());
     }
-    lblab_model::results::read_timeseries(path)
-        .map_err(|e| EvidenceError::parse(path, e.to_string()))
+    lblab_record::read_timeseries(path).map_err(|e| EvidenceError::parse(path, e.to_string()))
 }
 
 fn read_intervals(path: &Path) -> Result<Option<Intervals>, EvidenceError> {

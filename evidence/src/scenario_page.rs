@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use lblab_model::results::{Mode, RunSummary, SummaryRow};
+use lblab_record::{Mode, RunSummary, SummaryRow};
 
 use crate::fmt::{count, iv, num, pct, pct_iv, secs};
 use crate::links;

@@ -34,10 +34,10 @@ use lblab_backend::{DelayAccuracy, Fleet, FleetOptions};
 use lblab_loadgen::run::{run_policy, LoadRun, Quantiles, RunOptions};
 use lblab_loadgen::target::Target;
 use lblab_loadgen::LoadgenError;
-pub use lblab_model::results::{FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness};
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{self, Selected};
 use lblab_policy::NANOS_PER_SEC;
+pub use lblab_record::{FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness};
 use lblab_wire::timer;
 
 pub mod plan;

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use lblab_loadgen::run::{run_policy, CallOptions, Live, LoadRun, Quantiles, RunOptions};
 use lblab_loadgen::schedule::Warp;
 use lblab_loadgen::target::{Target, TargetSpec};
-use lblab_model::results::{Mode, PolicyResult, RunSummary, StatusRow, TargetRow};
 use lblab_model::Scenario;
+use lblab_record::{Mode, PolicyResult, RunSummary, StatusRow, TargetRow};
 
 use crate::{HarnessError, PolicyLoop};
 
@@ -97,8 +97,13 @@ impl RemoteRun {
     pub fn summary(&self, scenario: &Scenario, extra: Vec<(String, String)>) -> RunSummary {
         let mut notes = self.notes();
         notes.extend(extra);
-        let mut summary =
-            RunSummary::of(scenario, Mode::Real, &self.results(), self.partial, notes);
+        let mut summary = RunSummary::of(
+            scenario.run_head(),
+            Mode::Real,
+            &self.results(),
+            self.partial,
+            notes,
+        );
         // Runs that ended once their calls were sent (a call budget): their rates are over the
         // time they took, and the measured length is the longest of them.
         let w = &scenario.workload;

@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 
 use hdrhistogram::Histogram;
 use lblab_model::fault::Timeline;
-use lblab_model::results::{Incident, IncidentKind};
 use lblab_policy::{Nanos, NANOS_PER_SEC};
+use lblab_record::{Incident, IncidentKind};
 
 use crate::balance::Outage;
 

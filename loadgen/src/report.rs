@@ -5,7 +5,7 @@
 //! Every function here is pure: it formats what the run measured ([`RunSummary`], [`TargetRow`],
 //! [`StatusRow`]) and writes nothing.
 
-use lblab_model::results::{RunSummary, StatusRow, TargetRow};
+use lblab_record::{RunSummary, StatusRow, TargetRow};
 
 /// The traffic share of every target, a column per policy, as text lines (none without rows).
 pub fn share_lines(rows: &[TargetRow]) -> Vec<String> {
@@ -253,7 +253,7 @@ mod tests {
     fn prometheus_labels_are_escaped_and_families_typed() {
         let summary = RunSummary {
             scenario: "s".into(),
-            mode: lblab_model::results::Mode::Real,
+            mode: lblab_record::Mode::Real,
             seed: 1,
             partial: false,
             backends: vec![],

@@ -10,7 +10,11 @@
 //! The constants are fit to the peak resident memory of `lblab sim` measured on a few kinds of
 //! input (many backends, a long run, many policies, a closed loop, a high rate:
 //! `scripts/memory-estimates.sh`, `results/memory/`), so that the estimate is 1 to 1.5 times the
-//! measured peak there, plus [`BASE`] for the process itself.
+//! measured peak there, plus [`BASE`] for the process itself. The constants of what a run records,
+//! which a merge of runs counts too, are [`lblab_record::memory`]'s.
+
+pub use lblab_record::memory::{merged, size, Estimate};
+use lblab_record::memory::{BASE, PER_POLICY, PER_SECOND, PER_SECOND_BACKEND};
 
 use crate::scenario::Arrival;
 use crate::scenario::Scenario;
@@ -18,16 +22,6 @@ use crate::scenario::Scenario;
 /// Bytes a run may use unless told otherwise: 8 GiB.
 pub const DEFAULT_BUDGET: u64 = 8 << 30;
 
-/// The process itself, whatever the scenario: the program, its runtime and thread stacks, and
-/// the charts being drawn (measured: 21 MiB for three backends for ten seconds; see
-/// `results/memory/`).
-const BASE: u64 = 24 << 20;
-/// Per second of the run and policy: the time-series row's fixed part and its interval histogram
-/// (hlog line). Fit to a six-hour run (`results/memory/`).
-const PER_SECOND: u64 = 1536;
-/// Per second, policy and backend: one traffic share (8 bytes), its text in `timeseries.csv`
-/// while that is written, and its point in the traffic-share chart.
-const PER_SECOND_BACKEND: u64 = 24;
 /// Per policy instance (client), client and backend: the endpoint's slot and connection state.
 const PER_CLIENT_BACKEND: u64 = 256;
 /// Per call that may be in flight in the simulator (the open loop's rate times the deadline,
@@ -35,8 +29,6 @@ const PER_CLIENT_BACKEND: u64 = 256;
 const PER_CALL_SIM: u64 = 24;
 /// Per call in flight in the real load generator (its future, the HTTP/2 stream, buffers).
 const PER_CALL_REAL: u64 = 4 << 10;
-/// Per policy: its whole-run histogram and recorder, and its results while they are written.
-const PER_POLICY: u64 = 2 << 20;
 
 /// Which side runs the scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,29 +40,6 @@ pub enum Mode {
     },
     /// The real load generator: one policy at a time.
     Real,
-}
-
-/// An estimate and its largest part.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Estimate {
-    /// Bytes in all.
-    pub bytes: u64,
-    /// What most of it is, for the message.
-    pub largest: String,
-}
-
-impl Estimate {
-    /// The sum of `parts` (bytes, what they are), naming the largest.
-    fn of(parts: &[(u64, String)]) -> Estimate {
-        Estimate {
-            bytes: parts.iter().fold(0u64, |a, p| a.saturating_add(p.0)),
-            largest: parts
-                .iter()
-                .max_by_key(|p| p.0)
-                .map(|p| p.1.clone())
-                .unwrap_or_default(),
-        }
-    }
 }
 
 /// The memory a run of `policies` policies of `scenario` needs, roughly (see the module docs).
@@ -157,34 +126,10 @@ pub fn check_estimate(what: &str, e: &Estimate, budget: u64) -> Result<(), Strin
     Err(format!(
         "{what} would need about {} of memory (mostly {}), more than the budget of {}; make it \
          smaller, or raise the budget with --memory-budget",
-        gib(e.bytes),
+        size(e.bytes),
         e.largest,
-        gib(budget)
+        size(budget)
     ))
-}
-
-/// The memory a merge of real runs needs ([`crate::results::merge_runs`]), roughly: `policies`
-/// policies over `seconds` merged seconds of `backends` backends (a time-series row and interval
-/// histograms each), and the `read_rows` time-series rows of the runs, read first.
-pub fn merged(policies: usize, seconds: u64, backends: usize, read_rows: usize) -> Estimate {
-    let (policies, backends) = (policies as u64, backends as u64);
-    let per_second = PER_SECOND.saturating_add(backends.saturating_mul(PER_SECOND_BACKEND));
-    let parts = [
-        (
-            policies.saturating_mul(seconds).saturating_mul(per_second),
-            format!("{seconds} merged seconds × {backends} backends for {policies} policies"),
-        ),
-        (
-            (read_rows as u64).saturating_mul(backends.saturating_mul(8).saturating_add(64)),
-            format!("{read_rows} time-series rows of the runs"),
-        ),
-        (
-            policies.saturating_mul(PER_POLICY),
-            format!("{policies} policies' histograms"),
-        ),
-        (BASE, "the program itself".to_string()),
-    ];
-    Estimate::of(&parts)
 }
 
 /// `Err` with a message naming the scenario, the estimate, its largest part and the flag, when the
@@ -199,32 +144,10 @@ pub fn check(scenario: &Scenario, policies: usize, mode: Mode, budget: u64) -> R
          {}; shorten the run, use fewer backends, clients, policies or calls in flight, or raise \
          the budget with --memory-budget",
         scenario.file.name,
-        gib(e.bytes),
+        size(e.bytes),
         e.largest,
-        gib(budget)
+        size(budget)
     ))
-}
-
-/// `bytes` as a size for messages, in GiB.
-pub fn size(bytes: u64) -> String {
-    gib(bytes)
-}
-
-/// `bytes` in the largest binary unit (TiB, GiB, MiB, KiB) it has at least one of, with one
-/// decimal, so that a small size never prints as "0.0 GiB".
-fn gib(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [
-        ("TiB", 1 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-    ];
-    for (unit, scale) in UNITS {
-        if bytes >= scale {
-            return format!("{:.1} {unit}", bytes as f64 / scale as f64);
-        }
-    }
-    format!("{bytes} B")
 }
 
 /// Parses a `--memory-budget` such as `1TiB`, `8GiB`, `512MiB`, `64KiB` or a number of bytes.
@@ -256,41 +179,46 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::ScenarioBuilder;
 
-    fn scenario(workload: &str, count: u32) -> Scenario {
-        Scenario::parse(&format!(
-            "name = \"m\"\n[workload]\n{workload}\n[[fleet]]\nname = \"main\"\ncount = {count}\nservice_time = {{ dist = \"constant\", value = \"2ms\" }}\n[[policies]]\nname = \"rr\"\nconfig = '{{\"loadBalancingConfig\":[{{\"round_robin\":{{}}}}]}}'\n"
-        ))
-        .unwrap()
+    /// One group `main` of `count` 2 ms backends and round robin, the workload set by `workload`.
+    fn scenario(count: u32, workload: impl FnOnce(ScenarioBuilder) -> ScenarioBuilder) -> Scenario {
+        workload(ScenarioBuilder::new("m"))
+            .group(
+                "main",
+                count,
+                r#"{ dist = "constant", value = "2ms" }"#,
+                &[],
+            )
+            .lb("rr", "round_robin")
+            .build()
+            .unwrap()
     }
 
     #[test]
     fn a_canonical_run_fits_and_the_known_exhausters_do_not() {
-        let ok = scenario("rate = 2000\nwarmup = \"12s\"\nduration = \"50s\"", 20);
+        let ok = scenario(20, |b| b.rate(2000.0).warmup("12s").duration("50s"));
         assert!(check(&ok, 8, Mode::Sim { jobs: 2 }, DEFAULT_BUDGET).is_ok());
         assert!(estimate(&ok, 8, Mode::Sim { jobs: 2 }).bytes < 64 << 20);
         // One backend at a trickle for a year: rows only for the seconds with a call in them,
         // so it fits; at 400 calls a second every second has rows, and it does not.
-        let year = scenario("rate = 0.001\nduration = \"8760h\"", 1);
+        let year = scenario(1, |b| b.rate(0.001).duration("8760h"));
         assert!(estimate(&year, 1, Mode::Sim { jobs: 1 }).bytes < 1 << 30);
-        let busy_year = scenario("rate = 400\nduration = \"8760h\"", 1);
+        let busy_year = scenario(1, |b| b.rate(400.0).duration("8760h"));
         let e = check(&busy_year, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).unwrap_err();
         assert!(
             e.contains("--memory-budget") && e.contains("seconds"),
             "{e}"
         );
         // 100,000 backends for an hour.
-        let wide = scenario("rate = 1000\nduration = \"1h\"", 100_000);
+        let wide = scenario(100_000, |b| b.rate(1000.0).duration("1h"));
         assert!(check(&wide, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).is_err());
         // 1e8 calls a second held for their deadline, in the real load generator.
-        let flood = scenario("rate = 1e8\nduration = \"1s\"\ndeadline = \"1s\"", 2);
+        let flood = scenario(2, |b| b.rate(1e8).duration("1s").deadline("1s"));
         let e = check(&flood, 1, Mode::Real, DEFAULT_BUDGET).unwrap_err();
         assert!(e.contains("calls in flight"), "{e}");
         // A closed loop with 10 million calls in flight.
-        let closed = scenario(
-            "clients = 5\narrival = \"closed\"\nconcurrency = 2000000\nduration = \"1s\"",
-            2,
-        );
+        let closed = scenario(2, |b| b.clients(5).closed(2_000_000).duration("1s"));
         assert!(check(&closed, 1, Mode::Real, DEFAULT_BUDGET).is_err());
         // Raising the budget lets a run through.
         assert!(check(&wide, 1, Mode::Sim { jobs: 1 }, u64::MAX).is_ok());
@@ -305,14 +233,5 @@ mod tests {
         assert!(parse_bytes("-1GiB").is_err());
         assert_eq!(parse_bytes("2TiB"), Ok(2 << 40));
         assert_eq!(parse_bytes("1.5 TiB"), Ok(3 << 39));
-    }
-
-    #[test]
-    fn sizes_print_in_the_unit_they_have() {
-        assert_eq!(size(8 << 30), "8.0 GiB");
-        assert_eq!(size(3 << 39), "1.5 TiB");
-        assert_eq!(size(20 << 20), "20.0 MiB");
-        assert_eq!(size(1536), "1.5 KiB");
-        assert_eq!(size(100), "100 B");
     }
 }

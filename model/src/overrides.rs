@@ -206,12 +206,11 @@ pub fn policy_specs(
         let v = v.trim();
         let spec = if let Some(path) = v.strip_prefix('@') {
             let path = Path::new(path);
-            let text = crate::results::read_result_file(path).map_err(|source| {
-                PolicyValueError::File {
+            let text =
+                lblab_record::read_result_file(path).map_err(|source| PolicyValueError::File {
                     value: v.to_string(),
                     source: Box::new(source),
-                }
-            })?;
+                })?;
             let label = path
                 .file_stem()
                 .map_or_else(|| "policy".into(), |s| s.to_string_lossy().into_owned());

@@ -45,6 +45,8 @@ use crate::units::Dur;
 use crate::ModelError;
 
 mod check;
+#[cfg(test)]
+mod tests;
 
 // Re-exported where they were first defined, so `lblab_model::scenario::{GroupSpec, limits}`
 // keep working; they live a floor down because the fault checks use them too.
@@ -52,8 +54,8 @@ pub use crate::group::GroupSpec;
 pub use crate::limits;
 
 /// The simulator-only policy that routes each call to the backend that will answer it first
-/// (it knows the future). Its one spelling: other crates match on it by this constant.
-pub const ORACLE: &str = "oracle";
+/// (it knows the future), spelled once in `lblab_record` so the reports share it.
+pub use lblab_record::ORACLE;
 /// Policy names only the simulator runs.
 pub const SIM_ONLY_POLICIES: &[&str] = &[ORACLE];
 /// Policy names only the real load generator runs.

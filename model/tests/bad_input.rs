@@ -1,8 +1,8 @@
 //! Bad scenario files, one test per validation rule: each is rejected (never a panic) with a message
 //! that names the field, its line where the text has one, and what would be valid.
 
-use lblab_model::results::file_stem;
 use lblab_model::{ModelError, Scenario};
+use lblab_record::file_stem;
 
 /// A valid scenario that every case below breaks in one place.
 const BASE: &str = r#"name = "base"

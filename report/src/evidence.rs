@@ -2,4 +2,4 @@
 //! lives beside `compare.csv`'s rows in the model crate, so that `lblab compare`, the chart and
 //! the evidence documents judge agreement the same way.
 
-pub use lblab_model::results::{agrees, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
+pub use lblab_record::{agrees, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};

@@ -3,9 +3,9 @@
 //!
 //! - [`write_run_charts`]: the three charts of one run (latency percentile spectrum, p99 over time
 //!   with fault windows, traffic share per backend), from a
-//!   [`RunSummary`](lblab_model::results::RunSummary) and the
-//!   [`PolicyResult`](lblab_model::results::PolicyResult)s that
-//!   [`Recorder`](lblab_model::results::Recorder) produced.
+//!   [`RunSummary`](lblab_record::RunSummary) and the
+//!   [`PolicyResult`](lblab_record::PolicyResult)s that
+//!   [`Recorder`](lblab_record::Recorder) produced.
 //! - [`write_heatmap`]: a labelled grid of values (for parameter sweeps), and
 //!   [`write_grid_heatmaps`]: the p99 heatmaps of a peak-EWMA parameter grid ([`GridCell`]).
 //! - [`write_compare_chart`]: real vs simulated p50 and p99 per policy ([`ComparePoint`]), with
@@ -51,7 +51,7 @@
 //! leaves half a chart.
 //!
 //! ```
-//! use lblab_model::results::{FaultWindow, Recorder, RequestResult, RunSummary};
+//! use lblab_record::{FaultWindow, Recorder, RequestResult, RunSummary};
 //!
 //! let mut recorder = Recorder::new("round_robin", 2, 1_000_000_000);
 //! for i in 0..4_000u64 {
@@ -65,7 +65,7 @@
 //! let result = recorder.finish();
 //! let summary = RunSummary {
 //!     scenario: "doc".into(),
-//!     mode: lblab_model::results::Mode::Sim,
+//!     mode: lblab_record::Mode::Sim,
 //!     seed: 1,
 //!     partial: false,
 //!     backends: vec!["b0".into(), "b1".into()],

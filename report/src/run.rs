@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use lblab_model::results::{PolicyResult, RunSummary};
+use lblab_record::{PolicyResult, RunSummary};
 
 use crate::chart::p99_over_time::P99OverTime;
 use crate::chart::run_data::PolicyData;

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lblab_model::stats::{Interval, PolicyIntervals};
-use lblab_model::units::Dur;
+use lblab_record::stats::{Interval, PolicyIntervals};
+use lblab_record::units::Dur;
+use lblab_record::ORACLE;
 
 use crate::chart::line::{write_line_chart, Line, LineChart, LinePoint};
 use crate::name::ChartName;
@@ -159,11 +160,11 @@ pub fn write_sweep_charts(dir: &Path, sweep: &Sweep) -> Result<Vec<PathBuf>, Rep
         all("p999_ms", 1.0),
         band.clone(),
     )?;
-    if policies.iter().any(|p| p == "oracle") {
+    if policies.iter().any(|p| p == ORACLE) {
         let rel = |m: &str| -> Vec<Line> {
             policies
                 .iter()
-                .filter(|p| *p != "oracle")
+                .filter(|p| *p != ORACLE)
                 .map(|p| line_of(p, m, 1.0))
                 .collect()
         };

@@ -181,8 +181,7 @@ fn a_run_without_data_still_draws() {
     let (mut summary, results) = support::run();
     summary.partial = true;
     // A policy that recorded nothing, next to one with data.
-    let empty =
-        lblab_model::results::Recorder::new("never_ran", summary.backends.len(), 0).finish();
+    let empty = lblab_record::Recorder::new("never_ran", summary.backends.len(), 0).finish();
     let paths = write_run_charts(&dir, &summary, &[results[0].clone(), empty]).unwrap();
     assert_eq!(paths.len(), 6);
     let spectrum = ChartName::Spectrum.path(&dir, Format::Svg);

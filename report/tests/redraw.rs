@@ -6,7 +6,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use lblab_model::stats::{Interval, NamedInterval, PolicyIntervals};
+use lblab_record::stats::{Interval, NamedInterval, PolicyIntervals};
 use lblab_report::{
     redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,
     write_grid_heatmaps, write_interval_chart, write_run_charts, write_sweep_charts, ChartName,
@@ -49,7 +49,7 @@ fn copy_files(from: &Path, to: &Path, ext: &[&str]) {
 fn a_redrawn_run_is_byte_identical() {
     let (summary, results) = support::run();
     let run = temp_dir("run");
-    lblab_model::results::write_run(&run, &summary, &results).unwrap();
+    lblab_record::write_run(&run, &summary, &results).unwrap();
     let written = write_run_charts(&run, &summary, &results).unwrap();
     let again = temp_dir("run-again");
     copy_files(&run, &again, &["json", "csv", "hlog"]);

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use lblab_model::arrival::ClientArrivals;
 use lblab_model::backend::{Admission, Backend, Started};
 use lblab_model::backoff::Backoff;
-use lblab_model::results::{Recorder, RequestResult};
 use lblab_model::scenario::{derive_seed, streams, Scenario, ORACLE};
 use lblab_policy::config::Selected;
 use lblab_policy::{Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status};
+use lblab_record::{Recorder, RequestResult};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 

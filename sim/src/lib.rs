@@ -34,7 +34,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! [`Recorder`]: lblab_model::results::Recorder
+//! [`Recorder`]: lblab_record::Recorder
 
 #![warn(missing_docs)]
 
@@ -51,8 +51,8 @@ pub mod sweep;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use lblab_model::results::PolicyResult;
 use lblab_model::scenario::{PolicyEntry, Scenario};
+use lblab_record::PolicyResult;
 
 pub use engine::RunStats;
 

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use lblab_model::scenario::Scenario;
-use lblab_model::stats::median_interval_at;
+use lblab_record::stats::median_interval_at;
 use serde::{Deserialize, Serialize};
 
 use crate::batch::{self, Job};
@@ -44,7 +44,7 @@ pub enum Metric {
     /// Share of calls sent to a backend while it was faulty, 0 to 1.
     FaultyShare,
     /// Seconds until backends whose faults ended carry their fair share again
-    /// ([`lblab_model::stats::time_to_fair_share`]); infinite if never within the run. Only
+    /// ([`lblab_record::stats::time_to_fair_share`]); infinite if never within the run. Only
     /// where a fault ends within the run.
     TimeToFair,
 }
@@ -191,7 +191,7 @@ pub fn measure(
     let total = jobs.len();
     let reduce = |i: usize, run: crate::PolicyRun| {
         let scenario = jobs[i].scenario;
-        let time_to_fair_s = lblab_model::stats::time_to_fair_share(
+        let time_to_fair_s = lblab_record::stats::time_to_fair_share(
             &run.result.timeseries,
             &scenario.fault_windows(),
             scenario.backends.len(),
@@ -240,7 +240,7 @@ pub fn write_baseline(path: &Path, samples: &[Sample]) -> Result<(), RegressErro
         w.serialize(s).map_err(|e| fail(e.to_string()))?;
     }
     let bytes = w.into_inner().map_err(|e| fail(e.to_string()))?;
-    lblab_model::results::write_atomic(path, &bytes).map_err(|e| fail(e.to_string()))
+    lblab_record::write_atomic(path, &bytes).map_err(|e| fail(e.to_string()))
 }
 
 /// Reads a baseline file written by [`write_baseline`]; a row that does not parse is an error
@@ -377,7 +377,7 @@ pub fn seeds_needed(confidence: f64) -> u64 {
 /// Every compared figure as CSV: scenario, policy, metric, the baseline's and this run's
 /// medians, the median paired change and its interval, the seeds, and the verdict.
 pub fn findings_csv(c: &Comparison) -> Result<Vec<u8>, csv::Error> {
-    let num = lblab_model::stats::num;
+    let num = lblab_record::stats::num;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "scenario", "policy", "metric", "baseline", "now", "change", "lo", "hi", "seeds", "verdict",

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use lblab_model::results::SummaryRow;
-use lblab_model::stats::RunSample;
 use lblab_model::vary::{Axis, Override};
+use lblab_record::stats::RunSample;
+use lblab_record::SummaryRow;
 use serde::{Deserialize, Serialize};
 
 use crate::space::{self, PointResult};

@@ -4,13 +4,13 @@
 
 use std::sync::atomic::AtomicBool;
 
-use lblab_model::results::{fixed, SummaryRow};
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{PolicyConfig, Selected};
 use lblab_policy::estimator::DecayMode;
 use lblab_policy::p2c::Sampling;
 use lblab_policy::peak_ewma::{Ablation, Config};
 use lblab_policy::{duration, Nanos};
+use lblab_record::{fixed, SummaryRow};
 
 use crate::batch::Job;
 use crate::SimError;

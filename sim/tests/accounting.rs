@@ -5,7 +5,7 @@
 use lblab_model::testing::ScenarioBuilder;
 use lblab_sim::{run_policy, SimOptions};
 
-fn run(builder: &ScenarioBuilder) -> lblab_model::results::SummaryRow {
+fn run(builder: &ScenarioBuilder) -> lblab_record::SummaryRow {
     let scenario = builder.build().expect("valid scenario");
     let policy = &scenario.policies[0];
     let r = run_policy(&scenario, policy, &SimOptions::default()).expect("runs");

@@ -2,7 +2,7 @@
 //! ([`CompareRow`], [`GridRow`]) and writes back byte for byte: the schemas `lblab compare` and
 //! `lblab sweep` write are the ones the committed evidence holds.
 
-use lblab_model::results::CompareRow;
+use lblab_record::CompareRow;
 use lblab_sim::sweep::GridRow;
 
 /// Reads `results/<scenario>/<file>` of every scenario into rows of `T` and checks that `write`

@@ -1,8 +1,8 @@
 //! `workload.measured_method`: a run that measures one method's unary calls alone is the same
 //! simulation with a filter on what is recorded, so its counts and percentiles are that method's.
 
-use lblab_model::results::SummaryRow;
 use lblab_model::testing::ScenarioBuilder;
+use lblab_record::SummaryRow;
 use lblab_sim::{run_policy, SimOptions};
 
 const CONSTANT_2MS: &str = r#"{ dist = "constant", value = "2ms" }"#;

@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use lblab_model::results::SummaryRow;
 use lblab_model::testing::ScenarioBuilder;
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
+use lblab_record::SummaryRow;
 use lblab_sim::regress::{self, Sample, Thresholds};
 
 const SECOND: u64 = 1_000_000_000;

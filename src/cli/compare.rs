@@ -6,12 +6,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use lblab_model::results::{
-    diff_pct, write_atomic, CompareRow, Layout, Mode, RunSummary, SummaryRow,
-};
 use lblab_model::scenario::ORACLE;
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
+use lblab_record::{diff_pct, write_atomic, CompareRow, Layout, Mode, RunSummary, SummaryRow};
 
 use super::output;
 
@@ -82,7 +80,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("simulating {} ...", scenario.file.name);
     let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.run.policies, None)?;
     let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
-    let sim_summary = RunSummary::of(&scenario, Mode::Sim, &sim_results, sim_partial, Vec::new());
+    let sim_summary = RunSummary::of(
+        scenario.run_head(),
+        Mode::Sim,
+        &sim_results,
+        sim_partial,
+        Vec::new(),
+    );
     output::write(&layout.sim(), &sim_summary, &sim_results)
         .context("writing simulation results")?;
     if sim_partial {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use lblab_deploy::{Options, DEFAULT_PORT};
-use lblab_model::results::write_atomic;
+use lblab_record::write_atomic;
 
 use super::output;
 

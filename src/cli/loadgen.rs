@@ -11,7 +11,7 @@ use lblab_harness::{run_remote, RemoteOptions};
 use lblab_loadgen::method;
 use lblab_loadgen::report;
 use lblab_loadgen::run::{CallOptions, Live};
-use lblab_model::results::{self, layout, StatusRow};
+use lblab_record::{layout, StatusRow};
 
 use super::output;
 
@@ -171,7 +171,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.targets.apply(&mut calls);
     let stem = match (&args.scenario, &args.calls.call) {
         (Some(path), _) => path.clone(),
-        (None, Some(call)) => PathBuf::from(results::file_stem(call)),
+        (None, Some(call)) => PathBuf::from(lblab_record::file_stem(call)),
         (None, None) => PathBuf::from("echo"),
     };
     let dir = output::results_dir(&stem, "loadgen", args.out.as_deref());

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use lblab_model::results::{self, Layout, PolicyResult, RunSummary};
+use lblab_record::{Layout, PolicyResult, RunSummary};
 
 /// The run folder of `command` for the scenario file `file`: `--out` if given, else the scratch
 /// folder ([`Layout::scratch`]), which git ignores, so ad-hoc runs never overwrite the committed
@@ -22,7 +22,7 @@ const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".s
 /// Creates the results folder before any work starts and checks that a file can be written in
 /// it, so a bad `--out` (a file, a folder that cannot be created, a read-only folder, `/proc`)
 /// fails at once rather than after a long run whose results would then be lost. Files inside
-/// are named by the program (policy labels go through `results::file_stem`), so nothing is
+/// are named by the program (policy labels go through `lblab_record::file_stem`), so nothing is
 /// written outside it.
 pub fn prepare_dir(dir: &Path) -> anyhow::Result<OutDir> {
     // The folders this run makes, deepest first: on failure each is removed again while empty.
@@ -111,7 +111,8 @@ impl Drop for OutDir {
 /// earlier run's, or this run's checkpoint) lists: the only ones [`remove_stale_hlogs`] may
 /// remove. None when there is no such file or it cannot be read.
 fn listed_policy_files(dir: &Path) -> Vec<String> {
-    let Ok(text) = results::read_result_file(&dir.join(results::layout::SUMMARY_JSON)) else {
+    let Ok(text) = lblab_record::read_result_file(&dir.join(lblab_record::layout::SUMMARY_JSON))
+    else {
         return Vec::new();
     };
     let Ok(previous) = serde_json::from_str::<RunSummary>(&text) else {
@@ -126,7 +127,7 @@ fn policy_files(summary: &RunSummary) -> Vec<String> {
         .rows
         .iter()
         .flat_map(|r| {
-            let stem = results::file_stem(&r.policy);
+            let stem = lblab_record::file_stem(&r.policy);
             [format!("{stem}.hlog"), format!("{stem}.hgrm")]
         })
         .collect()
@@ -176,7 +177,7 @@ pub fn write_data(
 ) -> anyhow::Result<()> {
     // Read before this run's summary.json replaces it.
     let listed = listed_policy_files(dir);
-    results::write_run(dir, summary, results)
+    lblab_record::write_run(dir, summary, results)
         .with_context(|| format!("writing results into {}", dir.display()))?;
     remove_stale_hlogs(dir, summary, &listed);
     remove_stale_charts(dir);
@@ -223,7 +224,7 @@ pub fn write_charts(
                     marked
                         .notes
                         .push(("charts".into(), format!("missing: not drawn ({e})")));
-                    results::write_run(dir, &marked, results)
+                    lblab_record::write_run(dir, &marked, results)
                         .with_context(|| format!("writing results into {}", dir.display()))?;
                     eprintln!("interrupted while drawing charts: {e}; the data files are written");
                     return Ok(());
@@ -233,7 +234,7 @@ pub fn write_charts(
                     .notes
                     .push(("charts".into(), format!("missing: not drawn ({e})")));
                 // Best effort: the disk that refused a chart may refuse this too.
-                let _ = results::write_run(dir, &marked, results);
+                let _ = lblab_record::write_run(dir, &marked, results);
                 return Err(anyhow::Error::new(e).context(format!(
                     "drawing charts into {} (the data files are written)",
                     dir.display()
@@ -255,8 +256,8 @@ pub fn write_charts(
         let mut marked = summary.clone();
         marked.notes.push(("charts".into(), why));
         let json = serde_json::to_string_pretty(&marked).context("encoding summary.json")?;
-        results::write_atomic(
-            &dir.join(results::layout::SUMMARY_JSON),
+        lblab_record::write_atomic(
+            &dir.join(lblab_record::layout::SUMMARY_JSON),
             (json + "\n").as_bytes(),
         )
         .with_context(|| format!("writing results into {}", dir.display()))?;
@@ -356,7 +357,7 @@ pub fn print_incidents(summary: &RunSummary) {
 
 /// The lines [`print_incidents`] prints: a heading, one line per incident (policy, kind, backend,
 /// how many times and when) and where the details are.
-fn incident_lines(incidents: &[results::Incident], backends: &[String]) -> Vec<String> {
+fn incident_lines(incidents: &[lblab_record::Incident], backends: &[String]) -> Vec<String> {
     if incidents.is_empty() {
         return Vec::new();
     }
@@ -409,7 +410,7 @@ pub fn stop_flag_saying(doing: &'static str) -> &'static std::sync::atomic::Atom
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lblab_model::results::{Incident, IncidentKind};
+    use lblab_record::{Incident, IncidentKind};
 
     #[test]
     fn incidents_print_one_short_line_each_with_the_detail_left_to_the_files() {

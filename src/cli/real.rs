@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use lblab_harness::{self as harness, HarnessOptions, RealRun};
-use lblab_model::results::{layout, write_atomic, Mode, PolicyResult, RunSummary};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
+use lblab_record::{layout, write_atomic, Mode, PolicyResult, RunSummary};
 
 use super::{args, output};
 
@@ -168,19 +168,18 @@ fn write(
     }
     notes.extend(real.notes(&h));
     let partial = real.partial || in_progress;
-    let summary = RunSummary::of(scenario, Mode::Real, &results, partial, notes);
+    let summary = RunSummary::of(scenario.run_head(), Mode::Real, &results, partial, notes);
     output::write_data(dir, &summary, &results).context("writing real-harness results")?;
     let json = serde_json::to_string_pretty(&h).context("encoding harness.json")?;
     let harness_json = dir.join(layout::HARNESS_JSON);
     write_atomic(&harness_json, (json + "\n").as_bytes())
         .with_context(|| format!("writing {}", harness_json.display()))?;
-    let statuses: Vec<lblab_model::results::StatusRow> = real
+    let statuses: Vec<lblab_record::StatusRow> = real
         .policies
         .iter()
         .flat_map(|p| p.run.statuses.iter().cloned())
         .collect();
-    let csv =
-        lblab_model::results::StatusRow::to_csv(&statuses).context("encoding statuses.csv")?;
+    let csv = lblab_record::StatusRow::to_csv(&statuses).context("encoding statuses.csv")?;
     let statuses_csv = dir.join(layout::STATUSES_CSV);
     write_atomic(&statuses_csv, &csv)
         .with_context(|| format!("writing {}", statuses_csv.display()))?;

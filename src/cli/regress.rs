@@ -182,7 +182,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     let comparison = regress::compare(&baseline, &samples, &thresholds)?;
     if let Some(path) = &a.report {
-        lblab_model::results::write_atomic(path, &regress::findings_csv(&comparison)?)
+        lblab_record::write_atomic(path, &regress::findings_csv(&comparison)?)
             .with_context(|| format!("writing --report {}", path.display()))?;
     }
     print_comparison(&comparison, &thresholds);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_model::results::{self, layout};
+use lblab_record::layout;
 
 use super::output;
 
@@ -108,7 +108,7 @@ fn merge(dirs: &[PathBuf], out: Option<&Path>, budget: u64) -> anyhow::Result<Ex
             d.display()
         );
     }
-    let merged = results::merge_runs(dirs, budget).context("merging runs")?;
+    let merged = lblab_record::merge_runs(dirs, budget).context("merging runs")?;
     for w in &merged.warnings {
         eprintln!("warning: {w}");
     }
@@ -128,7 +128,7 @@ fn merge(dirs: &[PathBuf], out: Option<&Path>, budget: u64) -> anyhow::Result<Ex
 /// `targets.csv` and `statuses.csv` of the merged runs, when every run has one (load-generator
 /// runs have both, `lblab real` runs a `statuses.csv`): calls added, shares computed again.
 fn merge_csv(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
-    use results::{StatusRow, TargetRow};
+    use lblab_record::{StatusRow, TargetRow};
     let all = |file: &str| dirs.iter().all(|d| d.join(file).is_file());
     if all(layout::TARGETS_CSV) {
         let runs = dirs
@@ -136,7 +136,7 @@ fn merge_csv(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
             .map(|d| TargetRow::read_csv(&d.join(layout::TARGETS_CSV)))
             .collect::<Result<Vec<_>, _>>()?;
         let csv = TargetRow::to_csv(&TargetRow::merge(&runs)).context("encoding targets.csv")?;
-        results::write_atomic(&out.join(layout::TARGETS_CSV), &csv)?;
+        lblab_record::write_atomic(&out.join(layout::TARGETS_CSV), &csv)?;
     }
     if all(layout::STATUSES_CSV) {
         let runs = dirs
@@ -144,7 +144,7 @@ fn merge_csv(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
             .map(|d| StatusRow::read_csv(&d.join(layout::STATUSES_CSV)))
             .collect::<Result<Vec<_>, _>>()?;
         let csv = StatusRow::to_csv(&StatusRow::merge(&runs)).context("encoding statuses.csv")?;
-        results::write_atomic(&out.join(layout::STATUSES_CSV), &csv)?;
+        lblab_record::write_atomic(&out.join(layout::STATUSES_CSV), &csv)?;
     }
     Ok(())
 }

@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
-use lblab_model::results::RunSummary;
-use lblab_model::results::{layout, write_atomic, Mode};
 use lblab_model::Scenario;
+use lblab_record::RunSummary;
+use lblab_record::{layout, write_atomic, Mode};
 use lblab_sim::batch::Job;
 use lblab_sim::PolicyRun;
 
@@ -140,7 +140,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         ));
         seeded = points.into_iter().next();
     }
-    let summary = RunSummary::of(&scenario, Mode::Sim, &results, partial, notes);
+    let summary = RunSummary::of(scenario.run_head(), Mode::Sim, &results, partial, notes);
     output::write(&dir, &summary, &results).context("writing simulation results")?;
     outln!(
         "scenario {} (seed {}), simulated:",
@@ -151,7 +151,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if let Some(point) = &seeded {
         write_atomic(
             &dir.join(layout::INTERVALS_CSV),
-            &lblab_model::stats::intervals_csv(&point.policies)?,
+            &lblab_record::stats::intervals_csv(&point.policies)?,
         )?;
         write_atomic(
             &dir.join(layout::SEEDS_CSV),

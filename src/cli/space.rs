@@ -7,11 +7,11 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
-use lblab_model::results::{layout, write_atomic, Layout};
 use lblab_model::scenario::ORACLE;
-use lblab_model::stats::{self, Interval};
 use lblab_model::vary::{self, Axis};
 use lblab_model::Scenario;
+use lblab_record::stats::{self, Interval};
+use lblab_record::{layout, write_atomic, Layout};
 use lblab_report::{write_sweep_charts, Sweep, SweepPoint};
 use lblab_sim::shard::{Shard, ShardFile, SweepIdentity};
 use lblab_sim::space::{self, PointResult};

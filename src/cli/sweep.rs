@@ -7,11 +7,11 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use anyhow::Context;
-use lblab_model::results::RunSummary;
-use lblab_model::results::{layout, write_atomic, Mode};
 use lblab_model::units::Dur;
 use lblab_model::vary::Axis;
 use lblab_policy::{duration, Nanos};
+use lblab_record::RunSummary;
+use lblab_record::{layout, write_atomic, Mode};
 use lblab_sim::sweep::{ablation_name, all_ablations, Grid, GridRow};
 
 use super::output;
@@ -169,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     write_atomic(&dir.join(layout::SWEEP_CSV), &csv)?;
     // The results schema every mode writes: one row per grid point, labelled with its parameters.
     let mut summary = RunSummary::of(
-        &scenario,
+        scenario.run_head(),
         Mode::Sweep,
         &[],
         partial,
@@ -177,7 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     summary.rows = cells
         .iter()
-        .map(|c| lblab_model::results::SummaryRow {
+        .map(|c| lblab_record::SummaryRow {
             policy: c.point.label(),
             ..c.summary.clone()
         })

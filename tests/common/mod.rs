@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use lblab_model::testing::{lb_config, ScenarioBuilder};
+
 /// Runs `lblab args` in the repository root and waits for it.
 pub fn lblab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lblab"))
@@ -105,16 +107,34 @@ pub fn policies(labels: &[&str]) -> String {
     labels
         .iter()
         .map(|&label| {
-            let key = match label {
-                "round_robin" | "oracle" => label.to_string(),
-                "peak_ewma" | "least_request" => format!("{label}_experimental"),
-                _ => panic!("no default config for policy {label:?}"),
-            };
             format!(
-                "[[policies]]\nname = \"{label}\"\nconfig = '{{\"loadBalancingConfig\":[{{\"{key}\":{{}}}}]}}'\n"
+                "[[policies]]\nname = \"{label}\"\nconfig = '{}'\n",
+                lb_config(&default_lb(label))
             )
         })
         .collect()
+}
+
+/// The gRPC policy of the label `label` with its default config (see [`policies`]).
+fn default_lb(label: &str) -> String {
+    match label {
+        "round_robin" | "oracle" => label.to_string(),
+        "peak_ewma" | "least_request" => format!("{label}_experimental"),
+        _ => panic!("no default config for policy {label:?}"),
+    }
+}
+
+/// A log-normal 2 ms service time with an 8 ms p99, as a `[[fleet]]` group writes it.
+pub const LOGNORMAL_2MS: &str = r#"{ dist = "lognormal", median = "2ms", p99 = "8ms" }"#;
+
+/// A scenario at a trickle for runs of seconds: seed 7, one client, 200 calls a second, and the
+/// policies `labels` (see [`policies`]); the caller adds the fleet and the run's length.
+pub fn trickle(name: &str, labels: &[&str]) -> ScenarioBuilder {
+    let mut builder = ScenarioBuilder::new(name).seed(7).clients(1).rate(200.0);
+    for &label in labels {
+        builder = builder.lb(label, &default_lb(label));
+    }
+    builder
 }
 
 /// Flags that keep the real harness polite on a shared test machine: no floor run, one attempt,

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use lblab_model::scenario::ORACLE;
-use lblab_model::stats::Interval;
+use lblab_record::stats::Interval;
 
 use crate::fmt::{iv, param_pct, pct_iv, secs};
 use crate::links;

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lblab_model::results::RequestResult;
 use lblab_model::scenario::PolicyEntry;
 use lblab_policy::config::Selected;
 use lblab_policy::RpcKind;
+use lblab_record::RequestResult;
 use lblab_wire::pb::echo::{CallReply, CallRequest};
 use lblab_wire::Clock;
 use tonic::client::Grpc;

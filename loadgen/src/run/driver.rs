@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use lblab_model::arrival::{ClientArrivals, OpenLoop};
-use lblab_model::results::RequestResult;
 use lblab_policy::{Nanos, RpcKind};
+use lblab_record::RequestResult;
 use lblab_wire::timer;
 use lblab_wire::Clock;
 use tokio::runtime::Handle;

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use lblab_model::fault::Timeline;
-use lblab_model::results::{PolicyResult, Recorder, RequestResult};
 use lblab_model::scenario::Workload;
 use lblab_policy::{Nanos, RpcKind, NANOS_PER_SEC};
+use lblab_record::{PolicyResult, Recorder, RequestResult};
 
 use super::live::{Live, P99_EVERY};
 use crate::incidents::{self, OverloadDrops};

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use lblab_model::results::{StatusRow, MESSAGES_PER_STATUS};
+use lblab_record::{StatusRow, MESSAGES_PER_STATUS};
 
 /// Longest message kept, in characters.
 const MESSAGE_CHARS: usize = 300;

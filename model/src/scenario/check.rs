@@ -20,8 +20,8 @@ use crate::group::GroupSpec;
 use crate::limits;
 use crate::locate::Locator;
 use crate::method::Methods;
-use crate::results::file_stem;
 use crate::ModelError;
+use lblab_record::file_stem;
 
 /// An `Invalid` error about `field` (positions are added by the caller, which has the text).
 fn bad<T>(field: &str, msg: String) -> Result<T, ModelError> {

@@ -1,7 +1,7 @@
 //! A run's p99 per second: one line per policy on a log scale, over the shared time axis with
 //! its warm-up and fault-window bands, the bands labelled above the plot.
 
-use lblab_model::results::RunSummary;
+use lblab_record::RunSummary;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use hdrhistogram::Histogram;
-use lblab_model::results::{file_stem, fixed, PolicyResult, RunSummary, TimeseriesRow};
+use lblab_record::{file_stem, fixed, PolicyResult, RunSummary, TimeseriesRow};
 
 use crate::ReportError;
 
@@ -55,7 +55,7 @@ impl PolicyData {
     }
 }
 
-/// The sum of the measured intervals of `policy`'s hlog ([`lblab_model::results::sum_measured`]:
+/// The sum of the measured intervals of `policy`'s hlog ([`lblab_record::sum_measured`]:
 /// what its summary measured; `warmup_s` only for logs without tags). `file` names the log in
 /// errors.
 pub(crate) fn histogram_from_hlog(
@@ -64,12 +64,11 @@ pub(crate) fn histogram_from_hlog(
     warmup_s: f64,
     file: &Path,
 ) -> Result<Histogram<u64>, ReportError> {
-    let invalid = |e: lblab_model::ModelError| ReportError::Read {
+    let invalid = |e: lblab_record::RecordError| ReportError::Read {
         file: file.to_path_buf(),
         message: e.to_string(),
     };
-    lblab_model::results::sum_measured(text, &file.display().to_string(), policy, warmup_s)
-        .map_err(invalid)
+    lblab_record::sum_measured(text, &file.display().to_string(), policy, warmup_s).map_err(invalid)
 }
 
 /// `"<scenario> (<mode>) — <subject>"`, marked when the run was interrupted.
@@ -98,7 +97,7 @@ pub(crate) fn backend_name(summary: &RunSummary, i: usize) -> String {
 #[cfg(test)]
 pub(crate) mod fixtures {
     use super::*;
-    use lblab_model::results::FaultWindow;
+    use lblab_record::FaultWindow;
 
     pub(crate) fn row(second: u64, completed: u64, sends: bool) -> TimeseriesRow {
         TimeseriesRow {
@@ -118,7 +117,7 @@ pub(crate) mod fixtures {
     pub(crate) fn summary(fault_windows: Vec<FaultWindow>) -> RunSummary {
         RunSummary {
             scenario: "t".into(),
-            mode: lblab_model::results::Mode::Sim,
+            mode: lblab_record::Mode::Sim,
             seed: 1,
             partial: false,
             backends: vec!["a".into(), "b".into()],

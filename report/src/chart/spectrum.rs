@@ -1,7 +1,7 @@
 //! A run's latency percentile spectrum: every policy's latency at each percentile, on a log
 //! "nines" axis.
 
-use lblab_model::results::RunSummary;
+use lblab_record::RunSummary;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 

@@ -3,7 +3,7 @@
 //! warm-up and fault-window bands over the plot and their legend entries, and each line's runs
 //! of consecutive seconds.
 
-use lblab_model::results::{FaultWindow, RunSummary, TimeseriesRow};
+use lblab_record::{FaultWindow, RunSummary, TimeseriesRow};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;

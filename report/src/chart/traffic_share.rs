@@ -6,7 +6,7 @@
 //! the backends with a fault window first and then those with the most traffic, and one line for
 //! the rest: their mean share per backend.
 
-use lblab_model::results::RunSummary;
+use lblab_record::RunSummary;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -100,13 +100,13 @@ impl TrafficShare {
             .map(|(r, rows)| {
                 // A second without sends ends every backend's run.
                 let share = |b: usize| {
-                    move |row: &lblab_model::results::TimeseriesRow| {
+                    move |row: &lblab_record::TimeseriesRow| {
                         let total: f64 = row.shares.iter().filter(|s| s.is_finite()).sum();
                         let s = row.shares.get(b).copied().filter(|s| s.is_finite());
                         (total > 0.0).then(|| 100.0 * s.unwrap_or(0.0))
                     }
                 };
-                let others_mean = |row: &lblab_model::results::TimeseriesRow| {
+                let others_mean = |row: &lblab_record::TimeseriesRow| {
                     let total: f64 = row.shares.iter().filter(|s| s.is_finite()).sum();
                     let rest: f64 = row
                         .shares
@@ -299,7 +299,7 @@ const OTHERS_GREY: RGBColor = RGBColor(110, 110, 110);
 /// `faulted` ones first, then by traffic (the sum of their shares over every policy's seconds,
 /// ties by index), [`MAX_DRAWN`] in all, in index order.
 fn drawn_backends(
-    rows: &[Vec<&lblab_model::results::TimeseriesRow>],
+    rows: &[Vec<&lblab_record::TimeseriesRow>],
     backends: usize,
     faulted: &[usize],
 ) -> Vec<usize> {
@@ -326,7 +326,7 @@ fn drawn_backends(
 mod tests {
     use super::*;
     use crate::chart::run_data::fixtures;
-    use lblab_model::results::{FaultWindow, TimeseriesRow};
+    use lblab_record::{FaultWindow, TimeseriesRow};
 
     /// A run of `n` backends where backend `b` gets a share growing with `b`.
     fn fleet(n: usize) -> (RunSummary, Vec<PolicyData>) {

@@ -1,6 +1,7 @@
 //! Colours and line styles: the palette, each policy's colour and dash (the same in every
 //! chart), the fills of fault windows and the warm-up, and the grid.
 
+use lblab_record::ORACLE;
 use plotters::prelude::*;
 
 /// Ten distinct colours (matplotlib's "tab10").
@@ -42,7 +43,7 @@ const KNOWN: [(&str, RGBColor); 10] = [
     ("envoy_peak_ewma", CATEGORY[4]),
     ("weighted_round_robin", CATEGORY[6]),
     ("tower_p2c_peak_ewma", CATEGORY[3]),
-    ("oracle", CATEGORY[7]),
+    (ORACLE, CATEGORY[7]),
 ];
 
 /// Dash patterns of variants (`peak_ewma(with_replacement)`): the known ablations get their own,

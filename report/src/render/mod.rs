@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::ImageEncoder as _;
-use lblab_model::results::write_atomic;
-use lblab_model::ModelError;
+use lblab_record::write_atomic;
+use lblab_record::RecordError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -96,7 +96,7 @@ fn draw_on<DB: DrawingBackend>(
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     write_atomic(path, bytes).map_err(|e| match e {
-        ModelError::Io { source, .. } => ReportError::Io {
+        RecordError::Io { source, .. } => ReportError::Io {
             file: path.to_path_buf(),
             source,
         },

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use lblab_model::results::{FaultWindow, PolicyResult, Recorder, RequestResult, RunSummary};
+use lblab_record::{FaultWindow, PolicyResult, Recorder, RequestResult, RunSummary};
 use lblab_report::{write_heatmap, ReportError};
 
 /// Policies of the synthetic run and how strongly each avoids a faulty backend (0 = not at all).
@@ -84,7 +84,7 @@ pub fn run() -> (RunSummary, Vec<PolicyResult>) {
         .collect();
     let summary = RunSummary {
         scenario: "slow-backend".to_string(),
-        mode: lblab_model::results::Mode::Sim,
+        mode: lblab_record::Mode::Sim,
         seed: 7,
         partial: false,
         backends,

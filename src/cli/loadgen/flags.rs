@@ -12,9 +12,9 @@ use lblab_loadgen::target::{Target, TargetSpec};
 use lblab_loadgen::transport::{TlsError, TlsOptions, Transport};
 use lblab_model::budget::parse_bytes;
 use lblab_model::overrides::{policy_specs, LoadOverrides};
-use lblab_model::results;
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
+use lblab_record::file_stem;
 
 /// Which servers, and how calls reach them.
 #[derive(Debug, clap::Args)]
@@ -139,14 +139,14 @@ impl Calls {
             (Some(d), _) if d.trim() == "@" => {
                 let mut text = String::new();
                 std::io::stdin()
-                    .take(lblab_model::results::MAX_RESULT_FILE)
+                    .take(lblab_record::MAX_RESULT_FILE)
                     .read_to_string(&mut text)
                     .context("--data @: reading the request from stdin")?;
                 Ok(Some(text))
             }
             (Some(d), _) => Ok(Some(d.clone())),
             (None, Some(path)) => {
-                let text = lblab_model::results::read_result_file(path)
+                let text = lblab_record::read_result_file(path)
                     .with_context(|| format!("--data-file {}", path.display()))?;
                 Ok(Some(text))
             }
@@ -158,7 +158,7 @@ impl Calls {
     pub fn metadata(&self) -> anyhow::Result<tonic::metadata::MetadataMap> {
         let mut entries = self.metadata.clone();
         if let Some(path) = &self.metadata_file {
-            let text = lblab_model::results::read_result_file(path)
+            let text = lblab_record::read_result_file(path)
                 .with_context(|| format!("--metadata-file {}", path.display()))?;
             entries.push(text);
         }
@@ -463,7 +463,7 @@ pub fn scenario(
             anyhow::Error::new(e).context(value)
         })?;
     let rate = from_file.as_ref().map_or(100.0, |s| s.file.workload.rate);
-    let name = call.map_or_else(|| "echo".into(), |c| results::file_stem(&c.name));
+    let name = call.map_or_else(|| "echo".into(), |c| file_stem(&c.name));
     let input = lblab_harness::PlanInput {
         file: from_file.as_ref(),
         name: &name,

@@ -8,8 +8,8 @@ use lblab_harness::RemoteRun;
 use lblab_loadgen::method::Call;
 use lblab_loadgen::report;
 use lblab_loadgen::target::Target;
-use lblab_model::results::{self, layout, RunSummary, StatusRow, TargetRow};
 use lblab_model::Scenario;
+use lblab_record::{layout, RunSummary, StatusRow, TargetRow};
 
 use super::super::output;
 
@@ -160,13 +160,13 @@ pub fn write(
     output::write_data(dir, summary, &policies)?;
     let (shares, statuses) = (run.shares(targets), run.statuses());
     let targets_csv = dir.join(layout::TARGETS_CSV);
-    results::write_atomic(&targets_csv, &results::TargetRow::to_csv(&shares)?)
+    lblab_record::write_atomic(&targets_csv, &lblab_record::TargetRow::to_csv(&shares)?)
         .with_context(|| format!("writing {}", targets_csv.display()))?;
     let statuses_csv = dir.join(layout::STATUSES_CSV);
-    results::write_atomic(&statuses_csv, &StatusRow::to_csv(&statuses)?)
+    lblab_record::write_atomic(&statuses_csv, &StatusRow::to_csv(&statuses)?)
         .with_context(|| format!("writing {}", statuses_csv.display()))?;
     output::write_charts(dir, summary, &policies)?;
     let page = html(dir, summary, &shares, &statuses)?;
-    results::write_atomic(&dir.join(layout::REPORT_HTML), page.as_bytes())?;
+    lblab_record::write_atomic(&dir.join(layout::REPORT_HTML), page.as_bytes())?;
     Ok(())
 }

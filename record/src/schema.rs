@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::PolicyResult;
-use crate::{ModelError, Scenario};
+use crate::RecordError;
 
 /// One row of `summary.csv` / `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,33 +135,43 @@ impl RateRow {
     }
 }
 
+/// What a [`RunSummary`] says of the run's scenario and length, before its rows: `lblab_model`
+/// builds it from a scenario (`Scenario::run_head`), so that this crate needs no scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunHead {
+    /// Scenario name.
+    pub scenario: String,
+    /// The scenario's seed.
+    pub seed: u64,
+    /// Backend names, in order.
+    pub backends: Vec<String>,
+    /// When each faulty backend was faulty.
+    pub fault_windows: Vec<FaultWindow>,
+    /// Warm-up, seconds.
+    pub warmup_s: f64,
+    /// Measured time, seconds.
+    pub measured_s: f64,
+}
+
 impl RunSummary {
-    /// The summary of a run of `scenario` that measured `results` (in that order); `partial` when
-    /// it was stopped early.
+    /// The summary of a run described by `head` that measured `results` (in that order);
+    /// `partial` when it was stopped early.
     pub fn of(
-        scenario: &Scenario,
+        head: RunHead,
         mode: Mode,
         results: &[PolicyResult],
         partial: bool,
         notes: Vec<(String, String)>,
     ) -> RunSummary {
         RunSummary {
-            scenario: scenario.file.name.clone(),
+            scenario: head.scenario,
             mode,
-            seed: scenario.file.seed,
+            seed: head.seed,
             partial,
-            backends: scenario.backends.iter().map(|b| b.name.clone()).collect(),
-            fault_windows: scenario
-                .fault_windows()
-                .into_iter()
-                .map(|(backend, s, e)| FaultWindow {
-                    backend,
-                    start_s: s as f64 / 1e9,
-                    end_s: e as f64 / 1e9,
-                })
-                .collect(),
-            warmup_s: scenario.workload.warmup as f64 / 1e9,
-            measured_s: scenario.workload.duration as f64 / 1e9,
+            backends: head.backends,
+            fault_windows: head.fault_windows,
+            warmup_s: head.warmup_s,
+            measured_s: head.measured_s,
             rows: results.iter().map(|r| r.summary.clone()).collect(),
             notes,
             incidents: results
@@ -169,7 +179,7 @@ impl RunSummary {
                 .flat_map(|r| r.incidents.iter().cloned())
                 .collect(),
             rates: if mode == Mode::Real {
-                RateRow::of(results, scenario.workload.duration as f64 / 1e9)
+                RateRow::of(results, head.measured_s)
             } else {
                 Vec::new()
             },
@@ -217,14 +227,14 @@ impl std::fmt::Display for Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = ModelError;
+    type Err = RecordError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Mode::ALL
             .into_iter()
             .find(|m| m.name() == s)
             .ok_or_else(|| {
-                ModelError::invalid(
+                RecordError::invalid(
                     "mode",
                     format!("{s:?} is not a run mode; expected \"sim\", \"real\" or \"sweep\""),
                 )
@@ -233,7 +243,7 @@ impl std::str::FromStr for Mode {
 }
 
 impl TryFrom<String> for Mode {
-    type Error = ModelError;
+    type Error = RecordError;
 
     fn try_from(s: String) -> Result<Self, Self::Error> {
         s.parse()

@@ -108,7 +108,7 @@ impl TargetRow {
     }
 
     /// Reads a `targets.csv`.
-    pub fn read_csv(path: &std::path::Path) -> Result<Vec<TargetRow>, crate::ModelError> {
+    pub fn read_csv(path: &std::path::Path) -> Result<Vec<TargetRow>, crate::RecordError> {
         read_rows(path)
     }
 
@@ -125,13 +125,13 @@ impl TargetRow {
 /// The rows of a CSV file of `T`s, with errors naming the file and line.
 pub(super) fn read_rows<T: serde::de::DeserializeOwned>(
     path: &std::path::Path,
-) -> Result<Vec<T>, crate::ModelError> {
+) -> Result<Vec<T>, crate::RecordError> {
     let text = super::read_result_file(path)?;
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     reader
         .deserialize()
         .collect::<Result<Vec<T>, csv::Error>>()
-        .map_err(|e| crate::ModelError::Parse {
+        .map_err(|e| crate::RecordError::Parse {
             file: path.display().to_string(),
             field: None,
             position: e.position().map(|p| (p.line() as usize, 1)),

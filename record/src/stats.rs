@@ -14,7 +14,7 @@
 //! the seed), so the ratio's interval is much narrower than the two intervals apart would say.
 //!
 //! ```
-//! use lblab_model::stats::median_interval;
+//! use lblab_record::stats::median_interval;
 //! let i = median_interval(&[5.0, 1.0, 4.0, 2.0, 3.0, 9.0, 8.0, 7.0, 6.0, 10.0]);
 //! assert_eq!((i.median, i.lo, i.hi), (5.5, 2.0, 9.0));
 //! assert!(i.coverage > 0.95);
@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::{SummaryRow, TimeseriesRow};
+use crate::{SummaryRow, TimeseriesRow};
 use lblab_policy::{Nanos, NANOS_PER_SEC};
 
 /// The confidence the intervals aim for.
@@ -217,7 +217,7 @@ pub fn time_to_fair_share(
 
 /// The herd measure: the share of the calls sent after warm-up that waited for a worker at their
 /// backend while a backend without an active fault had a worker free
-/// ([`crate::results::PolicyResult::avoidable_waits`] over the calls sent). Many clients that all
+/// ([`crate::PolicyResult::avoidable_waits`] over the calls sent). Many clients that all
 /// chase the same cheapest backend make such waits; a policy that spreads its calls where workers
 /// are free does not, and the oracle, which picks by the true queues, scores lowest (about 0: only
 /// a call that loses a race for a worker in the half round trip after its pick counts, and where

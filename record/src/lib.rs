@@ -1,5 +1,10 @@
-//! The results schema, written by both modes ([`Mode`]: `sim`, `real`) and read by the reports:
-//! recording with HdrHistogram while a run goes, and the files a run leaves behind.
+//! What a run records and how it is read back: the results schema, written by both modes
+//! ([`Mode`]: `sim`, `real`) and read by the reports; recording with HdrHistogram while a run
+//! goes, and the files a run leaves behind.
+//!
+//! This crate knows nothing of scenarios: a run's summary takes what it says of the scenario as
+//! a [`RunHead`] (`lblab_model` builds one from a scenario). The reports depend on this crate
+//! alone, so Cargo keeps them from reaching into the scenario model.
 //!
 //! Files in a results folder:
 //! - `summary.csv`, `summary.json`: one [`SummaryRow`] per policy.
@@ -25,8 +30,16 @@
 //! and the files ([`write_run`], [`write_atomic`], [`read_result_file`], [`read_timeseries`],
 //! [`read_hlog`]); and [`merge_runs`], which combines real runs of one scenario from several
 //! load generators into one.
+//!
+//! Beside the files: [`stats`] (medians and confidence intervals across seeds), [`units`] (the
+//! human-readable durations of scenario files, which sweep points are read back with),
+//! [`memory`] (the parts of memory estimates a record's size decides), [`RecordError`] (the one
+//! error type of lblab's files) and [`ORACLE`] (the one spelling of the simulator's oracle).
+
+#![warn(missing_docs)]
 
 mod compare;
+mod error;
 mod files;
 pub mod fixed;
 mod harness;
@@ -34,13 +47,22 @@ mod histogram;
 mod hlog;
 mod io;
 pub mod layout;
+pub mod memory;
 mod merge;
 mod recorder;
 mod schema;
+pub mod stats;
 mod statuses;
 mod targets;
+pub mod units;
+
+/// The simulator-only policy that routes each call to the backend that will answer it first
+/// (it knows the future). Its one spelling: every crate (the scenario model, the simulator, the
+/// reports) matches on it by this constant.
+pub const ORACLE: &str = "oracle";
 
 pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
+pub use error::RecordError;
 pub use files::{file_stem, read_timeseries, write_atomic, write_run};
 pub use harness::{
     DelayAccuracy, FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness, Quantiles,
@@ -52,8 +74,8 @@ pub use layout::Layout;
 pub use merge::{merge_runs, Merged};
 pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{
-    FailureRow, FaultWindow, Incident, IncidentKind, Mode, RateRow, RunSummary, SummaryRow,
-    TimeseriesRow,
+    FailureRow, FaultWindow, Incident, IncidentKind, Mode, RateRow, RunHead, RunSummary,
+    SummaryRow, TimeseriesRow,
 };
 pub use statuses::{StatusRow, MESSAGES_PER_STATUS};
 pub use targets::TargetRow;

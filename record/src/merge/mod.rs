@@ -25,7 +25,7 @@ use super::io::read_result_file;
 use super::layout::{FAILURES_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use super::recorder::{latency_row, PolicyResult};
 use super::schema::{FailureRow, Mode, RateRow, RunSummary, SummaryRow, TimeseriesRow};
-use crate::ModelError;
+use crate::RecordError;
 
 mod check;
 
@@ -68,9 +68,9 @@ struct Source {
 /// header or its `summary.json` count (a truncated file), a line of an hlog, `timeseries.csv` or
 /// `failures.csv` that cannot be read, and a merge whose memory estimate is above `budget`
 /// (bytes).
-pub fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, ModelError> {
+pub fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, RecordError> {
     if dirs.is_empty() {
-        return Err(ModelError::invalid("merge", "no run folders to merge"));
+        return Err(RecordError::invalid("merge", "no run folders to merge"));
     }
     check::distinct_folders(dirs)?;
     let sources = dirs
@@ -159,17 +159,19 @@ fn offsets(logs: &[check::Log]) -> Vec<f64> {
 }
 
 impl Source {
-    fn load(dir: &Path) -> Result<Source, ModelError> {
+    fn load(dir: &Path) -> Result<Source, RecordError> {
         let file = dir.join(SUMMARY_JSON);
         let name = dir.display().to_string();
-        let parse = |message: String| ModelError::Parse {
+        let parse = |message: String| RecordError::Parse {
             file: file.display().to_string(),
             field: None,
             position: None,
             message,
         };
         let text = match read_result_file(&file) {
-            Err(ModelError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Err(RecordError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
                 return Err(parse(
                     "missing: not a run folder (`lblab loadgen --out DIR` writes one)".into(),
                 ));
@@ -178,7 +180,7 @@ impl Source {
         };
         let summary: RunSummary = serde_json::from_str(&text).map_err(|e| parse(e.to_string()))?;
         if summary.mode != Mode::Real {
-            return Err(ModelError::Invalid {
+            return Err(RecordError::Invalid {
                 file: file.display().to_string(),
                 field: "mode".into(),
                 position: None,
@@ -201,8 +203,8 @@ impl Source {
         })
     }
 
-    fn invalid(&self, field: &str, message: String) -> ModelError {
-        ModelError::Invalid {
+    fn invalid(&self, field: &str, message: String) -> RecordError {
+        RecordError::Invalid {
             file: self.dir.join(SUMMARY_JSON).display().to_string(),
             field: field.into(),
             position: None,
@@ -212,7 +214,7 @@ impl Source {
 }
 
 /// Same scenario, same policies, same warm-up and measured length, same backends.
-fn check_compatible(sources: &[Source]) -> Result<(), ModelError> {
+fn check_compatible(sources: &[Source]) -> Result<(), RecordError> {
     let first = &sources[0];
     for s in &sources[1..] {
         if s.summary.scenario != first.summary.scenario {
@@ -306,7 +308,7 @@ fn merge_policy(
     logs: &[check::Log],
     notes: &mut Vec<(String, String)>,
     warnings: &mut Vec<String>,
-) -> Result<PolicyResult, ModelError> {
+) -> Result<PolicyResult, RecordError> {
     let t0 = logs.iter().map(|l| l.start).fold(f64::INFINITY, f64::min);
     notes.push((
         format!("{policy}: start"),
@@ -327,7 +329,7 @@ fn merge_policy(
         ));
         let file = &log.file;
         let add = |into: &mut Histogram<u64>, h: &Histogram<u64>| {
-            into.add(h).map_err(|e| ModelError::Parse {
+            into.add(h).map_err(|e| RecordError::Parse {
                 file: file.display().to_string(),
                 field: Some("histogram".into()),
                 position: None,
@@ -338,7 +340,7 @@ fn merge_policy(
         visit_hlog_file(file, &mut |i| {
             let second = slot(*offset, i.start_s);
             if second >= seconds {
-                return Err(ModelError::Parse {
+                return Err(RecordError::Parse {
                     file: file.display().to_string(),
                     field: Some("interval".into()),
                     position: None,
@@ -449,7 +451,7 @@ fn merge_timeseries(
     policy: &str,
     intervals: &BTreeMap<(u64, bool), Histogram<u64>>,
     backends: usize,
-) -> Result<Vec<TimeseriesRow>, ModelError> {
+) -> Result<Vec<TimeseriesRow>, RecordError> {
     // Per merged second, the runs' rows that have shares, with their weights.
     let mut shares: BTreeMap<u64, Vec<(f64, &[f64])>> = BTreeMap::new();
     for (s, offset) in sources.iter().zip(offsets) {
@@ -470,7 +472,7 @@ fn merge_timeseries(
             .entry(*second)
             .or_insert_with(new_histogram)
             .add(h)
-            .map_err(|e| ModelError::invalid("histogram", format!("{e:?}")))?;
+            .map_err(|e| RecordError::invalid("histogram", format!("{e:?}")))?;
     }
     let seconds: BTreeSet<u64> = ended.keys().chain(shares.keys()).copied().collect();
     Ok(seconds
@@ -541,20 +543,20 @@ fn merge_failures(sources: &[Source], offsets: &[f64], policy: &str) -> Vec<Fail
 
 /// Reads `failures.csv` (as [`super::write_run`] writes it: policy, second, backend name,
 /// errors, deadline_exceeded, error_mean_ms), backends named as in `backends`.
-fn read_failures(path: &Path, backends: &[String]) -> Result<Vec<FailureRow>, ModelError> {
+fn read_failures(path: &Path, backends: &[String]) -> Result<Vec<FailureRow>, RecordError> {
     let file = path.display().to_string();
     let text = read_result_file(path)?;
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let mut rows = Vec::new();
     for rec in reader.records() {
-        let rec = rec.map_err(|e| ModelError::Parse {
+        let rec = rec.map_err(|e| RecordError::Parse {
             file: file.clone(),
             field: None,
             position: e.position().map(|p| (p.line() as usize, 1)),
             message: e.to_string(),
         })?;
         let line = rec.position().map(|p| (p.line() as usize, 1));
-        let bad = |field: &str, what: &str| ModelError::Parse {
+        let bad = |field: &str, what: &str| RecordError::Parse {
             file: file.clone(),
             field: Some(field.into()),
             position: line,

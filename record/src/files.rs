@@ -8,12 +8,12 @@ use super::fixed;
 use super::io::read_result_file;
 use super::recorder::PolicyResult;
 use super::schema::{RunSummary, TimeseriesRow};
-use crate::ModelError;
+use crate::RecordError;
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then a rename, so
 /// an interrupted run never leaves a half-written file.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ModelError> {
-    let io = |source| ModelError::Io {
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), RecordError> {
+    let io = |source| RecordError::Io {
         file: path.display().to_string(),
         source,
     };
@@ -37,8 +37,12 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ModelError> {
 
 /// Writes `summary.csv`, `summary.json`, `timeseries.csv`, `failures.csv` and one `.hlog` and
 /// one `.hgrm` per policy into `dir`.
-pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Result<(), ModelError> {
-    let ser = |file: &str, e: String| ModelError::Io {
+pub fn write_run(
+    dir: &Path,
+    run: &RunSummary,
+    results: &[PolicyResult],
+) -> Result<(), RecordError> {
+    let ser = |file: &str, e: String| RecordError::Io {
         file: dir.join(file).display().to_string(),
         source: std::io::Error::other(e),
     };
@@ -145,8 +149,8 @@ pub fn file_stem(label: &str) -> String {
 }
 
 /// Reads `timeseries.csv` back (for charts).
-pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, ModelError> {
-    let io = |e: String| ModelError::Parse {
+pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, RecordError> {
+    let io = |e: String| RecordError::Parse {
         file: path.display().to_string(),
         field: None,
         position: None,
@@ -180,14 +184,15 @@ mod tests {
 
     #[test]
     fn labels_and_backend_names_with_commas_keep_their_columns() {
-        use crate::results::{Mode, Recorder, RequestResult, RunSummary};
-        let scenario = crate::testing::ScenarioBuilder::new("commas")
-            .rate(100.0)
-            .duration("3s")
-            .group("b", 2, r#"{ dist = "constant", value = "1ms" }"#, &[])
-            .lb("pe", "peak_ewma_experimental")
-            .build()
-            .expect("valid scenario");
+        use crate::{Mode, Recorder, RequestResult, RunHead, RunSummary};
+        let head = RunHead {
+            scenario: "commas".into(),
+            seed: 1,
+            backends: Vec::new(),
+            fault_windows: Vec::new(),
+            warmup_s: 0.0,
+            measured_s: 3.0,
+        };
         // Scenario labels may not hold commas, but a sweep's point labels do.
         let label = "peak_ewma[decay=1s,choices=2]";
         let mut r = Recorder::new(label, 2, 0);
@@ -200,7 +205,7 @@ mod tests {
             }
         }
         let results = vec![r.finish()];
-        let mut summary = RunSummary::of(&scenario, Mode::Sim, &results, false, Vec::new());
+        let mut summary = RunSummary::of(head, Mode::Sim, &results, false, Vec::new());
         summary.backends = vec!["b,0".into(), "b,1".into()];
         let dir = std::env::temp_dir().join(format!("lblab-commas-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

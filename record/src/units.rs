@@ -1,4 +1,6 @@
-//! Human-readable durations in scenario files (`"2ms"`, `"1.5s"`, `"10m"`).
+//! Human-readable durations in scenario files (`"2ms"`, `"1.5s"`, `"10m"`), and in what is
+//! read back of them (a sweep's points). How a scenario reports a bad one is tested with the
+//! scenario, in `lblab_model`.
 
 use std::fmt;
 
@@ -112,42 +114,4 @@ fn no_unit<E: serde::de::Error>(v: impl fmt::Display) -> E {
     E::custom(format!(
         "{v} has no unit; write a duration as a string with its unit, e.g. \"{v}s\" or \"{v}ms\""
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::Scenario;
-
-    fn parse(duration: &str) -> Result<Scenario, String> {
-        Scenario::parse(&format!(
-            r#"name = "t"
-[workload]
-rate = 100
-duration = {duration}
-[[fleet]]
-name = "main"
-service_time = {{ dist = "constant", value = "1ms" }}
-[[policies]]
-name = "rr"
-config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
-"#
-        ))
-        .map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn a_date_or_a_bare_number_where_a_duration_belongs_says_what_to_write() {
-        let e = parse("1979-05-27T07:32:00Z").unwrap_err();
-        assert!(
-            e.contains("workload.duration")
-                && e.contains("not a duration")
-                && e.contains("\"30s\""),
-            "{e}"
-        );
-        let e = parse("30").unwrap_err();
-        assert!(e.contains("no unit") && e.contains("\"30s\""), "{e}");
-        let e = parse("2.5").unwrap_err();
-        assert!(e.contains("no unit") && e.contains("\"2.5s\""), "{e}");
-        assert!(parse("\"30s\"").is_ok());
-    }
 }

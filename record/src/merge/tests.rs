@@ -1,23 +1,21 @@
 //! Tests of [`super::merge_runs`].
 
 use super::*;
-use crate::results::{write_run, Recorder, RequestResult};
-use crate::testing::ScenarioBuilder;
-use crate::Scenario;
+use crate::{write_run, Recorder, RequestResult, RunHead};
 
 const SEC: u64 = 1_000_000_000;
 
-/// Two 1 ms backends, round robin and peak EWMA, 3 s at 100 calls a second after `warmup`.
-fn scenario(warmup: &str) -> Scenario {
-    ScenarioBuilder::new("merge-test")
-        .rate(100.0)
-        .duration("3s")
-        .warmup(warmup)
-        .group("b", 2, r#"{ dist = "constant", value = "1ms" }"#, &[])
-        .lb("rr", "round_robin")
-        .lb("pe", "peak_ewma_experimental")
-        .build()
-        .expect("valid scenario")
+/// What a summary says of the scenario `merge-test` (two 1 ms backends `b/0` and `b/1`, round
+/// robin and peak EWMA, 3 s at 100 calls a second) run after `warmup_s` seconds of warm-up.
+fn head(warmup_s: f64) -> RunHead {
+    RunHead {
+        scenario: "merge-test".into(),
+        seed: 1,
+        backends: vec!["b/0".into(), "b/1".into()],
+        fault_windows: Vec::new(),
+        warmup_s,
+        measured_s: 3.0,
+    }
 }
 
 /// A fresh folder for one test's runs.
@@ -49,7 +47,7 @@ fn record(policy: &str, latency: &dyn Fn(u64) -> u64, all: &mut Histogram<u64>) 
 fn run_folder(
     dir: &Path,
     start: f64,
-    warmup: &str,
+    warmup_s: f64,
     latency: &dyn Fn(u64) -> u64,
     all: &mut Histogram<u64>,
 ) -> RunSummary {
@@ -61,7 +59,7 @@ fn run_folder(
             r
         })
         .collect();
-    let summary = RunSummary::of(&scenario(warmup), Mode::Real, &results, false, Vec::new());
+    let summary = RunSummary::of(head(warmup_s), Mode::Real, &results, false, Vec::new());
     write_run(dir, &summary, &results).expect("written");
     summary
 }
@@ -81,8 +79,8 @@ fn added_histograms_give_the_percentiles_of_every_sample() {
             3_000_000 + i * 1_000
         }
     };
-    let sa = run_folder(&a, 1_700_000_000.25, "1s", &fast, &mut all);
-    let sb = run_folder(&b, 1_700_000_001.5, "1s", &slow, &mut slow_samples);
+    let sa = run_folder(&a, 1_700_000_000.25, 1.0, &fast, &mut all);
+    let sb = run_folder(&b, 1_700_000_001.5, 1.0, &slow, &mut slow_samples);
     all.add(&slow_samples).unwrap();
     let merged = merge_runs(&[a.clone(), b.clone()], u64::MAX).expect("merged");
     // `all` holds each sample twice over (once per policy): per policy it is half of it.
@@ -113,12 +111,12 @@ fn runs_are_aligned_by_their_recorded_starts() {
     let root = scratch("align");
     let (a, b) = (root.join("early"), root.join("late"));
     let mut sink = new_histogram();
-    run_folder(&b, 1_700_000_002.0, "1s", &|_| 2_000_000, &mut sink);
-    run_folder(&a, 1_700_000_000.0, "1s", &|_| 2_000_000, &mut sink);
+    run_folder(&b, 1_700_000_002.0, 1.0, &|_| 2_000_000, &mut sink);
+    run_folder(&a, 1_700_000_000.0, 1.0, &|_| 2_000_000, &mut sink);
     // The later run first: time 0 is still the earliest start.
     let merged = merge_runs(&[b.clone(), a.clone()], u64::MAX).expect("merged");
     let rr = &merged.results[0];
-    let log = crate::results::parse_hlog(&rr.hlog, "merged").unwrap();
+    let log = crate::parse_hlog(&rr.hlog, "merged").unwrap();
     assert_eq!(log.start_unix_s, Some(1_700_000_000.0));
     // Each run has intervals 0..=3; the later one lands on 2..=5, its warm-up (second 2) beside
     // the earlier one's measured second 2, each with its own tag.
@@ -165,8 +163,8 @@ fn bad_folders_are_errors_that_name_the_file_and_field() {
     let root = scratch("errors");
     let (a, b) = (root.join("a"), root.join("b"));
     let mut sink = new_histogram();
-    run_folder(&a, 1_700_000_000.0, "1s", &|_| 2_000_000, &mut sink);
-    run_folder(&b, 1_700_000_000.5, "1s", &|_| 2_000_000, &mut sink);
+    run_folder(&a, 1_700_000_000.0, 1.0, &|_| 2_000_000, &mut sink);
+    run_folder(&b, 1_700_000_000.5, 1.0, &|_| 2_000_000, &mut sink);
 
     // No summary.json.
     let empty = root.join("empty");
@@ -180,7 +178,7 @@ fn bad_folders_are_errors_that_name_the_file_and_field() {
     // A simulated run.
     let sim = root.join("sim");
     let results = vec![record("rr", &|_| 1_000_000, &mut sink).finish()];
-    let summary = RunSummary::of(&scenario("1s"), Mode::Sim, &results, false, Vec::new());
+    let summary = RunSummary::of(head(1.0), Mode::Sim, &results, false, Vec::new());
     write_run(&sim, &summary, &results).unwrap();
     let e = message(&[a.clone(), sim.clone()]);
     assert!(
@@ -192,7 +190,7 @@ fn bad_folders_are_errors_that_name_the_file_and_field() {
     let one = root.join("one-policy");
     let mut results = vec![record("rr", &|_| 1_000_000, &mut sink).finish()];
     results[0].set_start_time(1_700_000_000.0);
-    let summary = RunSummary::of(&scenario("1s"), Mode::Real, &results, false, Vec::new());
+    let summary = RunSummary::of(head(1.0), Mode::Real, &results, false, Vec::new());
     write_run(&one, &summary, &results).unwrap();
     let e = message(&[a.clone(), one.clone()]);
     assert!(
@@ -202,7 +200,7 @@ fn bad_folders_are_errors_that_name_the_file_and_field() {
 
     // A different warm-up: both lengths are given.
     let longer = root.join("longer");
-    run_folder(&longer, 1_700_000_000.0, "2s", &|_| 2_000_000, &mut sink);
+    run_folder(&longer, 1_700_000_000.0, 2.0, &|_| 2_000_000, &mut sink);
     let e = message(&[a.clone(), longer.clone()]);
     assert!(
         e.contains("`warmup_s`") && e.contains("warm-up 1 s") && e.contains("warm-up 2 s"),
@@ -255,8 +253,7 @@ fn boundary_run(dir: &Path, start: f64) -> (RunSummary, PolicyResult) {
     }
     let mut result = r.finish();
     result.set_start_time(start);
-    let scenario = scenario("1500ms");
-    let mut summary = RunSummary::of(&scenario, Mode::Real, &[], false, Vec::new());
+    let mut summary = RunSummary::of(head(1.5), Mode::Real, &[], false, Vec::new());
     summary.rows = vec![result.summary.clone()];
     write_run(dir, &summary, std::slice::from_ref(&result)).expect("written");
     (summary, result)

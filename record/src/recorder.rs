@@ -485,14 +485,13 @@ mod tests {
         );
         // lblab's reader agrees, and the measured intervals are exactly what the summary
         // counted: one cut for both (the calls' intended send times).
-        let log = crate::results::parse_hlog(&res.hlog, "p.hlog").unwrap();
+        let log = crate::parse_hlog(&res.hlog, "p.hlog").unwrap();
         let starts: Vec<f64> = log.intervals.iter().map(|i| i.start_s).collect();
         assert_eq!(starts, [0.0, 1.0, 1.0, 2.0, 3.0]);
         assert_eq!(log.intervals[1].histogram.len(), 500);
         assert_eq!(log.intervals[2].tag.as_deref(), Some("od(peak_ewma)_x"));
         assert_eq!(log.intervals[2].histogram.len(), 500);
-        let measured =
-            crate::results::sum_measured(&res.hlog, "p.hlog", "od(peak ewma),x", 1.5).unwrap();
+        let measured = crate::sum_measured(&res.hlog, "p.hlog", "od(peak ewma),x", 1.5).unwrap();
         assert_eq!(measured.len(), 2500);
         assert_eq!(res.summary.ok, 2500);
         assert_eq!(measured, res.histogram);

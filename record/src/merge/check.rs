@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use super::Source;
-use crate::budget;
-use crate::results::hlog::HlogHeader;
-use crate::ModelError;
+use crate::hlog::HlogHeader;
+use crate::memory;
+use crate::RecordError;
 
 /// The latest start a run may record: 2100-01-01 in Unix seconds. A later one is not a clock's
 /// reading but a corrupt or hand-made header, and aligning by it would ask for a merged run of
@@ -28,8 +28,8 @@ pub(super) struct Log {
 }
 
 /// An error about `file`'s `field`.
-fn invalid(file: &Path, field: &str, message: String) -> ModelError {
-    ModelError::Invalid {
+fn invalid(file: &Path, field: &str, message: String) -> RecordError {
+    RecordError::Invalid {
         file: file.display().to_string(),
         field: field.into(),
         position: None,
@@ -39,11 +39,11 @@ fn invalid(file: &Path, field: &str, message: String) -> ModelError {
 
 /// Refuses one folder given twice (the same folder by another path included): every call of it
 /// would be counted twice.
-pub(super) fn distinct_folders(dirs: &[PathBuf]) -> Result<(), ModelError> {
+pub(super) fn distinct_folders(dirs: &[PathBuf]) -> Result<(), RecordError> {
     let key = |d: &PathBuf| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
     for (i, d) in dirs.iter().enumerate() {
         if let Some(earlier) = dirs[..i].iter().find(|e| key(e) == key(d)) {
-            return Err(ModelError::invalid(
+            return Err(RecordError::invalid(
                 "merge",
                 format!(
                     "{} is given twice (also as {}): merging a run with itself would count \
@@ -59,9 +59,9 @@ pub(super) fn distinct_folders(dirs: &[PathBuf]) -> Result<(), ModelError> {
 
 /// Checks the header of `policy`'s log in `source` (a start since the epoch, before
 /// [`LATEST_START_UNIX_S`]) and returns it as a [`Log`].
-pub(super) fn log(file: PathBuf, header: HlogHeader) -> Result<Log, ModelError> {
+pub(super) fn log(file: PathBuf, header: HlogHeader) -> Result<Log, RecordError> {
     let Some(start) = header.start_unix_s else {
-        return Err(ModelError::Parse {
+        return Err(RecordError::Parse {
             file: file.display().to_string(),
             field: Some("StartTime".into()),
             position: None,
@@ -90,13 +90,13 @@ pub(super) fn log(file: PathBuf, header: HlogHeader) -> Result<Log, ModelError> 
 
 /// Refuses a copy of one run given as two folders: the same start for every policy and the same
 /// counts.
-pub(super) fn distinct_runs(sources: &[Source], logs: &[Vec<Log>]) -> Result<(), ModelError> {
+pub(super) fn distinct_runs(sources: &[Source], logs: &[Vec<Log>]) -> Result<(), RecordError> {
     for (i, s) in sources.iter().enumerate() {
         for (j, earlier) in sources[..i].iter().enumerate() {
             let same_starts = logs.iter().all(|per| per[i].start == per[j].start);
             if same_starts && s.summary.rows == earlier.summary.rows {
                 return Err(invalid(
-                    &s.dir.join(crate::results::layout::SUMMARY_JSON),
+                    &s.dir.join(crate::layout::SUMMARY_JSON),
                     "rows",
                     format!(
                         "the same run as {} (the same start and the same counts for every \
@@ -114,7 +114,7 @@ pub(super) fn distinct_runs(sources: &[Source], logs: &[Vec<Log>]) -> Result<(),
 /// Refuses runs of `policy` that do not overlap in time: the latest start must come before the
 /// earliest run ended (its warm-up and measured length after its start). Runs one after the
 /// other did not load the fleet together, so their sum is not one run.
-pub(super) fn overlap(sources: &[Source], policy: &str, logs: &[Log]) -> Result<(), ModelError> {
+pub(super) fn overlap(sources: &[Source], policy: &str, logs: &[Log]) -> Result<(), RecordError> {
     let length = sources[0].summary.warmup_s + sources[0].summary.measured_s;
     if sources[0].summary.measured_s <= 0.0 {
         // A file from before lblab recorded the measured length: nothing to check against.
@@ -164,29 +164,29 @@ pub(super) fn merged_seconds(sources: &[Source], policy: &str, offsets: &[f64]) 
         .unwrap_or(0)
 }
 
-/// Refuses a merge whose estimated memory ([`budget::merged`]) is above `budget`.
+/// Refuses a merge whose estimated memory ([`memory::merged`]) is above `budget`.
 pub(super) fn memory(
     sources: &[Source],
     seconds: u64,
     policies: usize,
     budget_bytes: u64,
-) -> Result<(), ModelError> {
+) -> Result<(), RecordError> {
     let backends = sources[0].summary.backends.len();
     let read_rows: usize = sources.iter().map(|s| s.timeseries.len()).sum();
-    let e = budget::merged(policies, seconds, backends, read_rows);
+    let e = memory::merged(policies, seconds, backends, read_rows);
     if e.bytes <= budget_bytes {
         return Ok(());
     }
-    Err(ModelError::invalid(
+    Err(RecordError::invalid(
         "merge",
         format!(
             "merging these {} runs would need about {} of memory (mostly {}), more than the \
              budget of {}; merge fewer or shorter runs, or raise the budget with \
              --memory-budget",
             sources.len(),
-            budget::size(e.bytes),
+            memory::size(e.bytes),
             e.largest,
-            budget::size(budget_bytes)
+            memory::size(budget_bytes)
         ),
     ))
 }
@@ -201,7 +201,7 @@ pub(super) fn counts(
     log: &Log,
     measured: u64,
     warnings: &mut Vec<String>,
-) -> Result<(), ModelError> {
+) -> Result<(), RecordError> {
     let Some(header) = log.measured else {
         warnings.push(format!(
             "{}: written by an lblab from before hlogs recorded their measured count (and cut \
@@ -209,7 +209,7 @@ pub(super) fn counts(
              cannot be checked against {}, and the merged percentiles may differ from its own \
              by the calls around the warm-up's end",
             log.file.display(),
-            crate::results::layout::SUMMARY_JSON
+            crate::layout::SUMMARY_JSON
         ));
         return Ok(());
     };
@@ -232,10 +232,7 @@ pub(super) fn counts(
             format!(
                 "the log holds {measured} measured latencies, but {} counts only {counted} \
                  calls of {policy} that ended OK or ran out of time: the log is not this run's",
-                source
-                    .dir
-                    .join(crate::results::layout::SUMMARY_JSON)
-                    .display()
+                source.dir.join(crate::layout::SUMMARY_JSON).display()
             ),
         ));
     }

@@ -170,10 +170,7 @@ mod tests {
             p99_ms: p99,
             ok,
             requests: ok,
-            ..crate::results::recorder::latency_row(
-                "oracle",
-                &crate::results::histogram::new_histogram(),
-            )
+            ..crate::recorder::latency_row("oracle", &crate::histogram::new_histogram())
         };
         let (sim, unmeasured) = (row(2.0, 8.0, 100), row(0.0, 0.0, 0));
         let r = CompareRow::new(&sim, &unmeasured, Some((&sim, 0.2)), true);
