@@ -41,6 +41,7 @@ CASES=(
   "many_policies|clients = 2\nrate = 2000\nwarmup = \"1s\"\nduration = \"60s\"|50|many"
   "closed_many_slots|clients = 100\narrival = \"closed\"\nconcurrency = 100\nwarmup = \"1s\"\nduration = \"3s\"|20|rr"
   "high_rate|clients = 4\nrate = 500000\nwarmup = \"1s\"\nduration = \"5s\"|20|rr"
+  "overloaded|clients = 4\nrate = 100000\ndeadline = \"2s\"\nwarmup = \"1s\"\nduration = \"5s\"|20|rr"
   "closed_failing|clients = 100\narrival = \"closed\"\nconcurrency = 1000\nwarmup = \"1s\"\nduration = \"1s\"|20|rr|[[faults]]\nkind = \"fail_fast\"\ntargets = [\"main\"]\nerror_rate = 1.0\n"
 )
 

@@ -23,7 +23,7 @@ function args(argv) {
   return a;
 }
 
-/** lblab's agreement rule (model/src/results/compare.rs): within ±20 %, or within 1 ms. */
+/** lblab's agreement rule (record/src/compare.rs): within ±20 %, or within 1 ms. */
 function agree(a, b) {
   return Math.abs(a - b) <= 1 || Math.abs(a - b) <= 0.2 * Math.abs(b);
 }
@@ -203,7 +203,7 @@ function main() {
   doc.push('```');
   doc.push('');
   doc.push(
-    '**Agreement rule** (lblab\'s sim-vs-real rule, `model/src/results/compare.rs`): two p50s (or p99s) agree when they are ' +
+    '**Agreement rule** (lblab\'s sim-vs-real rule, `record/src/compare.rs`): two p50s (or p99s) agree when they are ' +
       'within ±20 % of the second or within 1 ms. *Share* is the share of calls answered by the named group: for grpc-js from each ' +
       'reply\'s `backend` field (OK calls), for lblab from `targets.csv` (calls sent after the warm-up). *CPU µs/call*: for grpc-js ' +
       'the whole Node process\'s CPU time (user + system, all threads, warm-up included) over the calls it sent; for lblab the ' +

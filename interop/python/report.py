@@ -13,7 +13,7 @@ import csv
 import json
 import os
 
-# lblab's agreement rule (model/src/results/compare.rs): within 20 % of the second, or 1 ms.
+# lblab's agreement rule (record/src/compare.rs): within 20 % of the second, or 1 ms.
 RELATIVE = 0.20
 ABSOLUTE_MS = 1.0
 # Traffic shares agree when no backend's share differs by more than this (absolute).

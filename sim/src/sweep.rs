@@ -72,17 +72,10 @@ pub fn all_ablations() -> Vec<Ablation> {
     v
 }
 
-/// Short name of an ablation variant, e.g. `time_weighted+with_replacement`.
+/// Short name of an ablation variant, e.g. `time_weighted+with_replacement`: its
+/// `lblabAblation` values, named where the policy parses them.
 pub fn ablation_name(a: Ablation) -> String {
-    let d = match a.decay {
-        DecayMode::TimeWeighted => "time_weighted",
-        DecayMode::OnRead => "on_read",
-    };
-    let s = match a.sampling {
-        Sampling::WithReplacement => "with_replacement",
-        Sampling::Distinct => "distinct",
-    };
-    format!("{d}+{s}")
+    a.decay_and_sampling()
 }
 
 /// One grid point: a peak-EWMA configuration.

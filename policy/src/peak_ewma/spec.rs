@@ -213,6 +213,18 @@ impl Spec for Config {
     }
 }
 
+impl Ablation {
+    /// Its decay and sampling as their `lblabAblation` values, e.g.
+    /// `time_weighted+with_replacement`: how the grid sweep labels a variant.
+    pub fn decay_and_sampling(&self) -> String {
+        format!(
+            "{}+{}",
+            choice_name(DECAYS, self.decay),
+            choice_name(SAMPLINGS, self.sampling)
+        )
+    }
+}
+
 /// An optional count of samples (`blendSamples`, `errorSamples`): `None` when absent or 0 (off),
 /// else at least 2 (an answer's least weight is its inverse).
 fn samples(f: &mut Fields<'_>, key: &'static str) -> Result<Option<u32>, ConfigError> {
