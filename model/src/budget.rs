@@ -16,6 +16,7 @@
 pub use lblab_record::memory::{merged, size, Estimate};
 use lblab_record::memory::{BASE, PER_POLICY, PER_SECOND, PER_SECOND_BACKEND};
 
+use crate::fault::FaultSpec;
 use crate::scenario::Arrival;
 use crate::scenario::Scenario;
 
@@ -24,8 +25,8 @@ pub const DEFAULT_BUDGET: u64 = 8 << 30;
 
 /// Per policy instance (client), client and backend: the endpoint's slot and connection state.
 const PER_CLIENT_BACKEND: u64 = 256;
-/// Per call that may be in flight in the simulator (the open loop's rate times the deadline,
-/// which most calls do not stay: fit to 500,000 calls a second, `results/memory/`).
+/// Per call that may be in flight in the simulator (the open loop's rate times the deadline, at
+/// most what the backends have room for, [`sim_room`]; `results/memory/`).
 const PER_CALL_SIM: u64 = 24;
 /// Per call in flight in the real load generator (its future, the HTTP/2 stream, buffers).
 const PER_CALL_REAL: u64 = 4 << 10;
@@ -40,6 +41,35 @@ pub enum Mode {
     },
     /// The real load generator: one policy at a time.
     Real,
+}
+
+/// How many unary calls the simulator can hold at once in an open loop, if that is bounded: a
+/// backend holds at most its workers and its queue (more are refused at once) and the network
+/// the calls of one round trip. Unbounded (`u64::MAX`) where calls can be held elsewhere until
+/// their deadline or beyond: a black hole swallows them, a crash leaves them waiting at the
+/// client, a stream holds no worker.
+fn sim_room(scenario: &Scenario) -> u64 {
+    let holds_elsewhere = scenario
+        .file
+        .faults
+        .iter()
+        .any(|f| matches!(f, FaultSpec::Crash { .. } | FaultSpec::BlackHole { .. }));
+    if holds_elsewhere || scenario.workload.streaming_share > 0.0 {
+        return u64::MAX;
+    }
+    let room = scenario
+        .backends
+        .iter()
+        .map(|b| u64::from(b.params.workers) + u64::from(b.params.queue_limit))
+        .fold(0u64, u64::saturating_add);
+    let rtt = scenario
+        .backends
+        .iter()
+        .map(|b| b.network_rtt)
+        .max()
+        .unwrap_or(0);
+    let on_the_wire = (scenario.file.workload.rate * rtt as f64 / 1e9).ceil() as u64;
+    room.saturating_add(on_the_wire)
 }
 
 /// The memory a run of `policies` policies of `scenario` needs, roughly (see the module docs).
@@ -67,7 +97,11 @@ pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
         clients.saturating_mul(u64::from(w.concurrency))
     } else {
         let stay = w.deadline.min(horizon_ns) as f64 / 1e9;
-        (scenario.file.workload.rate * stay).ceil() as u64
+        let held = (scenario.file.workload.rate * stay).ceil() as u64;
+        match mode {
+            Mode::Sim { .. } => held.min(sim_room(scenario)),
+            Mode::Real => held,
+        }
     };
     let per_call = match mode {
         Mode::Sim { .. } => PER_CALL_SIM,
@@ -222,6 +256,27 @@ mod tests {
         assert!(check(&closed, 1, Mode::Real, DEFAULT_BUDGET).is_err());
         // Raising the budget lets a run through.
         assert!(check(&wide, 1, Mode::Sim { jobs: 1 }, u64::MAX).is_ok());
+    }
+
+    #[test]
+    fn the_simulator_holds_no_more_calls_than_its_backends_have_room_for() {
+        // 500,000 calls a second with a 10 s deadline: 5 million if each waited its deadline,
+        // but 2 backends of 4 workers and a queue of 1,000 refuse the rest at once.
+        let flood = scenario(2, |b| b.rate(5e5).duration("1s").deadline("10s"));
+        let sim = estimate(&flood, 1, Mode::Sim { jobs: 1 });
+        assert!(sim.bytes < 64 << 20, "{sim:?}");
+        // A black hole holds its calls to the deadline: no bound.
+        let swallowed = scenario(2, |b| {
+            b.rate(5e5)
+                .duration("1s")
+                .deadline("10s")
+                .fault("black_hole", &["main"], &[])
+        });
+        let held = estimate(&swallowed, 1, Mode::Sim { jobs: 1 });
+        assert!(
+            held.bytes > sim.bytes + (100 << 20),
+            "{held:?} against {sim:?}"
+        );
     }
 
     #[test]
