@@ -370,13 +370,14 @@ fn map_peak_ewma(typed: &Map<String, Value>, path: &str) -> Result<Parts, Config
         Dropped {
             field: "penalty_value",
             value: json!(penalty),
-            meaning: "Envoy's cost for a host with no estimate yet and calls in flight (penalty_value + active); peak_ewma_experimental starts every endpoint at defaultRtt and has no penalty. Dropped.",
+            meaning: "Envoy's cost for a host with no estimate yet and calls in flight (penalty_value + active); peak_ewma_experimental costs such an endpoint above any measured one by its own rule (Finagle's), with nothing to configure. Dropped.",
         },
     ];
     let mut notes = vec![
         "Envoy's EWMA has no peak: a slow sample blends in like any other (α = 1 − exp(−Δt/τ), Δt since the previous sample); peak_ewma_experimental jumps to a slower sample at once.".to_string(),
-        "Envoy's estimate is frozen while a host gets no samples (no idle decay): a host that was slow stays expensive until it is picked and answers fast; peak_ewma_experimental decays toward 0 with decayTime, so an unpicked endpoint becomes cheap again and is probed.".to_string(),
+        "Envoy's estimate is frozen while a host gets no samples (no idle decay): a host that was slow stays expensive until it is picked and answers fast; peak_ewma_experimental decays toward 0 while an endpoint gives no samples (on the pick clock, and at least as fast as the wall clock with idleMaxTime 60 s), so an unpicked endpoint becomes cheap again and is probed.".to_string(),
         "Envoy samples whole milliseconds (time to first upstream byte, truncated) and skips 0 ms samples, so a backend answering in under 1 ms never gets an estimate (its cost stays default_rtt, or penalty_value + active while it has calls in flight); peak_ewma_experimental measures in nanoseconds.".to_string(),
+        "Envoy's filter records the time of every response, an error's too (its documentation leaves errors to outlier detection), so a host that fails fast looks fast; peak_ewma_experimental divides the estimate by the share of calls that succeeded, and a failure never lowers it.".to_string(),
         "Envoy draws the two hosts from one random number (i = r mod n, j = (r >> 16) mod n, j + 1 on collision) and breaks cost ties with a random bit; peak_ewma_experimental draws choiceCount distinct endpoints uniformly and the earlier draw wins ties.".to_string(),
         "Envoy counts every request in flight (the host's rq_active) and learns only through the envoy.filters.http.peak_ewma HTTP filter; peak_ewma_experimental counts and measures unary calls itself.".to_string(),
     ];
