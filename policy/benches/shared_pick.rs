@@ -1,7 +1,7 @@
 //! What a pick costs inside a gRPC client: pick + completion from 1, 2, 4 and 8 threads at once
 //! over one shared picker (`lblab_policy::shared`), at 2, 20, 1,000 and 10,000 READY endpoints.
-//! round_robin (one atomic index), least_request (atomic counts), peak_ewma (per-endpoint locks
-//! around the sans-IO estimate), weighted_round_robin (the sans-IO policy behind one lock, warmed
+//! round_robin (one atomic index), least_request (atomic counts), peak_ewma (the real client's
+//! concurrent policy: each estimate behind a sequence lock, read without writing), weighted_round_robin (the sans-IO policy behind one lock, warmed
 //! with ORCA reports) and tower's p2c over `load::PeakEwma` (behind one lock, as tower shares a
 //! balancer through one buffer task; pick and completion in one locked call).
 //!

@@ -176,6 +176,11 @@ impl<S> Endpoints<S> {
         &mut self.slots[slot as usize]
     }
 
+    /// Slots, live or free (slot indices are `0..len`).
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
     /// The slot of a known endpoint.
     pub(crate) fn lookup(&self, id: EndpointId) -> Option<u32> {
         self.index.get(&id).copied()

@@ -145,6 +145,19 @@ impl PeakEwma {
         }
     }
 
+    /// An estimator holding `estimate` (ns) as of `stamp` without a decay factor (as
+    /// [`Moment::unscaled`] stamps it): how a picker that keeps the estimate and its stamp in
+    /// atomics rebuilds it to read or update.
+    #[inline]
+    pub fn unscaled(estimate: f64, stamp: Nanos) -> Self {
+        PeakEwma {
+            estimate,
+            stamp,
+            lift: 1.0,
+            comparable: estimate,
+        }
+    }
+
     /// The estimate decayed to `now`, in nanoseconds: `estimate × e^(−(now − stamp)/τ)`. Does not
     /// change state.
     #[inline]

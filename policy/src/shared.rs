@@ -6,8 +6,9 @@
 //! - [`RoundRobin`]: one atomic index, as grpc-java's and grpc-go's round_robin pickers.
 //! - [`LeastRequest`]: one atomic outstanding count per endpoint, read without a lock and drawn
 //!   with replacement (gRFC A48), as grpc-java's least_request picker.
-//! - [`crate::peak_ewma::shared::SharedPeakEwma`]: per-endpoint locks around the sans-IO policy's
-//!   own estimate, an atomic pick clock.
+//! - [`crate::peak_ewma::shared::SharedPeakEwma`]: each endpoint's estimate in atomics behind a
+//!   sequence lock (reads take no lock and write nothing), its outstanding count an atomic, an
+//!   atomic pick clock; a whole [`ConcurrentPolicy`], the one the real client uses.
 //! - [`Locked`]: any sans-IO [`Policy`] behind one lock: how tower's balancer is shared (one task
 //!   behind a buffer) and, here, weighted_round_robin, whose scheduler is not ported to atomics.
 
@@ -17,7 +18,9 @@ use std::sync::Mutex;
 use rand::RngCore;
 
 use crate::p2c;
-use crate::{Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket};
+use crate::{
+    Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
+};
 
 /// A pick's result: the endpoint (an index in `0..endpoints()`) and what its completion needs.
 #[derive(Debug)]
@@ -36,9 +39,75 @@ impl SharedTicket {
             inner: None,
         }
     }
+
+    /// A ticket carrying a policy's own [`Ticket`] for the completion.
+    pub(crate) fn with(ticket: Ticket) -> Self {
+        SharedTicket {
+            endpoint: ticket.endpoint().0,
+            inner: Some(ticket),
+        }
+    }
+
+    /// The policy's own ticket, if it carries one.
+    pub(crate) fn into_inner(self) -> Option<Ticket> {
+        self.inner
+    }
 }
 
-/// A picker many threads use at once.
+/// A policy whose picks and completions many threads make at once, without a lock over the
+/// policy: gRPC's split between an LB policy (its endpoint list and connectivity changes, which
+/// the caller serializes) and the picker (which application threads call concurrently). The
+/// arguments mean what they mean in [`Policy`]; a real client uses one with
+/// [`Concurrently`] for its serialized side.
+pub trait ConcurrentPolicy: Send + Sync + std::fmt::Debug {
+    /// The policy's gRPC name.
+    fn policy_name(&self) -> &'static str;
+    /// See [`Policy::set_endpoints`]; callers serialize this with `on_connectivity`.
+    fn set_endpoints(&self, now: Nanos, endpoints: &[EndpointId]);
+    /// See [`Policy::on_connectivity`]; callers serialize this with `set_endpoints`.
+    fn on_connectivity(&self, now: Nanos, endpoint: EndpointId, state: Connectivity);
+    /// See [`Policy::pick`]; any thread, at any time.
+    fn pick_call(&self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick;
+    /// See [`Policy::on_done`]; any thread, at any time.
+    fn on_done(&self, now: Nanos, ticket: Ticket, outcome: Outcome);
+    /// See [`Policy::endpoint_view`].
+    fn endpoint_view(&self, now: Nanos, endpoint: EndpointId) -> Option<EndpointView>;
+}
+
+/// A [`ConcurrentPolicy`] as a sans-IO [`Policy`]: every call forwarded, so code that drives a
+/// `Policy` (and serializes its calls) drives the concurrent one's serialized side unchanged,
+/// while its hot path calls the shared [`ConcurrentPolicy`] directly.
+#[derive(Debug, Clone)]
+pub struct Concurrently(pub std::sync::Arc<dyn ConcurrentPolicy>);
+
+impl Policy for Concurrently {
+    fn name(&self) -> &'static str {
+        self.0.policy_name()
+    }
+
+    fn set_endpoints(&mut self, now: Nanos, endpoints: &[EndpointId]) {
+        self.0.set_endpoints(now, endpoints);
+    }
+
+    fn on_connectivity(&mut self, now: Nanos, endpoint: EndpointId, state: Connectivity) {
+        self.0.on_connectivity(now, endpoint, state);
+    }
+
+    fn pick(&mut self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
+        self.0.pick_call(now, kind, rng)
+    }
+
+    fn on_done(&mut self, now: Nanos, ticket: Ticket, outcome: Outcome) {
+        self.0.on_done(now, ticket, outcome);
+    }
+
+    fn endpoint_view(&self, now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
+        self.0.endpoint_view(now, endpoint)
+    }
+}
+
+/// A picker many threads use at once, over a fixed set of READY endpoints: what the benchmark
+/// (`policy/benches/shared_pick.rs`) drives.
 pub trait SharedPicker: Send + Sync {
     /// The policy's name.
     fn name(&self) -> &'static str;

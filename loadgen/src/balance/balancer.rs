@@ -14,6 +14,46 @@ impl Balancer {
     /// [`EndpointId`]`(i)` to the policy). Must be called inside a tokio runtime: it spawns one
     /// connection task per endpoint and a timer task.
     pub fn new(policy: Box<dyn Policy>, endpoints: Vec<Uri>, options: BalancerOptions) -> Balancer {
+        Self::with(policy, None, endpoints, options)
+    }
+
+    /// [`new`](Self::new) for a policy's concurrent form: picks and completions call it from the
+    /// callers' threads without the balancer's lock ([`PolicyConfig::build_concurrent`]).
+    ///
+    /// [`PolicyConfig::build_concurrent`]: lblab_policy::config::PolicyConfig::build_concurrent
+    pub fn concurrent(
+        policy: Arc<dyn ConcurrentPolicy>,
+        endpoints: Vec<Uri>,
+        options: BalancerOptions,
+    ) -> Balancer {
+        let serialized = Box::new(Concurrently(policy.clone()));
+        Self::with(serialized, Some(policy), endpoints, options)
+    }
+
+    /// A balancer from a validated policy config: its concurrent form if it has one, else the
+    /// policy behind the balancer's lock.
+    pub fn from_config(
+        config: &config::PolicyConfig,
+        endpoints: Vec<Uri>,
+        options: BalancerOptions,
+    ) -> Balancer {
+        let origin = options.origin.unwrap_or_else(Instant::now);
+        let options = BalancerOptions {
+            origin: Some(origin),
+            ..options
+        };
+        match config.build_concurrent() {
+            Some(policy) => Balancer::concurrent(policy, endpoints, options),
+            None => Balancer::new(config.build(Clock::new(origin).now()), endpoints, options),
+        }
+    }
+
+    fn with(
+        policy: Box<dyn Policy>,
+        concurrent: Option<Arc<dyn ConcurrentPolicy>>,
+        endpoints: Vec<Uri>,
+        options: BalancerOptions,
+    ) -> Balancer {
         let clock = Clock::new(options.origin.unwrap_or_else(Instant::now));
         let shared = Arc::new(Shared {
             clock,
@@ -21,6 +61,7 @@ impl Balancer {
                 policy,
                 rng: SmallRng::seed_from_u64(options.seed),
             }),
+            concurrent,
             slots: RwLock::new(Vec::new()),
             options,
             changed: Notify::new(),
@@ -61,23 +102,15 @@ impl Balancer {
     }
 
     /// A balancer from a gRPC service config (`{"loadBalancingConfig":[...]}`): the first policy
-    /// of lblab's that the list names.
+    /// of lblab's that the list names, in its concurrent form if it has one
+    /// ([`from_config`](Self::from_config)).
     pub fn from_service_config(
         service_config: &str,
         endpoints: Vec<Uri>,
         options: BalancerOptions,
     ) -> Result<Balancer, ConfigError> {
         let cfg = config::parse_service_config(service_config)?;
-        let origin = options.origin.unwrap_or_else(Instant::now);
-        let policy = cfg.build(Clock::new(origin).now());
-        Ok(Balancer::new(
-            policy,
-            endpoints,
-            BalancerOptions {
-                origin: Some(origin),
-                ..options
-            },
-        ))
+        Ok(Balancer::from_config(&cfg, endpoints, options))
     }
 
     /// The tower service to give a tonic client. Cheap to clone.
@@ -129,6 +162,12 @@ impl Balancer {
             }
             let _ = tokio::time::timeout_at(end, changed).await;
         }
+    }
+
+    /// Whether picks and completions call the policy's concurrent form without the balancer's
+    /// lock ([`concurrent`](Self::concurrent)).
+    pub fn is_concurrent(&self) -> bool {
+        self.shared.concurrent.is_some()
     }
 
     /// Runs `f` with the policy and the current time, e.g. to read [`Policy::endpoint_view`].

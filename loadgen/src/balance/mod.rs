@@ -23,7 +23,9 @@
 //! ```
 //!
 //! What it does for every call, as a gRPC channel with that policy would:
-//! - picks with [`Policy::pick`]; "queue" waits for the next connectivity change (bounded by the
+//! - picks with [`Policy::pick`] under the balancer's lock, or, for a policy with a concurrent
+//!   form ([`ConcurrentPolicy`], which peak_ewma's default has), with no lock over the policy, as
+//!   gRPC's pickers are called from many threads at once; "queue" waits for the next connectivity change (bounded by the
 //!   call's deadline), "fail" fails the call with UNAVAILABLE;
 //! - completes the policy's ticket exactly once, when the call ends: at the response trailers
 //!   (their `grpc-status` and ORCA `endpoint-load-metrics-bin` report go into the
@@ -65,6 +67,7 @@ use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use lblab_model::backoff::Backoff;
 use lblab_policy::config::{self, ConfigError};
+use lblab_policy::shared::{ConcurrentPolicy, Concurrently};
 use lblab_policy::{
     Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status, Ticket,
 };
@@ -231,7 +234,12 @@ struct Outages {
 
 struct Shared {
     clock: Clock,
+    /// The policy for everything that is serialized (endpoint list, connectivity, timers) and,
+    /// without a concurrent form, for picks and completions too.
     core: Mutex<Core>,
+    /// The policy's concurrent form, if it has one: picks and completions call it without the
+    /// core's lock (the core holds the same policy as a [`Concurrently`]).
+    concurrent: Option<Arc<dyn ConcurrentPolicy>>,
     /// Every endpoint ever in the list, by [`EndpointId`]: ids are never reused, so an endpoint
     /// that leaves and comes back keeps its id.
     slots: RwLock<Vec<Arc<Slot>>>,

@@ -36,6 +36,25 @@ pub(super) fn status_class(headers: &http::HeaderMap) -> Option<Status> {
     })
 }
 
+/// Runs `f` with this thread's random source for a [`ConcurrentPolicy`]'s picks: one per thread,
+/// so picks on different threads share nothing; seeded from the balancer's seed and the thread's
+/// order of first use.
+fn with_pick_rng<R>(seed: u64, f: impl FnOnce(&mut SmallRng) -> R) -> R {
+    use std::cell::RefCell;
+    static THREADS: AtomicU64 = AtomicU64::new(0);
+    thread_local! {
+        static RNG: RefCell<Option<SmallRng>> = const { RefCell::new(None) };
+    }
+    RNG.with(|cell| {
+        let mut rng = cell.borrow_mut();
+        let rng = rng.get_or_insert_with(|| {
+            let thread = THREADS.fetch_add(1, Ordering::Relaxed);
+            SmallRng::seed_from_u64(seed ^ thread.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        });
+        f(rng)
+    })
+}
+
 pub(super) type ResponseFuture =
     Pin<Box<dyn Future<Output = Result<http::Response<PolicyBody>, tonic::Status>> + Send>>;
 
@@ -71,11 +90,17 @@ pub(super) async fn call(
         tokio::pin!(changed);
         changed.as_mut().enable();
         let now = shared.clock.now();
-        let pick = {
-            let mut core = shared.core();
-            Shared::timers(&mut core, now);
-            let Core { policy, rng } = &mut *core;
-            policy.pick(now, kind, rng)
+        let pick = match &shared.concurrent {
+            // No lock over the policy: the pick reads the endpoints' shared state.
+            Some(policy) => {
+                with_pick_rng(shared.options.seed, |rng| policy.pick_call(now, kind, rng))
+            }
+            None => {
+                let mut core = shared.core();
+                Shared::timers(&mut core, now);
+                let Core { policy, rng } = &mut *core;
+                policy.pick(now, kind, rng)
+            }
         };
         match pick {
             Pick::Endpoint(ticket) => {

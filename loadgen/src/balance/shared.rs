@@ -83,6 +83,10 @@ impl Shared {
             elapsed: now.saturating_sub(started),
             load,
         };
+        if let Some(policy) = &self.concurrent {
+            policy.on_done(now, ticket, outcome);
+            return;
+        }
         let mut core = self.core();
         core.policy.on_done(now, ticket, outcome);
         Self::timers(&mut core, now);

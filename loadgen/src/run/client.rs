@@ -9,7 +9,6 @@ use lblab_policy::config::Selected;
 use lblab_policy::RpcKind;
 use lblab_record::RequestResult;
 use lblab_wire::pb::echo::{CallReply, CallRequest};
-use lblab_wire::Clock;
 use tonic::client::Grpc;
 use tonic::metadata::MetadataMap;
 
@@ -325,10 +324,8 @@ pub(super) fn make_client(
         .collect::<Result<Vec<_>, _>>()?;
     let (channel, balancer) = match &policy.selected {
         Selected::Policy(cfg) => {
-            let clock = Clock::new(origin);
-            let p = cfg.build(clock.now());
-            let balancer = Balancer::new(
-                p,
+            let balancer = Balancer::from_config(
+                cfg,
                 endpoints,
                 BalancerOptions {
                     origin: Some(origin),

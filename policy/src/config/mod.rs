@@ -179,6 +179,15 @@ impl PolicyConfig {
         self.spec().build(now)
     }
 
+    /// Builds the policy as a [`ConcurrentPolicy`](crate::shared::ConcurrentPolicy), whose picks
+    /// and completions take no lock over the policy, if it has that form for this config: today
+    /// `peak_ewma_experimental` with an estimate [`SharedPeakEwma`](crate::peak_ewma::shared::SharedPeakEwma)
+    /// implements (the default among them), not inside a parent policy. It picks what
+    /// [`build`](Self::build)'s policy picks.
+    pub fn build_concurrent(&self) -> Option<std::sync::Arc<dyn crate::shared::ConcurrentPolicy>> {
+        self.spec().build_concurrent()
+    }
+
     /// The normalized config as a `loadBalancingConfig` entry, every default filled in.
     pub fn to_json(&self) -> Value {
         json!({ self.name(): self.spec().to_json() })

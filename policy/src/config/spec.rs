@@ -23,6 +23,12 @@ pub(crate) trait Spec: fmt::Debug {
     /// Builds the policy. `now` starts any interval timers.
     fn build(&self, now: Nanos) -> Box<dyn Policy>;
 
+    /// Builds the policy for many threads at once, if it has such a form for this config (see
+    /// [`PolicyConfig::build_concurrent`](crate::config::PolicyConfig::build_concurrent)).
+    fn build_concurrent(&self) -> Option<std::sync::Arc<dyn crate::shared::ConcurrentPolicy>> {
+        None
+    }
+
     /// See [`PolicyConfig::warmup_need`](crate::config::PolicyConfig::warmup_need); most policies need no time.
     fn warmup_need(&self) -> Option<(Nanos, String)> {
         None

@@ -1,33 +1,238 @@
-//! `peak_ewma_experimental` shared across threads the way a gRPC client holds a picker: every
-//! endpoint's state behind its own lock (striped state, as grpc-java keeps per-subchannel state in
-//! the subchannel's own object), the pick counter an atomic, and no lock over the whole policy on
-//! the pick path. The estimate's arithmetic is the sans-IO policy's own ([`super::split_cost`],
-//! [`super::split_observe`]), so the two cannot drift apart.
+//! `peak_ewma_experimental` shared across threads the way a gRPC client holds a picker: many
+//! application threads pick and complete calls at once, with no lock over the policy and none on
+//! the pick path.
+//!
+//! Each endpoint's estimate lives in a cache line of its own ([`Cell`]): the estimate's words are
+//! atomics behind a sequence lock, so a pick reads a candidate's cost with plain loads and writes
+//! nothing (a reader retries if a completion changed the words meanwhile), and only a completion
+//! takes the endpoint's write side for the few stores of a sample. The outstanding count shares
+//! one atomic word with the endpoint's generation, so the increment at a pick learns which
+//! generation it counted against, and a completion for an older generation (the endpoint
+//! reconnected or was removed since) changes nothing, as in the sans-IO policy. The READY list is
+//! an immutable snapshot swapped on connectivity changes (`arc_swap`), which gRPC's pickers are
+//! too. The pick clock is one atomic counter.
+//!
+//! The estimate's arithmetic is the sans-IO policy's own ([`super::split_cost`],
+//! [`super::split_observe`] over a [`Load`] rebuilt from the words), so the two cannot drift
+//! apart; one thread making the same calls picks exactly what [`super::PeakEwmaPolicy`] picks
+//! (tested below).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
+use arc_swap::ArcSwap;
 use rand::RngCore;
 
 use super::{
     split_cost, split_observe, Ablation, Config, DecayMode, Idle, Initial, Load, PeakEwma, Split,
+    NAME,
 };
+use crate::endpoints::Endpoints;
 use crate::estimator::Moment;
 use crate::p2c;
-use crate::shared::{SharedPicker, SharedTicket};
-use crate::Nanos;
+use crate::shared::{ConcurrentPolicy, SharedPicker, SharedTicket};
+use crate::{
+    Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, RpcKind, Status, Ticket,
+};
 
-/// `peak_ewma_experimental` with per-endpoint locks (see the module docs). Supports the
+/// The words of a [`Cell`]'s estimate: the stored estimate and the error share (f64 bits), the
+/// stamp, the peak (f64 bits) and its stamp, the pick clock at the last sample, and whether the
+/// endpoint has been sampled.
+const WORDS: usize = 7;
+
+/// One endpoint's state, alone in its cache line(s) so that threads working on different
+/// endpoints do not invalidate each other's.
+#[derive(Debug)]
+#[repr(align(64))]
+struct Cell {
+    /// Sequence lock over `words`: odd while a completion writes them.
+    seq: AtomicU64,
+    /// The generation (high 32 bits) and the calls outstanding (low 32 bits).
+    counted: AtomicU64,
+    words: [AtomicU64; WORDS],
+}
+
+const OUTSTANDING: u64 = 0xFFFF_FFFF;
+
+impl Cell {
+    fn new(generation: u32, load: &Load) -> Self {
+        let cell = Cell {
+            seq: AtomicU64::new(0),
+            counted: AtomicU64::new(u64::from(generation) << 32),
+            words: Default::default(),
+        };
+        cell.store(load);
+        cell
+    }
+
+    fn generation(&self) -> u32 {
+        (self.counted.load(Ordering::Acquire) >> 32) as u32
+    }
+
+    /// The estimate, consistent (never half of one completion's update), with the outstanding
+    /// count as of the read.
+    #[inline]
+    fn read(&self) -> Load {
+        loop {
+            let before = self.seq.load(Ordering::Acquire);
+            if before & 1 == 0 {
+                let w: [u64; WORDS] = std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
+                // Orders the word loads before the second sequence load (the seqlock's read fence).
+                fence(Ordering::Acquire);
+                if self.seq.load(Ordering::Relaxed) == before {
+                    let outstanding = (self.counted.load(Ordering::Relaxed) & OUTSTANDING) as u32;
+                    return decode(&w, outstanding);
+                }
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Runs `f` on the estimate with the write side held, if the cell is still at `generation`,
+    /// and stores what `f` left. Returns whether it ran.
+    fn update(&self, generation: u32, f: impl FnOnce(&mut Load)) -> bool {
+        let seq = self.lock();
+        let ran = self.generation() == generation;
+        if ran {
+            let mut load = self.read_locked();
+            f(&mut load);
+            self.store(&load);
+        }
+        self.seq.store(seq.wrapping_add(2), Ordering::Release);
+        ran
+    }
+
+    /// Starts the cell over at `generation` with `load` and nothing outstanding.
+    fn reset(&self, generation: u32, load: &Load) {
+        let seq = self.lock();
+        self.counted
+            .store(u64::from(generation) << 32, Ordering::Release);
+        self.store(load);
+        self.seq.store(seq.wrapping_add(2), Ordering::Release);
+    }
+
+    /// Takes the write side: the even sequence it found (now odd until released).
+    fn lock(&self) -> u64 {
+        let mut spins = 0u32;
+        loop {
+            let seq = self.seq.load(Ordering::Relaxed);
+            if seq & 1 == 0
+                && self
+                    .seq
+                    .compare_exchange_weak(seq, seq | 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                // Orders the odd sequence before the word stores (the seqlock's write fence).
+                fence(Ordering::Release);
+                return seq;
+            }
+            // Another completion of this endpoint holds it for a few stores; on an
+            // oversubscribed machine it may have been descheduled, so give way after a while.
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    fn read_locked(&self) -> Load {
+        let w: [u64; WORDS] = std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
+        decode(&w, (self.counted.load(Ordering::Relaxed) & OUTSTANDING) as u32)
+    }
+
+    fn store(&self, load: &Load) {
+        for (word, value) in self.words.iter().zip(encode(load)) {
+            word.store(value, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a call picked for this endpoint; returns the generation it counts against.
+    #[inline]
+    fn count(&self) -> u32 {
+        (self.counted.fetch_add(1, Ordering::AcqRel) >> 32) as u32
+    }
+
+    /// Takes back a call counted against `generation`; false (and no change) if the cell has
+    /// moved to another generation since.
+    #[inline]
+    fn uncount(&self, generation: u32) -> bool {
+        let mut word = self.counted.load(Ordering::Relaxed);
+        loop {
+            if (word >> 32) as u32 != generation {
+                return false;
+            }
+            let outstanding = (word & OUTSTANDING).saturating_sub(1);
+            let new = (word & !OUTSTANDING) | outstanding;
+            match self
+                .counted
+                .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => word = now,
+            }
+        }
+    }
+}
+
+fn encode(load: &Load) -> [u64; WORDS] {
+    [
+        load.rtt.stored().to_bits(),
+        load.rtt.stamp(),
+        load.errors.to_bits(),
+        load.peak.to_bits(),
+        load.peak_stamp,
+        load.picks_at,
+        u64::from(load.sampled),
+    ]
+}
+
+fn decode(w: &[u64; WORDS], outstanding: u32) -> Load {
+    Load {
+        rtt: PeakEwma::unscaled(f64::from_bits(w[0]), w[1]),
+        errors: f64::from_bits(w[2]),
+        peak: f64::from_bits(w[3]),
+        peak_stamp: w[4],
+        picks_at: w[5],
+        sampled: w[6] != 0,
+        outstanding,
+    }
+}
+
+/// What picks read: the READY endpoints and every slot's cell, swapped whole on a change.
+#[derive(Debug, Default)]
+struct Table {
+    /// READY slots in list order, as [`Endpoints::ready`].
+    ready: Box<[u32]>,
+    /// By slot.
+    cells: Box<[Arc<Cell>]>,
+    /// By slot.
+    ids: Box<[EndpointId]>,
+    /// Nothing READY: queue (something may still connect) rather than fail.
+    queue: bool,
+}
+
+/// The serialized side: the endpoint list and connectivity.
+#[derive(Debug, Default)]
+struct Control {
+    endpoints: Endpoints<Arc<Cell>>,
+    /// The next generation to give a cell (so no ticket of a cell's earlier life matches it).
+    generations: u32,
+}
+
+/// `peak_ewma_experimental` for many threads at once (see the module docs). Supports the
 /// semantics whose estimate is the split one ([`Ablation::split`]), the default among them.
 #[derive(Debug)]
 pub struct SharedPeakEwma {
     ablation: Ablation,
     choices: u32,
     split: Split,
+    initial: Nanos,
     /// Picks made so far: the idle decay's pick clock.
     picks: AtomicU64,
-    slots: Box<[Mutex<Load>]>,
-    indices: Box<[u32]>,
+    table: ArcSwap<Table>,
+    control: Mutex<Control>,
 }
 
 /// The configuration is one the shared picker does not implement.
@@ -36,8 +241,8 @@ pub struct SharedPeakEwma {
 pub struct Unsupported;
 
 impl SharedPeakEwma {
-    /// A picker over `endpoints` READY endpoints, all unsampled.
-    pub fn new(config: Config, endpoints: u32) -> Result<Self, Unsupported> {
+    /// A policy with no endpoints.
+    pub fn with_config(config: Config) -> Result<Self, Unsupported> {
         let a = config.ablation;
         // Without a decay factor per call (see `Moment::unscaled`), the variations that weigh a
         // sample by the wall-clock decay of the stored estimate are not supported.
@@ -51,32 +256,178 @@ impl SharedPeakEwma {
             Initial::Penalty => 0,
             Initial::Prior | Initial::FirstSample => config.default_rtt,
         };
-        let fresh = || {
-            Mutex::new(Load {
-                rtt: PeakEwma::new(initial, Moment::unscaled(0)),
-                peak: 0.0,
-                errors: 0.0,
-                peak_stamp: 0,
-                outstanding: 0,
-                sampled: false,
-                picks_at: 0,
-            })
-        };
         Ok(SharedPeakEwma {
             ablation: a,
             choices: config.choice_count,
             split: Split::new(config.decay_time, &a),
+            initial,
             picks: AtomicU64::new(0),
-            slots: (0..endpoints).map(|_| fresh()).collect(),
-            indices: (0..endpoints).collect(),
+            table: ArcSwap::default(),
+            control: Mutex::new(Control::default()),
         })
     }
 
-    fn load(&self, i: u32) -> std::sync::MutexGuard<'_, Load> {
-        // A panic while holding an endpoint's lock leaves plain numbers behind: keep using them.
-        self.slots[i as usize]
+    /// A policy over `endpoints` endpoints (ids `0..endpoints`), all READY and unsampled at time
+    /// 0: what the benchmark picks from.
+    pub fn new(config: Config, endpoints: u32) -> Result<Self, Unsupported> {
+        let policy = Self::with_config(config)?;
+        let ids: Vec<EndpointId> = (0..endpoints).map(EndpointId).collect();
+        policy.set_endpoints(0, &ids);
+        {
+            let mut control = policy.control();
+            for &id in &ids {
+                policy.connectivity(&mut control, 0, id, Connectivity::Ready);
+            }
+            policy.publish(&control);
+        }
+        Ok(policy)
+    }
+
+    fn control(&self) -> std::sync::MutexGuard<'_, Control> {
+        // A panic while holding the lock leaves a consistent table behind: keep using it.
+        self.control
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A fresh estimate as of `now`, as the sans-IO policy's `fresh`.
+    fn fresh(&self, now: Nanos) -> Load {
+        Load {
+            rtt: PeakEwma::new(self.initial, Moment::unscaled(now)),
+            peak: 0.0,
+            errors: 0.0,
+            peak_stamp: now,
+            outstanding: 0,
+            sampled: false,
+            picks_at: self.picks.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Applies a connectivity change without publishing the table.
+    fn connectivity(&self, control: &mut Control, now: Nanos, id: EndpointId, state: Connectivity) {
+        if let Some((slot, old)) = control.endpoints.set_state(id, state) {
+            if state == Connectivity::Ready && old != Connectivity::Ready {
+                // A (re)connected endpoint starts over; calls of its old connection no longer
+                // count against it.
+                control.generations = control.generations.wrapping_add(1);
+                let fresh = self.fresh(now);
+                control.endpoints.slot(slot).data.reset(control.generations, &fresh);
+            }
+        }
+    }
+
+    /// Makes the control side's state what picks see.
+    fn publish(&self, control: &Control) {
+        let e = &control.endpoints;
+        let slots = 0..e.len() as u32;
+        self.table.store(Arc::new(Table {
+            ready: e.ready().into(),
+            cells: slots.clone().map(|s| e.slot(s).data.clone()).collect(),
+            ids: slots.map(|s| e.slot(s).id).collect(),
+            queue: matches!(e.unready(), Pick::Queue),
+        }));
+    }
+}
+
+impl ConcurrentPolicy for SharedPeakEwma {
+    fn policy_name(&self) -> &'static str {
+        NAME
+    }
+
+    fn set_endpoints(&self, now: Nanos, endpoints: &[EndpointId]) {
+        let mut control = self.control();
+        let fresh = self.fresh(now);
+        let Control {
+            endpoints: table,
+            generations,
+        } = &mut *control;
+        // A slot that leaves the list retires its cell: its calls stop counting. (A slot reused
+        // for another endpoint got a new cell from `init`.)
+        let before: Vec<u32> = (0..table.len() as u32)
+            .filter(|&s| table.slot(s).live)
+            .collect();
+        table.set(endpoints, || {
+            *generations = generations.wrapping_add(1);
+            Arc::new(Cell::new(*generations, &fresh))
+        });
+        for slot in before {
+            let s = table.slot(slot);
+            if !s.live {
+                *generations = generations.wrapping_add(1);
+                s.data.reset(*generations, &fresh);
+            }
+        }
+        self.publish(&control);
+    }
+
+    fn on_connectivity(&self, now: Nanos, endpoint: EndpointId, state: Connectivity) {
+        let mut control = self.control();
+        self.connectivity(&mut control, now, endpoint, state);
+        self.publish(&control);
+    }
+
+    fn pick_call(&self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
+        let table = self.table.load();
+        if table.ready.is_empty() {
+            return if table.queue { Pick::Queue } else { Pick::Fail };
+        }
+        let picks = self.picks.load(Ordering::Relaxed);
+        let (a, split) = (&self.ablation, &self.split);
+        // Each candidate's cost is read on its own; another thread may change it before the
+        // outstanding count below is raised, as in grpc-java's least_request picker.
+        let slot = p2c::pick(&table.ready, self.choices, a.sampling, rng, |s| {
+            split_cost(a, split, picks, &table.cells[s as usize].read(), now)
+        });
+        self.picks.fetch_add(1, Ordering::Relaxed);
+        let cell = &table.cells[slot as usize];
+        let generation = if a.streams.outstanding(kind) {
+            cell.count()
+        } else {
+            cell.generation()
+        };
+        Pick::Endpoint(Ticket::new(table.ids[slot as usize], slot, generation, kind))
+    }
+
+    fn on_done(&self, now: Nanos, ticket: Ticket, outcome: Outcome) {
+        let (a, kind) = (&self.ablation, ticket.kind());
+        if !a.streams.outstanding(kind) {
+            return; // by default a stream's duration is not a latency, and streams are not counted
+        }
+        let table = self.table.load();
+        let Some(cell) = table.cells.get(ticket.slot() as usize) else {
+            return;
+        };
+        if !cell.uncount(ticket.generation()) {
+            return;
+        }
+        if outcome.status == Status::Cancelled || !a.streams.samples(kind) {
+            return;
+        }
+        let picks = self.picks.load(Ordering::Relaxed);
+        let (rtt, failed) = (outcome.elapsed, outcome.status != Status::Ok);
+        cell.update(ticket.generation(), |load| {
+            let at = Moment::unscaled(now);
+            if !load.sampled && a.initial != Initial::Prior {
+                load.rtt.replace(at, rtt);
+                load.errors = if failed { 1.0 } else { 0.0 };
+            } else {
+                split_observe(a, &self.split, picks, load, at, rtt, failed);
+            }
+            load.sampled = true;
+            load.picks_at = picks;
+        });
+    }
+
+    fn endpoint_view(&self, now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
+        let control = self.control();
+        let slot = control.endpoints.slot(control.endpoints.lookup(endpoint)?);
+        let load = slot.data.read();
+        let picks = self.picks.load(Ordering::Relaxed);
+        Some(EndpointView {
+            state: slot.state,
+            outstanding: load.outstanding,
+            cost: Some(split_cost(&self.ablation, &self.split, picks, &load, now)),
+        })
     }
 }
 
@@ -86,48 +437,30 @@ impl SharedPicker for SharedPeakEwma {
     }
 
     fn pick(&self, now: Nanos, rng: &mut dyn RngCore) -> Option<SharedTicket> {
-        if self.indices.is_empty() {
-            return None;
+        match self.pick_call(now, RpcKind::Unary, rng) {
+            Pick::Endpoint(ticket) => Some(SharedTicket::with(ticket)),
+            Pick::Queue | Pick::Fail => None,
         }
-        let picks = self.picks.load(Ordering::Relaxed);
-        let (a, split) = (&self.ablation, &self.split);
-        // Each candidate's cost is read under its own lock; another thread may change it before
-        // the outstanding count below is raised, as in grpc-java's least_request picker.
-        let i = p2c::pick(
-            &self.indices,
-            self.choices,
-            p2c::Sampling::Distinct,
-            rng,
-            |i| split_cost(a, split, picks, &self.load(i), now),
-        );
-        self.picks.fetch_add(1, Ordering::Relaxed);
-        let mut load = self.load(i);
-        load.outstanding = load.outstanding.saturating_add(1);
-        Some(SharedTicket::of(i))
     }
 
     fn done(&self, ticket: SharedTicket, now: Nanos, elapsed: Nanos, ok: bool) {
-        let picks = self.picks.load(Ordering::Relaxed);
-        let a = &self.ablation;
-        let mut load = self.load(ticket.endpoint);
-        load.outstanding = load.outstanding.saturating_sub(1);
-        let at = Moment::unscaled(now);
-        if !load.sampled && a.initial != Initial::Prior {
-            load.rtt.replace(at, elapsed);
-            load.errors = if ok { 0.0 } else { 1.0 };
-        } else {
-            split_observe(a, &self.split, picks, &mut load, at, elapsed, !ok);
+        if let Some(ticket) = ticket.into_inner() {
+            let status = if ok { Status::Ok } else { Status::Error };
+            self.on_done(now, ticket, Outcome::new(status, elapsed));
         }
-        load.sampled = true;
-        load.picks_at = picks;
     }
 
     fn endpoints(&self) -> usize {
-        self.slots.len()
+        self.table.load().ready.len()
     }
 
     fn bytes_per_endpoint(&self) -> usize {
-        std::mem::size_of::<Mutex<Load>>() + std::mem::size_of::<u32>()
+        // The cell and its Arc's counts, the table's pointer, id and READY entry.
+        std::mem::size_of::<Cell>()
+            + 2 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<Arc<Cell>>()
+            + std::mem::size_of::<EndpointId>()
+            + std::mem::size_of::<u32>()
     }
 }
 
@@ -137,6 +470,7 @@ mod tests {
     use crate::peak_ewma::PeakEwmaPolicy;
     use crate::shared::{LeastRequest, RoundRobin};
     use crate::{Connectivity, EndpointId, Outcome, Pick, Policy, RpcKind, Status};
+    use crate::shared::ConcurrentPolicy;
     use rand::{rngs::SmallRng, SeedableRng};
 
     fn elapsed(endpoint: u32, k: u64) -> Nanos {
@@ -181,6 +515,87 @@ mod tests {
                     i += 1;
                 }
             }
+        }
+    }
+
+    /// Drives the sans-IO policy and the shared one with the same events from one thread: list
+    /// changes, connectivity, unary calls and streams, every status, completions out of order and
+    /// tickets gone stale. They must pick the same endpoints and show the same costs.
+    fn same_as_sans_io(events: &[(u8, u8, u8)], config: Config) {
+        let mut policy = PeakEwmaPolicy::new(config);
+        let shared = SharedPeakEwma::with_config(config).expect("supported");
+        let (mut r1, mut r2) = (SmallRng::seed_from_u64(9), SmallRng::seed_from_u64(9));
+        let mut open: Vec<(crate::Ticket, crate::Ticket, Nanos)> = Vec::new();
+        let mut now: Nanos = 1;
+        for (k, &(op, x, y)) in events.iter().enumerate() {
+            now += 50_000 + u64::from(x) * 40_000;
+            match op % 8 {
+                0 => {
+                    let ids: Vec<EndpointId> = (0..6u32)
+                        .filter(|i| (x >> i) & 1 == 1 || *i == u32::from(y % 6))
+                        .map(EndpointId)
+                        .collect();
+                    policy.set_endpoints(now, &ids);
+                    ConcurrentPolicy::set_endpoints(&shared, now, &ids);
+                }
+                1 => {
+                    let state = [
+                        Connectivity::Ready,
+                        Connectivity::Ready,
+                        Connectivity::Connecting,
+                        Connectivity::TransientFailure,
+                        Connectivity::Idle,
+                    ][usize::from(y % 5)];
+                    let id = EndpointId(u32::from(x % 6));
+                    policy.on_connectivity(now, id, state);
+                    ConcurrentPolicy::on_connectivity(&shared, now, id, state);
+                }
+                2..=5 => {
+                    let kind = if y % 7 == 0 {
+                        RpcKind::Streaming
+                    } else {
+                        RpcKind::Unary
+                    };
+                    match (policy.pick(now, kind, &mut r1), shared.pick_call(now, kind, &mut r2)) {
+                        (Pick::Endpoint(t), Pick::Endpoint(s)) => {
+                            assert_eq!(t.endpoint(), s.endpoint(), "event {k}");
+                            let elapsed = if t.endpoint().0 == 0 { 9_000_000 } else { 1_000_000 };
+                            open.push((t, s, elapsed + u64::from(y) * 10_000));
+                        }
+                        (Pick::Queue, Pick::Queue) | (Pick::Fail, Pick::Fail) => {}
+                        (a, b) => panic!("event {k}: sans-IO {a:?}, shared {b:?}"),
+                    }
+                }
+                _ => {
+                    if open.is_empty() {
+                        continue;
+                    }
+                    let (t, s, elapsed) = open.remove(usize::from(x) % open.len());
+                    let status = [Status::Ok, Status::Ok, Status::Error, Status::DeadlineExceeded, Status::Cancelled]
+                        [usize::from(y % 5)];
+                    policy.on_done(now, t, Outcome::new(status, elapsed));
+                    ConcurrentPolicy::on_done(&shared, now, s, Outcome::new(status, elapsed));
+                }
+            }
+            for id in (0..6).map(EndpointId) {
+                let (a, b) = (
+                    Policy::endpoint_view(&policy, now, id),
+                    ConcurrentPolicy::endpoint_view(&shared, now, id),
+                );
+                assert_eq!(a, b, "event {k}, endpoint {id:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_shared_policy_is_the_sans_io_policy(
+            events in proptest::collection::vec((0u8..8, 0u8..64, 0u8..35), 1..300),
+        ) {
+            same_as_sans_io(&events, Config::default());
+            let mut config = Config::default();
+            config.ablation.streams = super::super::Streams::Outstanding;
+            same_as_sans_io(&events, config);
         }
     }
 

@@ -211,6 +211,14 @@ impl Spec for Config {
         }
         Box::new(PeakEwmaPolicy::new(*self))
     }
+
+    fn build_concurrent(&self) -> Option<std::sync::Arc<dyn crate::shared::ConcurrentPolicy>> {
+        if self.ablation.per_method {
+            return None;
+        }
+        let policy = super::shared::SharedPeakEwma::with_config(*self).ok()?;
+        Some(std::sync::Arc::new(policy))
+    }
 }
 
 impl Ablation {
