@@ -18,7 +18,7 @@
 //! (tested below).
 
 use std::sync::atomic::{fence, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
 use rand::RngCore;
@@ -40,10 +40,10 @@ use crate::{
 /// endpoint has been sampled.
 const WORDS: usize = 7;
 
-/// One endpoint's state, alone in its cache line(s) so that threads working on different
-/// endpoints do not invalidate each other's.
-#[derive(Debug)]
-#[repr(align(64))]
+/// One endpoint's state: 72 bytes, contiguous with its neighbours' in the [`Arena`] (padding
+/// each to its own cache lines measured slower: more memory to walk at large fleets for less
+/// false sharing, which only few-endpoint fleets see, and those share their endpoints anyway).
+#[derive(Debug, Default)]
 struct Cell {
     /// Sequence lock over `words`: odd while a completion writes them.
     seq: AtomicU64,
@@ -55,16 +55,6 @@ struct Cell {
 const OUTSTANDING: u64 = 0xFFFF_FFFF;
 
 impl Cell {
-    fn new(generation: u32, load: &Load) -> Self {
-        let cell = Cell {
-            seq: AtomicU64::new(0),
-            counted: AtomicU64::new(u64::from(generation) << 32),
-            words: Default::default(),
-        };
-        cell.store(load);
-        cell
-    }
-
     fn generation(&self) -> u32 {
         (self.counted.load(Ordering::Acquire) >> 32) as u32
     }
@@ -200,24 +190,57 @@ fn decode(w: &[u64; WORDS], outstanding: u32) -> Load {
     }
 }
 
-/// What picks read: the READY endpoints and every slot's cell, swapped whole on a change.
+/// Every slot's [`Cell`], at an address that never changes: chunk `k` holds `64 × 2^k` cells
+/// and is allocated when the first slot in it is, so a completion finds its cell from the
+/// ticket's slot without any snapshot, and growing never moves a cell another thread reads.
+#[derive(Debug, Default)]
+struct Arena {
+    chunks: [OnceLock<Box<[Cell]>>; CHUNKS],
+}
+
+/// Chunks of an [`Arena`]: room for 64 × (2^26 − 1) slots, more than a `u32` counts.
+const CHUNKS: usize = 26;
+
+impl Arena {
+    /// The chunk and the index in it of `slot`.
+    #[inline]
+    fn locate(slot: u32) -> (usize, usize) {
+        let q = u64::from(slot) / 64 + 1;
+        let k = 63 - q.leading_zeros() as usize;
+        (k, (u64::from(slot) - 64 * ((1u64 << k) - 1)) as usize)
+    }
+
+    #[inline]
+    fn get(&self, slot: u32) -> Option<&Cell> {
+        let (k, i) = Self::locate(slot);
+        self.chunks.get(k)?.get()?.get(i)
+    }
+
+    /// The cell of `slot`, its chunk allocated if need be (control side only).
+    fn ensure(&self, slot: u32) -> &Cell {
+        let (k, i) = Self::locate(slot);
+        let chunk = self.chunks[k].get_or_init(|| (0..64usize << k).map(|_| Cell::default()).collect());
+        &chunk[i]
+    }
+}
+
+/// What picks read: the READY endpoints, swapped whole on a change.
 #[derive(Debug, Default)]
 struct Table {
     /// READY slots in list order, as [`Endpoints::ready`].
     ready: Box<[u32]>,
-    /// By slot.
-    cells: Box<[Arc<Cell>]>,
-    /// By slot.
+    /// The endpoint of each slot.
     ids: Box<[EndpointId]>,
     /// Nothing READY: queue (something may still connect) rather than fail.
     queue: bool,
 }
 
-/// The serialized side: the endpoint list and connectivity.
+/// The serialized side: the endpoint list and connectivity. A slot's data is the generation its
+/// cell was started at.
 #[derive(Debug, Default)]
 struct Control {
-    endpoints: Endpoints<Arc<Cell>>,
-    /// The next generation to give a cell (so no ticket of a cell's earlier life matches it).
+    endpoints: Endpoints<u32>,
+    /// The last generation given to a cell (so no ticket of a cell's earlier life matches it).
     generations: u32,
 }
 
@@ -232,6 +255,7 @@ pub struct SharedPeakEwma {
     /// Picks made so far: the idle decay's pick clock.
     picks: AtomicU64,
     table: ArcSwap<Table>,
+    cells: Arena,
     control: Mutex<Control>,
 }
 
@@ -263,6 +287,7 @@ impl SharedPeakEwma {
             initial,
             picks: AtomicU64::new(0),
             table: ArcSwap::default(),
+            cells: Arena::default(),
             control: Mutex::new(Control::default()),
         })
     }
@@ -281,6 +306,12 @@ impl SharedPeakEwma {
             policy.publish(&control);
         }
         Ok(policy)
+    }
+
+    /// The cell of a slot the table lists (allocated before the table was published).
+    #[inline]
+    fn cell(&self, slot: u32) -> &Cell {
+        self.cells.get(slot).expect("a listed slot has a cell")
     }
 
     fn control(&self) -> std::sync::MutexGuard<'_, Control> {
@@ -309,21 +340,26 @@ impl SharedPeakEwma {
             if state == Connectivity::Ready && old != Connectivity::Ready {
                 // A (re)connected endpoint starts over; calls of its old connection no longer
                 // count against it.
-                control.generations = control.generations.wrapping_add(1);
-                let fresh = self.fresh(now);
-                control.endpoints.slot(slot).data.reset(control.generations, &fresh);
+                self.restart(control, slot, now);
             }
         }
+    }
+
+    /// Starts `slot`'s cell over at a new generation with a fresh estimate.
+    fn restart(&self, control: &mut Control, slot: u32, now: Nanos) {
+        control.generations = control.generations.wrapping_add(1);
+        control.endpoints.slot_mut(slot).data = control.generations;
+        self.cells
+            .ensure(slot)
+            .reset(control.generations, &self.fresh(now));
     }
 
     /// Makes the control side's state what picks see.
     fn publish(&self, control: &Control) {
         let e = &control.endpoints;
-        let slots = 0..e.len() as u32;
         self.table.store(Arc::new(Table {
             ready: e.ready().into(),
-            cells: slots.clone().map(|s| e.slot(s).data.clone()).collect(),
-            ids: slots.map(|s| e.slot(s).id).collect(),
+            ids: (0..e.len() as u32).map(|s| e.slot(s).id).collect(),
             queue: matches!(e.unready(), Pick::Queue),
         }));
     }
@@ -336,25 +372,18 @@ impl ConcurrentPolicy for SharedPeakEwma {
 
     fn set_endpoints(&self, now: Nanos, endpoints: &[EndpointId]) {
         let mut control = self.control();
-        let fresh = self.fresh(now);
-        let Control {
-            endpoints: table,
-            generations,
-        } = &mut *control;
-        // A slot that leaves the list retires its cell: its calls stop counting. (A slot reused
-        // for another endpoint got a new cell from `init`.)
-        let before: Vec<u32> = (0..table.len() as u32)
-            .filter(|&s| table.slot(s).live)
+        let before: Vec<u32> = (0..control.endpoints.len() as u32)
+            .filter(|&s| control.endpoints.slot(s).live)
             .collect();
-        table.set(endpoints, || {
-            *generations = generations.wrapping_add(1);
-            Arc::new(Cell::new(*generations, &fresh))
-        });
-        for slot in before {
-            let s = table.slot(slot);
-            if !s.live {
-                *generations = generations.wrapping_add(1);
-                s.data.reset(*generations, &fresh);
+        // New and reused slots are marked with generation 0 and started below.
+        control.endpoints.set(endpoints, || 0);
+        for slot in 0..control.endpoints.len() as u32 {
+            let s = control.endpoints.slot(slot);
+            // A slot that left the list retires its cell (its calls stop counting); a new or
+            // reused one starts fresh.
+            let left = !s.live && before.contains(&slot);
+            if left || (s.live && s.data == 0) {
+                self.restart(&mut control, slot, now);
             }
         }
         self.publish(&control);
@@ -376,10 +405,10 @@ impl ConcurrentPolicy for SharedPeakEwma {
         // Each candidate's cost is read on its own; another thread may change it before the
         // outstanding count below is raised, as in grpc-java's least_request picker.
         let slot = p2c::pick(&table.ready, self.choices, a.sampling, rng, |s| {
-            split_cost(a, split, picks, &table.cells[s as usize].read(), now)
+            split_cost(a, split, picks, &self.cell(s).read(), now)
         });
         self.picks.fetch_add(1, Ordering::Relaxed);
-        let cell = &table.cells[slot as usize];
+        let cell = self.cell(slot);
         let generation = if a.streams.outstanding(kind) {
             cell.count()
         } else {
@@ -393,8 +422,7 @@ impl ConcurrentPolicy for SharedPeakEwma {
         if !a.streams.outstanding(kind) {
             return; // by default a stream's duration is not a latency, and streams are not counted
         }
-        let table = self.table.load();
-        let Some(cell) = table.cells.get(ticket.slot() as usize) else {
+        let Some(cell) = self.cells.get(ticket.slot()) else {
             return;
         };
         if !cell.uncount(ticket.generation()) {
@@ -421,7 +449,7 @@ impl ConcurrentPolicy for SharedPeakEwma {
     fn endpoint_view(&self, now: Nanos, endpoint: EndpointId) -> Option<EndpointView> {
         let control = self.control();
         let slot = control.endpoints.slot(control.endpoints.lookup(endpoint)?);
-        let load = slot.data.read();
+        let load = self.cells.get(control.endpoints.lookup(endpoint)?)?.read();
         let picks = self.picks.load(Ordering::Relaxed);
         Some(EndpointView {
             state: slot.state,
@@ -455,12 +483,12 @@ impl SharedPicker for SharedPeakEwma {
     }
 
     fn bytes_per_endpoint(&self) -> usize {
-        // The cell and its Arc's counts, the table's pointer, id and READY entry.
+        // The cell, the table's id and READY entry, and the control side's slot (the arena's
+        // last chunk may be up to half empty: not counted).
         std::mem::size_of::<Cell>()
-            + 2 * std::mem::size_of::<usize>()
-            + std::mem::size_of::<Arc<Cell>>()
             + std::mem::size_of::<EndpointId>()
             + std::mem::size_of::<u32>()
+            + std::mem::size_of::<crate::endpoints::Slot<u32>>()
     }
 }
 
