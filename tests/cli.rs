@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{
-    arg, assert_no_temporary_files, assert_says, fails, fails_with, files, lblab, policies,
-    scenario_file, scratch, stops_and_keeps_partial_results, succeeds, text, POLITE,
+    arg, assert_no_temporary_files, assert_says, fails, fails_with, files, lblab, one_slow,
+    scenario_file, scratch, stops_and_keeps_partial_results, succeeds, text, with_policies,
+    LOGNORMAL_2MS, POLITE,
 };
+use lblab_model::testing::ScenarioBuilder;
 
 #[test]
 fn check_accepts_every_readme_example() {
@@ -73,34 +75,22 @@ fn check_reports_json_syntax_errors_with_position() {
 }
 
 /// Two clients, four backends and a slow one, three policies, a few seconds.
-fn small() -> String {
-    r#"
-name = "small"
-seed = 7
-[workload]
-clients = 2
-rate = 400
-warmup = "1s"
-duration = "3s"
-[[fleet]]
-name = "main"
-count = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "8ms" }
-[[fleet]]
-name = "slow"
-service_time = { dist = "lognormal", median = "2ms", p99 = "8ms" }
-[[faults]]
-kind = "slowdown"
-targets = ["slow"]
-factor = 10
-"#
-    .to_string()
-        + &policies(&["round_robin", "peak_ewma", "oracle"])
+fn small() -> ScenarioBuilder {
+    let run = ScenarioBuilder::new("small")
+        .seed(7)
+        .clients(2)
+        .rate(400.0)
+        .warmup("1s")
+        .duration("3s");
+    with_policies(
+        one_slow(run, 4, LOGNORMAL_2MS),
+        &["round_robin", "peak_ewma", "oracle"],
+    )
 }
 
 /// A fresh scratch folder `name` holding [`small`] as `small.toml`: (folder, scenario path).
 fn small_scenario(name: &str) -> (PathBuf, PathBuf) {
-    scenario_file(name, "small.toml", &small())
+    scenario_file(name, "small.toml", &small().toml())
 }
 
 #[test]
@@ -160,16 +150,12 @@ fn sim_rejects_a_bad_scenario_naming_file_and_field() {
     let (_dir, scenario) = scenario_file(
         "bad",
         "bad.toml",
-        &small().replace("count = 4", "count = 0"),
+        &small().group_key("main", "count", "0").toml(),
     );
     let err = fails(&["sim", arg(&scenario)]);
     assert_says(&err, &["bad.toml", "fleet[0].count"]);
 
-    std::fs::write(
-        &scenario,
-        small().replace("rate = 400", "rate = 400\nbogus = 1"),
-    )
-    .unwrap();
+    std::fs::write(&scenario, small().workload("bogus", Some("1")).toml()).unwrap();
     let err = text(&lblab(&["sim", arg(&scenario)]).stderr);
     assert_says(&err, &["bad.toml", "bogus", "line"]);
 }
@@ -302,7 +288,7 @@ fn sim_names_a_missing_scenario_file() {
 
 #[test]
 fn sim_error_names_file_field_and_line() {
-    let bad = small().replace("factor = 10", "factor = nan");
+    let bad = small().fault_key(0, "factor", "nan").toml();
     let (_dir, scenario) = scenario_file("bad-line", "bad.toml", &bad);
     let err = fails(&["sim", arg(&scenario)]);
     let line = bad[..bad.find("factor = nan").unwrap()]
@@ -394,27 +380,20 @@ fn check_names_a_missing_config_file() {
 // ---- interruption: SIGINT / SIGTERM stop within seconds and keep partial results --------------
 
 /// A scenario that would take minutes to simulate.
-fn long() -> String {
-    r#"
-name = "long"
-[workload]
-clients = 2
-rate = 20000
-duration = "1h"
-[[fleet]]
-name = "main"
-count = 8
-service_time = { dist = "lognormal", median = "2ms", p99 = "8ms" }
-"#
-    .to_string()
-        + &policies(&["round_robin", "peak_ewma"])
+fn long() -> ScenarioBuilder {
+    let run = ScenarioBuilder::new("long")
+        .clients(2)
+        .rate(20000.0)
+        .duration("1h")
+        .group("main", 8, LOGNORMAL_2MS, &[]);
+    with_policies(run, &["round_robin", "peak_ewma"])
 }
 
 /// `lblab <command> <long scenario> --out <out> <extra>`, interrupted by `sig` after a second;
 /// returns the results folder.
 fn long_run_stopped_by(sig: &str, command: &str, extra: &[&str]) -> PathBuf {
     let folder = format!("{}-{command}", sig.trim_start_matches('-'));
-    let (dir, scenario) = scenario_file(&folder, "long.toml", &long());
+    let (dir, scenario) = scenario_file(&folder, "long.toml", &long().toml());
     let out = dir.join("out");
     let mut args = vec![command, arg(&scenario), "--out", arg(&out)];
     args.extend(extra);
@@ -449,21 +428,18 @@ fn sweep_stops_on_sigterm_and_keeps_partial_results() {
 }
 
 /// [`long`] at a rate the debug build of the real harness serves easily: an hour per policy.
-fn real_long() -> String {
-    let toml = long()
-        .replace("name = \"long\"", "name = \"real-long\"")
-        .replace(
-            "clients = 2\nrate = 20000",
-            "clients = 1\nrate = 300\nwarmup = \"1s\"",
-        )
-        .replace("count = 8", "count = 3");
-    assert_says(&toml, &["rate = 300", "count = 3"]);
-    toml
+fn real_long() -> ScenarioBuilder {
+    long()
+        .name("real-long")
+        .clients(1)
+        .rate(300.0)
+        .warmup("1s")
+        .group_key("main", "count", "3")
 }
 
 #[test]
 fn real_stops_on_sigint_and_keeps_partial_results() {
-    let (dir, scenario) = scenario_file("sigint-real", "long.toml", &real_long());
+    let (dir, scenario) = scenario_file("sigint-real", "long.toml", &real_long().toml());
     let out = dir.join("out");
     let mut args = vec!["real", arg(&scenario), "--out", arg(&out)];
     args.extend(POLITE);
@@ -489,7 +465,7 @@ fn compare_stops_on_sigterm_and_keeps_partial_results() {
     let (dir, scenario) = scenario_file(
         "sigterm-compare",
         "long.toml",
-        &real_long().replace("duration = \"1h\"", "duration = \"2m\""),
+        &real_long().duration("2m").toml(),
     );
     let out = dir.join("out");
     let mut args = vec!["compare", arg(&scenario), "--out", arg(&out)];
@@ -821,7 +797,7 @@ fn a_run_that_fails_leaves_no_empty_results_folder() {
 #[test]
 fn a_run_over_the_memory_budget_is_refused_before_any_work() {
     // One backend at a trickle for a year: small to write, a time-series row per second to keep.
-    let year = small().replace("duration = \"3s\"", "duration = \"8760h\"");
+    let year = small().duration("8760h").toml();
     let (dir, file) = scenario_file("memory", "year.toml", &year);
     let started = std::time::Instant::now();
     let msg = fails(&["sim", arg(&file), "--out", arg(&dir.join("out"))]);
@@ -869,8 +845,9 @@ fn backend_for_stops_on_its_own_and_says_so() {
 fn a_fleet_beyond_the_open_file_limit_is_refused_before_it_starts() {
     // 100,000 backends × 50 clients: millions of sockets, beyond what Linux allows a process.
     let wide = small()
-        .replacen("count = 4", "count = 99999", 1)
-        .replace("clients = 2", "clients = 50");
+        .group_key("main", "count", "99999")
+        .clients(50)
+        .toml();
     let (dir, file) = scenario_file("nofile", "wide.toml", &wide);
     let msg = fails(&["backend", arg(&file), "--for", "1s"]);
     assert!(msg.contains("open files"), "{msg}");
@@ -900,7 +877,7 @@ fn report_refuses_a_fifo_or_device_as_a_result_file_instead_of_blocking() {
 #[test]
 fn the_scratch_folder_is_named_after_the_scenario_file_not_its_name() {
     // A copy of a scenario that keeps its `name` must not share the original's scratch folder.
-    let (dir, _) = scenario_file("scratch-by-file", "copy-of-small.toml", &small());
+    let (dir, _) = scenario_file("scratch-by-file", "copy-of-small.toml", &small().toml());
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_lblab"))
         .args(["sim", "copy-of-small.toml"])
         .current_dir(&dir)

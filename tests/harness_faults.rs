@@ -13,38 +13,30 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use common::{
-    alive, arg, assert_accounted, assert_no_temporary_files, fails, policies, read_all, scratch,
-    signal, spawn, succeeds, summary, wait_for, POLITE,
+    alive, arg, assert_accounted, assert_no_temporary_files, fails, read_all, scratch, signal,
+    spawn, succeeds, summary, trickle, wait_for, with_policies, POLITE,
 };
+use lblab_model::testing::ScenarioBuilder;
 use serde_json::Value;
 
 /// Three backends, one client, a few seconds: what the debug build serves comfortably.
-fn faults() -> String {
-    r#"
-name = "faults"
-seed = 5
-[workload]
-clients = 1
-rate = 300
-warmup = "1s"
-duration = "4s"
-deadline = "1s"
-[[fleet]]
-name = "main"
-count = 3
-workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
-"#
-    .to_string()
-        + &policies(&["round_robin"])
+fn faults() -> ScenarioBuilder {
+    let service_time = r#"{ dist = "lognormal", median = "2ms", p99 = "6ms" }"#;
+    trickle("faults", &["round_robin"])
+        .seed(5)
+        .rate(300.0)
+        .warmup("1s")
+        .duration("4s")
+        .deadline("1s")
+        .group("main", 3, service_time, &["workers = 4"])
 }
 
 /// Normal scheduling: these tests share the machine with the rest of the suite.
 const NO_RT: &str = "--no-realtime";
 
-fn write_scenario(dir: &Path, toml: &str) -> String {
+fn write_scenario(dir: &Path, scenario: &ScenarioBuilder) -> String {
     let path = dir.join("faults.toml");
-    std::fs::write(&path, toml).unwrap();
+    std::fs::write(&path, scenario.toml()).unwrap();
     path.to_str().unwrap().to_string()
 }
 
@@ -367,10 +359,7 @@ fn overload_is_marked_and_the_run_still_ends() {
     // Far more than one debug-build load generator can send (or the fleet serve) on two cores.
     let scenario = write_scenario(
         &dir,
-        &faults()
-            .replace("rate = 300", "rate = 200000")
-            .replace("duration = \"4s\"", "duration = \"2s\"")
-            .replace("deadline = \"1s\"", "deadline = \"200ms\""),
+        &faults().rate(200000.0).duration("2s").deadline("200ms"),
     );
     let out = dir.join("out");
     let started = Instant::now();
@@ -399,9 +388,8 @@ fn overload_is_marked_and_the_run_still_ends() {
 }
 
 /// Three policies of a few seconds each, for runs that are stopped part-way.
-fn three_policies() -> String {
-    faults().replace("duration = \"4s\"", "duration = \"3s\"")
-        + &policies(&["peak_ewma", "least_request"])
+fn three_policies() -> ScenarioBuilder {
+    with_policies(faults().duration("3s"), &["peak_ewma", "least_request"])
 }
 
 #[test]
@@ -457,10 +445,7 @@ fn a_real_run_killed_outright_keeps_the_policies_it_finished() {
 #[test]
 fn loadgen_stops_on_sigint_and_keeps_partial_results() {
     let dir = scratch("fault-sigint-loadgen");
-    let scenario = write_scenario(
-        &dir,
-        &faults().replace("duration = \"4s\"", "duration = \"1h\""),
-    );
+    let scenario = write_scenario(&dir, &faults().duration("1h"));
     let fleet = BackendProcess::start(&scenario, &[]);
     let out = dir.join("out");
     let targets = fleet.targets.join(",");
@@ -508,27 +493,15 @@ fn bad_harness_flags_are_named_before_any_work() {
 }
 
 /// A black hole with a deadline of an hour: the calls it swallows never end by themselves.
-fn black_hole() -> String {
-    r#"
-name = "black-hole"
-seed = 5
-[workload]
-clients = 1
-rate = 200
-warmup = "0.5s"
-duration = "2s"
-deadline = "1h"
-[[fleet]]
-name = "main"
-count = 2
-workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "6ms" }
-[[faults]]
-kind = "black_hole"
-targets = ["main/1"]
-"#
-    .to_string()
-        + &policies(&["round_robin"])
+fn black_hole() -> ScenarioBuilder {
+    faults()
+        .name("black-hole")
+        .rate(200.0)
+        .warmup("0.5s")
+        .duration("2s")
+        .deadline("1h")
+        .group_key("main", "count", "2")
+        .fault("black_hole", &["main/1"], &[])
 }
 
 #[test]

@@ -10,29 +10,20 @@ use std::path::Path;
 use std::process::Child;
 use std::time::Duration;
 
-use common::{arg, assert_accounted, fails, policies, scratch, spawn, summary, wait_for};
+use common::{arg, assert_accounted, fails, scratch, spawn, summary, trickle, wait_for};
 use lblab_record::read_hlog;
 use serde_json::Value;
 
 /// Two backends of a few ms, 200 requests per second for 2 s after a 0.5 s warm-up.
 fn tiny() -> String {
-    r#"
-name = "merge-tiny"
-seed = 1
-[workload]
-clients = 1
-rate = 200
-warmup = "500ms"
-duration = "2s"
-deadline = "1s"
-[[fleet]]
-name = "main"
-count = 2
-workers = 4
-service_time = { dist = "lognormal", median = "2ms", p99 = "5ms" }
-"#
-    .to_string()
-        + &policies(&["round_robin"])
+    let service_time = r#"{ dist = "lognormal", median = "2ms", p99 = "5ms" }"#;
+    trickle("merge-tiny", &["round_robin"])
+        .seed(1)
+        .warmup("500ms")
+        .duration("2s")
+        .deadline("1s")
+        .group("main", 2, service_time, &["workers = 4"])
+        .toml()
 }
 
 /// A child process killed (and reaped) when the test lets go of it, passed or failed.

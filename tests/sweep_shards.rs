@@ -6,31 +6,18 @@
 
 mod common;
 
-use common::{arg, assert_says, fails, files, policies, scenario_file, succeeds};
+use common::{arg, assert_says, fails, files, one_slow, scenario_file, succeeds, with_policies};
+use lblab_model::testing::ScenarioBuilder;
 
 /// Five backends, one ten times slower, 1 s at 400 calls a second after 0.5 s of warm-up.
-fn tiny() -> String {
-    r#"
-name = "shards"
-seed = 7
-[workload]
-rate = 400
-warmup = "500ms"
-duration = "1s"
-[[fleet]]
-name = "main"
-count = 4
-service_time = { dist = "exponential", mean = "2ms" }
-[[fleet]]
-name = "slow"
-service_time = { dist = "exponential", mean = "2ms" }
-[[faults]]
-kind = "slowdown"
-targets = ["slow"]
-factor = 10
-"#
-    .to_string()
-        + &policies(&["round_robin", "peak_ewma", "oracle"])
+fn tiny() -> ScenarioBuilder {
+    let run = ScenarioBuilder::new("shards")
+        .seed(7)
+        .rate(400.0)
+        .warmup("500ms")
+        .duration("1s");
+    let fleet = one_slow(run, 4, r#"{ dist = "exponential", mean = "2ms" }"#);
+    with_policies(fleet, &["round_robin", "peak_ewma", "oracle"])
 }
 
 const VARY: [&str; 6] = [
@@ -44,7 +31,7 @@ const VARY: [&str; 6] = [
 
 #[test]
 fn merged_shards_are_the_unsharded_sweep_byte_for_byte() {
-    let (dir, scenario) = scenario_file("sweep-shards", "shards.toml", &tiny());
+    let (dir, scenario) = scenario_file("sweep-shards", "shards.toml", &tiny().toml());
     let scenario = arg(&scenario).to_string();
     let whole = dir.join("whole");
     let mut args = vec!["sweep", &scenario];
@@ -138,7 +125,7 @@ fn merged_shards_are_the_unsharded_sweep_byte_for_byte() {
     let (_, changed) = scenario_file(
         "sweep-shards-changed",
         "shards.toml",
-        &tiny().replace("rate = 400", "rate = 300"),
+        &tiny().rate(300.0).toml(),
     );
     let changed_dir = dir.join("changed");
     let mut args = vec!["sweep", arg(&changed)];

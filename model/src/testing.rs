@@ -35,10 +35,10 @@ pub struct ScenarioBuilder {
     workload: Vec<(String, String)>,
     /// `[[workload.methods]]` tables, as `(name, share, factor)`.
     methods: Vec<(String, f64, f64)>,
-    /// `[[fleet]]` tables' bodies.
-    fleet: Vec<String>,
-    /// `[[faults]]` tables' bodies.
-    faults: Vec<String>,
+    /// `[[fleet]]` tables: the group's name and its other keys as TOML lines (`count = 4`).
+    fleet: Vec<(String, Vec<String>)>,
+    /// `[[faults]]` tables' keys as TOML lines (`kind = "slowdown"`).
+    faults: Vec<Vec<String>>,
     /// `[[policies]]`: label and service config JSON.
     policies: Vec<(String, String)>,
 }
@@ -129,24 +129,63 @@ impl ScenarioBuilder {
     /// `{ dist = "constant", value = "2ms" }`) and any further keys (`extra`, TOML lines such as
     /// `"workers = 8"`).
     pub fn group(mut self, name: &str, count: u32, service_time: &str, extra: &[&str]) -> Self {
-        let mut body = format!("name = {name:?}\ncount = {count}\nservice_time = {service_time}\n");
-        for line in extra {
-            body.push_str(line);
-            body.push('\n');
-        }
-        self.fleet.push(body);
+        let mut lines = vec![
+            format!("count = {count}"),
+            format!("service_time = {service_time}"),
+        ];
+        lines.extend(extra.iter().map(|line| line.to_string()));
+        self.fleet.push((name.to_string(), lines));
+        self
+    }
+
+    /// Sets `key = value` (`value` TOML, as in [`workload`](Self::workload); any key but `name`)
+    /// in the `[[fleet]]` group `group` added before, replacing the key's line if it has one: a
+    /// variant of a shared scenario. Panics if there is no such group.
+    ///
+    /// ```
+    /// use lblab_model::testing::ScenarioBuilder;
+    /// let constant = r#"{ dist = "constant", value = "2ms" }"#;
+    /// let base = ScenarioBuilder::new("doc").group("main", 4, constant, &[]);
+    /// assert_eq!(base.clone().group_key("main", "count", "2").build()?.backends.len(), 2);
+    /// assert!(base.group_key("main", "count", "0").build().is_err());
+    /// # Ok::<(), lblab_model::ModelError>(())
+    /// ```
+    pub fn group_key(mut self, group: &str, key: &str, value: &str) -> Self {
+        let (_, lines) = self
+            .fleet
+            .iter_mut()
+            .find(|(name, _)| name == group)
+            .unwrap_or_else(|| panic!("no [[fleet]] group {group:?} to set {key} in"));
+        set_key(lines, key, value);
         self
     }
 
     /// Adds a `[[faults]]` entry of `kind` on `targets`, with its further keys as TOML lines
     /// (`"factor = 10"`).
     pub fn fault(mut self, kind: &str, targets: &[&str], keys: &[&str]) -> Self {
-        let mut body = format!("kind = {kind:?}\ntargets = {targets:?}\n");
-        for line in keys {
-            body.push_str(line);
-            body.push('\n');
-        }
-        self.faults.push(body);
+        let mut lines = vec![format!("kind = {kind:?}"), format!("targets = {targets:?}")];
+        lines.extend(keys.iter().map(|line| line.to_string()));
+        self.faults.push(lines);
+        self
+    }
+
+    /// Sets `key = value` (TOML) in the `index`th `[[faults]]` entry (from 0, as `--vary
+    /// faults.0.factor` counts), replacing the key's line if it has one. Panics if there is no
+    /// such entry.
+    ///
+    /// ```
+    /// use lblab_model::testing::ScenarioBuilder;
+    /// let slow = ScenarioBuilder::new("doc").fault("slowdown", &["main"], &["factor = 10"]);
+    /// assert!(slow.build().is_ok());
+    /// let nan = slow.fault_key(0, "factor", "nan").toml();
+    /// assert!(nan.contains("factor = nan\n") && !nan.contains("factor = 10"));
+    /// ```
+    pub fn fault_key(mut self, index: usize, key: &str, value: &str) -> Self {
+        let lines = self
+            .faults
+            .get_mut(index)
+            .unwrap_or_else(|| panic!("no [[faults]] entry {index} to set {key} in"));
+        set_key(lines, key, value);
         self
     }
 
@@ -183,11 +222,17 @@ impl ScenarioBuilder {
                 "[[fleet]]\nname = \"main\"\ncount = 4\nservice_time = { dist = \"constant\", value = \"2ms\" }\n",
             );
         }
-        for body in &self.fleet {
-            let _ = write!(out, "[[fleet]]\n{body}");
+        for (name, lines) in &self.fleet {
+            let _ = writeln!(out, "[[fleet]]\nname = {name:?}");
+            for line in lines {
+                let _ = writeln!(out, "{line}");
+            }
         }
-        for body in &self.faults {
-            let _ = write!(out, "[[faults]]\n{body}");
+        for lines in &self.faults {
+            out.push_str("[[faults]]\n");
+            for line in lines {
+                let _ = writeln!(out, "{line}");
+            }
         }
         if self.policies.is_empty() {
             let _ = writeln!(
@@ -206,5 +251,15 @@ impl ScenarioBuilder {
     /// The scenario parsed and validated ([`Scenario::parse`] of [`toml`](Self::toml)).
     pub fn build(&self) -> Result<Scenario, ModelError> {
         Scenario::parse(&self.toml())
+    }
+}
+
+/// Sets `key = value` in a table's TOML lines: replaces the line that sets `key`, or adds one.
+fn set_key(lines: &mut Vec<String>, key: &str, value: &str) {
+    let line = format!("{key} = {value}");
+    let sets_key = |l: &String| l.split_once('=').is_some_and(|(k, _)| k.trim() == key);
+    match lines.iter().position(sets_key) {
+        Some(i) => lines[i] = line,
+        None => lines.push(line),
     }
 }

@@ -130,11 +130,29 @@ pub const LOGNORMAL_2MS: &str = r#"{ dist = "lognormal", median = "2ms", p99 = "
 /// A scenario at a trickle for runs of seconds: seed 7, one client, 200 calls a second, and the
 /// policies `labels` (see [`policies`]); the caller adds the fleet and the run's length.
 pub fn trickle(name: &str, labels: &[&str]) -> ScenarioBuilder {
-    let mut builder = ScenarioBuilder::new(name).seed(7).clients(1).rate(200.0);
+    with_policies(
+        ScenarioBuilder::new(name).seed(7).clients(1).rate(200.0),
+        labels,
+    )
+}
+
+/// `builder` with the policies `labels` added after any it has, each with its default config
+/// (see [`policies`]).
+pub fn with_policies(mut builder: ScenarioBuilder, labels: &[&str]) -> ScenarioBuilder {
     for &label in labels {
         builder = builder.lb(label, &default_lb(label));
     }
     builder
+}
+
+/// `builder` with the fleet of `scenarios/one-slow.toml` in small: `count` backends in the group
+/// `main` and one in `slow`, all with `service_time`, and `slow` ten times slower (`faults[0]`, a
+/// `slowdown` of factor 10).
+pub fn one_slow(builder: ScenarioBuilder, count: u32, service_time: &str) -> ScenarioBuilder {
+    builder
+        .group("main", count, service_time, &[])
+        .group("slow", 1, service_time, &[])
+        .fault("slowdown", &["slow"], &["factor = 10"])
 }
 
 /// Flags that keep the real harness polite on a shared test machine: no floor run, one attempt,
