@@ -40,13 +40,15 @@ use crate::{
 /// endpoint has been sampled.
 const WORDS: usize = 7;
 
-/// One endpoint's state: 72 bytes, contiguous with its neighbours' in the [`Arena`] (padding
+/// One endpoint's state: 80 bytes, contiguous with its neighbours' in the [`Arena`] (padding
 /// each to its own cache lines measured slower: more memory to walk at large fleets for less
 /// false sharing, which only few-endpoint fleets see, and those share their endpoints anyway).
 #[derive(Debug, Default)]
 struct Cell {
     /// Sequence lock over `words`: odd while a completion writes them.
     seq: AtomicU64,
+    /// Held by the one writer at a time.
+    writer: Mutex<()>,
     /// The generation (high 32 bits) and the calls outstanding (low 32 bits).
     counted: AtomicU64,
     words: [AtomicU64; WORDS],
@@ -63,6 +65,7 @@ impl Cell {
     /// count as of the read.
     #[inline]
     fn read(&self) -> Load {
+        let mut spins = 0u32;
         loop {
             let before = self.seq.load(Ordering::Acquire);
             if before & 1 == 0 {
@@ -74,14 +77,21 @@ impl Cell {
                     return decode(&w, outstanding);
                 }
             }
-            std::hint::spin_loop();
+            // A completion is storing the words: a few stores, unless its thread was
+            // descheduled in between, so give way after a while.
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 
     /// Runs `f` on the estimate with the write side held, if the cell is still at `generation`,
     /// and stores what `f` left. Returns whether it ran.
     fn update(&self, generation: u32, f: impl FnOnce(&mut Load)) -> bool {
-        let seq = self.lock();
+        let (_writer, seq) = self.lock();
         let ran = self.generation() == generation;
         if ran {
             let mut load = self.read_locked();
@@ -94,37 +104,23 @@ impl Cell {
 
     /// Starts the cell over at `generation` with `load` and nothing outstanding.
     fn reset(&self, generation: u32, load: &Load) {
-        let seq = self.lock();
+        let (_writer, seq) = self.lock();
         self.counted
             .store(u64::from(generation) << 32, Ordering::Release);
         self.store(load);
         self.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
 
-    /// Takes the write side: the even sequence it found (now odd until released).
-    fn lock(&self) -> u64 {
-        let mut spins = 0u32;
-        loop {
-            let seq = self.seq.load(Ordering::Relaxed);
-            if seq & 1 == 0
-                && self
-                    .seq
-                    .compare_exchange_weak(seq, seq | 1, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                // Orders the odd sequence before the word stores (the seqlock's write fence).
-                fence(Ordering::Release);
-                return seq;
-            }
-            // Another completion of this endpoint holds it for a few stores; on an
-            // oversubscribed machine it may have been descheduled, so give way after a while.
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
+    /// Takes the write side: the even sequence it found (now odd until released). Writers
+    /// exclude each other with the cell's mutex, which parks a waiter rather than spinning: on
+    /// an oversubscribed machine the holder may have been descheduled mid-update.
+    fn lock(&self) -> (std::sync::MutexGuard<'_, ()>, u64) {
+        let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq | 1, Ordering::Relaxed);
+        // Orders the odd sequence before the word stores (the seqlock's write fence).
+        fence(Ordering::Release);
+        (guard, seq)
     }
 
     fn read_locked(&self) -> Load {

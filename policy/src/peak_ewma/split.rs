@@ -98,6 +98,8 @@ fn estimate_with(a: &Ablation, split: &Split, load: &Load, now: Nanos, weight: f
         _ => ewma,
     };
     match a.error_penalty {
+        // Without failures the factor is exactly 1: skip its division (same bits).
+        Some(_) if load.errors == 0.0 => estimate,
         Some(p) => {
             let e = load.errors.min(0.999);
             estimate * (1.0 + f64::from(p) / 100.0 * e / (1.0 - e))
