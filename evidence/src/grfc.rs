@@ -485,9 +485,11 @@ fn implementation(out: &mut String, ev: &Evidence) {
     };
     w!(
         out,
-        "- Shared by the threads of a client (`policy/src/shared.rs`: a lock per endpoint around \
-         its estimate, an atomic pick counter, no lock over the whole policy), a pick and its \
-         completion take {} ns with one thread and {} ns of wall time per call with two at 1,000 \
+        "- Shared by the threads of a client as lblab's real client picks with it \
+         (`policy/src/peak_ewma/shared.rs`: each endpoint's estimate in atomics that a pick reads \
+         without a lock or a write, behind a sequence lock that completions of the same endpoint \
+         take in turn; its outstanding count an atomic; the READY list an immutable snapshot; an \
+         atomic pick counter), a pick and its completion take {} ns with one thread and {} ns of wall time per call with two at 1,000 \
          endpoints: {} and {} round_robin's (one atomic index), against least_request's {} and \
          {} (atomic counts) and a single lock around weighted_round_robin's {} and {} \
          (`bench/shared-pick.csv`, 1 to 8 threads on this 2-core machine). The estimate takes \
