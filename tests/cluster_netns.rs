@@ -16,7 +16,7 @@ use lblab_model::testing::{lognormal, ScenarioBuilder};
 
 /// Three backends and one ten times slower, 200 calls/s from two clients; service times long
 /// enough that a debug build's own cost per call does not blur which backend is slow.
-fn scenario() -> String {
+fn netns_tiny() -> String {
     let run = ScenarioBuilder::new("netns-tiny")
         .seed(3)
         .clients(2)
@@ -71,7 +71,7 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
 
 fn script(dir: &Path, extra: &[&str]) -> Command {
     let scenario = dir.join("netns-tiny.toml");
-    std::fs::write(&scenario, scenario()).unwrap();
+    std::fs::write(&scenario, netns_tiny()).unwrap();
     let mut c = Command::new("bash");
     c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster-netns.sh"))
         .arg(&scenario)
