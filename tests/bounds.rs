@@ -5,22 +5,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{arg, assert_says, fails, policies, scenario_file};
+use common::{arg, assert_says, fails, scenario_file, two_backends};
 
-fn two_backends(folder: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let toml = r#"
-name = "bounds"
-seed = 3
-[workload]
-rate = 200
-duration = "1s"
-[[fleet]]
-name = "main"
-count = 2
-service_time = { dist = "constant", value = "2ms" }
-"#
-    .to_string()
-        + &policies(&["round_robin"]);
+/// Two backends for a second.
+fn bounds(folder: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let toml = two_backends("bounds").duration("1s").toml();
     scenario_file(folder, "bounds.toml", &toml)
 }
 
@@ -32,7 +21,7 @@ fn values(path: &str, n: usize) -> String {
 
 #[test]
 fn a_sweep_of_too_many_points_is_refused_before_building_them() {
-    let (dir, scenario) = two_backends("bounds-sweep");
+    let (dir, scenario) = bounds("bounds-sweep");
     let out = dir.join("out");
     let (s, o) = (arg(&scenario), arg(&out));
     // 1,000 × 1,000 points: refused at once (building them took 8 GB and aborted).

@@ -11,39 +11,23 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{arg, scratch, text, wait_for};
+use common::{arg, one_slow, scratch, text, wait_for, with_policies};
+use lblab_model::testing::{lognormal, ScenarioBuilder};
 
 /// Three backends and one ten times slower, 200 calls/s from two clients; service times long
 /// enough that a debug build's own cost per call does not blur which backend is slow.
-const SCENARIO: &str = r#"
-name = "netns-tiny"
-seed = 3
-[workload]
-clients = 2
-rate = 200
-warmup = "1s"
-duration = "4s"
-deadline = "1s"
-[[fleet]]
-name = "main"
-count = 3
-workers = 4
-service_time = { dist = "lognormal", median = "5ms", p99 = "7ms" }
-[[fleet]]
-name = "slow"
-workers = 4
-service_time = { dist = "lognormal", median = "5ms", p99 = "7ms" }
-[[faults]]
-kind = "slowdown"
-targets = ["slow"]
-factor = 10
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-[[policies]]
-name = "peak_ewma"
-config = '{"loadBalancingConfig":[{"peak_ewma_experimental":{}}]}'
-"#;
+fn netns_tiny() -> String {
+    let run = ScenarioBuilder::new("netns-tiny")
+        .seed(3)
+        .clients(2)
+        .rate(200.0)
+        .warmup("1s")
+        .duration("4s")
+        .deadline("1s");
+    // Four workers a backend: the file format's default.
+    let fleet = one_slow(run, 3, &lognormal("5ms", "7ms"));
+    with_policies(fleet, &["round_robin", "peak_ewma"]).toml()
+}
 
 /// Why the script cannot run here, if it cannot.
 fn cannot_run() -> Option<String> {
@@ -87,7 +71,7 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
 
 fn script(dir: &Path, extra: &[&str]) -> Command {
     let scenario = dir.join("netns-tiny.toml");
-    std::fs::write(&scenario, SCENARIO).unwrap();
+    std::fs::write(&scenario, netns_tiny()).unwrap();
     let mut c = Command::new("bash");
     c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster-netns.sh"))
         .arg(&scenario)

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{arg, assert_says, fails, interop_python, scratch, succeeds, text};
+use lblab_model::testing::{exponential, ScenarioBuilder};
 
 /// The Kubernetes releases validated against: the oldest whose schemas the validator bundles
 /// that this test cares about (Indexed Jobs are GA since 1.24) and the validator's newest.
@@ -66,25 +67,13 @@ print(f"{n} scripts parse")
 fn manifests_validate_against_the_kubernetes_schemas() {
     let dir = scratch("deploy-k8s");
     let closed = dir.join("closed.toml");
-    std::fs::write(
-        &closed,
-        r#"
-name = "closed"
-[workload]
-clients = 3
-arrival = "closed"
-concurrency = 4
-duration = "10s"
-[[fleet]]
-name = "main"
-count = 2
-service_time = { dist = "exponential", mean = "2ms" }
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-"#,
-    )
-    .unwrap();
+    let toml = ScenarioBuilder::new("closed")
+        .clients(3)
+        .closed(4)
+        .duration("10s")
+        .group("main", 2, &exponential("2ms"), &[])
+        .toml();
+    std::fs::write(&closed, toml).unwrap();
     // An open loop that needs two shards, and a closed loop.
     for (scenario, shards) in [("one-slow", "2"), (arg(&closed), "3")] {
         let out = dir.join(Path::new(scenario).file_stem().unwrap());

@@ -13,33 +13,22 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{scratch, text};
-
-const FLEET: &str = r#"
-name = "interop-smoke"
-[workload]
-rate = 150
-duration = "2s"
-[[fleet]]
-name = "fast"
-workers = 8
-service_time = { dist = "constant", value = "2ms" }
-[[fleet]]
-name = "slow"
-workers = 8
-service_time = { dist = "constant", value = "2ms" }
-[[faults]]
-kind = "slowdown"
-targets = ["slow"]
-factor = 10
-[[policies]]
-name = "unused"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-"#;
+use lblab_model::testing::{constant, ScenarioBuilder};
 
 fn fleet() -> common::Backend {
     let dir = scratch("interop-python");
     let scenario = dir.join("smoke.toml");
-    std::fs::write(&scenario, FLEET).unwrap();
+    // Two backends with eight workers, `slow/0` ten times slower; the policy is not used.
+    let service_time = constant("2ms");
+    let toml = ScenarioBuilder::new("interop-smoke")
+        .rate(150.0)
+        .duration("2s")
+        .group("fast", 1, &service_time, &["workers = 8"])
+        .group("slow", 1, &service_time, &["workers = 8"])
+        .fault("slowdown", &["slow"], &["factor = 10"])
+        .lb("unused", "round_robin")
+        .toml();
+    std::fs::write(&scenario, toml).unwrap();
     common::Backend::start(&scenario)
 }
 

@@ -7,17 +7,13 @@ mod common;
 
 use std::path::Path;
 
-use common::{arg, lblab, scratch, summary, text, Backend, Greeter, Pki};
+use common::{arg, lblab, one_backend, scratch, summary, text, Backend, Greeter, Pki};
 
-/// A one-backend scenario for `lblab backend`.
-const SCENARIO: &str = "name = \"one\"\n[workload]\nrate = 50\nduration = \"1s\"\n\
-     [[fleet]]\nname = \"main\"\nservice_time = { dist = \"constant\", value = \"1ms\" }\n\
-     [[policies]]\nname = \"round_robin\"\nconfig = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'\n";
-
-/// `lblab backend` serving [`SCENARIO`] on `listen`, the scenario written into `dir`.
+/// `lblab backend` serving one backend on `listen`, the scenario written into `dir`.
 fn backend(dir: &Path, listen: &str) -> Backend {
     let scenario = dir.join("one.toml");
-    std::fs::write(&scenario, SCENARIO).expect("writes the scenario");
+    let toml = one_backend("one", 50.0, "1ms").toml();
+    std::fs::write(&scenario, toml).expect("writes the scenario");
     Backend::start_on(&scenario, Some(listen))
 }
 

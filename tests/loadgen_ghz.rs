@@ -466,13 +466,10 @@ fn merged_runs_keep_targets_and_statuses() {
 fn real_runs_write_their_statuses() {
     let dir = scratch("ghz-real-statuses");
     let scenario = dir.join("one.toml");
-    std::fs::write(
-        &scenario,
-        "name = \"one\"\n[workload]\nrate = 50\nduration = \"1s\"\nwarmup = \"0.2s\"\n\
-         [[fleet]]\nname = \"main\"\nservice_time = { dist = \"constant\", value = \"1ms\" }\n\
-         [[policies]]\nname = \"round_robin\"\nconfig = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'\n",
-    )
-    .unwrap();
+    let toml = common::one_backend("one", 50.0, "1ms")
+        .warmup("0.2s")
+        .toml();
+    std::fs::write(&scenario, toml).unwrap();
     let out = dir.join("out");
     let run = lblab(&[
         "real",

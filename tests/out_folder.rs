@@ -6,24 +6,12 @@ mod common;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use common::{arg, assert_says, fails, policies, scenario_file, succeeds};
+use common::{arg, assert_says, fails, scenario_file, succeeds, two_backends, with_policies};
 
 /// Two backends, two policies, two seconds: a quick simulation.
 fn quick(folder: &str) -> (PathBuf, PathBuf) {
-    let toml = r#"
-name = "quick"
-seed = 3
-[workload]
-rate = 200
-warmup = "500ms"
-duration = "1500ms"
-[[fleet]]
-name = "main"
-count = 2
-service_time = { dist = "constant", value = "2ms" }
-"#
-    .to_string()
-        + &policies(&["round_robin", "peak_ewma"]);
+    let run = two_backends("quick").warmup("500ms").duration("1500ms");
+    let toml = with_policies(run, &["round_robin", "peak_ewma"]).toml();
     scenario_file(folder, "quick.toml", &toml)
 }
 

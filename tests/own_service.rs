@@ -261,13 +261,8 @@ fn bad_calls_get_clear_errors_before_any_load() {
 fn lblab_backend_serves_reflection_and_dns_targets_resolve_to_every_address() {
     let dir = scratch("own-service-backend");
     let scenario = dir.join("two.toml");
-    std::fs::write(
-        &scenario,
-        "name = \"two\"\n[workload]\nrate = 80\nduration = \"1s\"\n\
-         [[fleet]]\nname = \"main\"\nservice_time = { dist = \"constant\", value = \"2ms\" }\n\
-         [[policies]]\nname = \"round_robin\"\nconfig = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'\n",
-    )
-    .unwrap();
+    let toml = common::one_backend("two", 80.0, "2ms").toml();
+    std::fs::write(&scenario, toml).unwrap();
     let backend = common::Backend::start(&scenario);
     let targets = backend.targets.clone();
     let out = dir.join("run");

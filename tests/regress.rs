@@ -3,34 +3,19 @@
 
 mod common;
 
-use common::{arg, assert_says, fails, fails_with, lblab, scenario_file, succeeds, text};
+use common::{
+    arg, assert_says, fails, fails_with, lblab, one_slow, scenario_file, succeeds, text,
+    LOGNORMAL_2MS,
+};
+use lblab_model::testing::ScenarioBuilder;
 
-/// A small fleet with one slow backend; `policy` is the config of the policy labelled `lb`.
+/// A small fleet with one slow backend; `policy` is the gRPC policy labelled `lb`.
 fn scenario(policy: &str) -> String {
-    format!(
-        r#"
-name = "regress-cli"
-[workload]
-rate = 400
-warmup = "1s"
-duration = "4s"
-[[fleet]]
-name = "main"
-count = 5
-service_time = {{ dist = "lognormal", median = "2ms", p99 = "8ms" }}
-[[fleet]]
-name = "slow"
-count = 1
-service_time = {{ dist = "lognormal", median = "2ms", p99 = "8ms" }}
-[[faults]]
-kind = "slowdown"
-targets = ["slow"]
-factor = 10
-[[policies]]
-name = "lb"
-config = '{{"loadBalancingConfig":[{{"{policy}":{{}}}}]}}'
-"#
-    )
+    let run = ScenarioBuilder::new("regress-cli")
+        .rate(400.0)
+        .warmup("1s")
+        .duration("4s");
+    one_slow(run, 5, LOGNORMAL_2MS).lb("lb", policy).toml()
 }
 
 #[test]

@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{arg, assert_says, fails, policies, scratch};
+use common::{arg, assert_says, fails, scratch};
+use lblab_model::testing::{constant, ScenarioBuilder};
 
 #[test]
 fn a_missing_results_or_scenarios_folder_is_named_as_missing() {
@@ -19,11 +20,11 @@ fn two_scenarios_of_one_name_are_refused() {
     let scenarios = root.join("scenarios");
     std::fs::create_dir_all(&scenarios).unwrap();
     std::fs::create_dir_all(root.join("results")).unwrap();
-    let toml =
-        "name = \"twin\"\n[workload]\nrate = 10\nduration = \"1s\"\n[[fleet]]\nname = \"m\"\n\
-                count = 1\nservice_time = { dist = \"constant\", value = \"1ms\" }\n"
-            .to_string()
-            + &policies(&["round_robin"]);
+    let toml = ScenarioBuilder::new("twin")
+        .rate(10.0)
+        .duration("1s")
+        .group("m", 1, &constant("1ms"), &[])
+        .toml();
     std::fs::write(scenarios.join("a.toml"), &toml).unwrap();
     std::fs::write(scenarios.join("b.toml"), &toml).unwrap();
     let err = fails(&["report", "--root", arg(&root), "--check"]);

@@ -2,33 +2,26 @@
 //! servers, following the model's arrival schedule; every call is accounted for.
 
 use lblab_harness::{run_one, HarnessOptions};
+use lblab_model::testing::{constant, ScenarioBuilder};
 use lblab_model::Scenario;
 
-const SCENARIO: &str = r#"
-name = "smoke-closed-loop"
-seed = 3
-
-[workload]
-clients = 2
-arrival = "closed"
-concurrency = 3
-duration = "2s"
-deadline = "1s"
-
-[[fleet]]
-name = "main"
-count = 3
-workers = 8
-service_time = { dist = "constant", value = "4ms" }
-
-[[policies]]
-name = "least_request"
-config = '{"loadBalancingConfig":[{"least_request_experimental":{}}]}'
-"#;
+/// Two clients of three calls in flight each, against three backends of a constant 4 ms.
+fn scenario() -> Scenario {
+    ScenarioBuilder::new("smoke-closed-loop")
+        .seed(3)
+        .clients(2)
+        .closed(3)
+        .duration("2s")
+        .deadline("1s")
+        .group("main", 3, &constant("4ms"), &["workers = 8"])
+        .lb("least_request", "least_request_experimental")
+        .build()
+        .expect("valid scenario")
+}
 
 #[test]
 fn closed_loop_slots_keep_their_calls_in_flight_and_every_call_is_accounted_for() {
-    let scenario = Scenario::parse(SCENARIO).expect("valid scenario");
+    let scenario = scenario();
     let options = HarnessOptions {
         floor: None,
         ..HarnessOptions::default()

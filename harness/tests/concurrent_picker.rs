@@ -6,31 +6,26 @@ use std::time::Duration;
 
 use lblab_backend::{Fleet, FleetOptions};
 use lblab_loadgen::balance::{Balancer, BalancerOptions, Picked};
+use lblab_model::testing::{constant, ScenarioBuilder};
 use lblab_policy::EndpointId;
 use lblab_wire::pb::echo::echo_client::EchoClient;
 use lblab_wire::pb::echo::CallRequest;
 
-const FLEET: &str = r#"
-name = "one-slow-of-three"
-[workload]
-rate = 100
-duration = "10s"
-[[fleet]]
-name = "fast"
-count = 2
-service_time = { dist = "constant", value = "2ms" }
-[[fleet]]
-name = "slow"
-count = 1
-service_time = { dist = "constant", value = "20ms" }
-[[policies]]
-name = "unused"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-"#;
+/// Two backends of a constant 2 ms and one of 20 ms (the policy is not used).
+fn one_slow_of_three() -> lblab_model::Scenario {
+    ScenarioBuilder::new("one-slow-of-three")
+        .rate(100.0)
+        .duration("10s")
+        .group("fast", 2, &constant("2ms"), &[])
+        .group("slow", 1, &constant("20ms"), &[])
+        .lb("unused", "round_robin")
+        .build()
+        .unwrap()
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_tasks_pick_without_the_lock_and_avoid_the_slow_backend() {
-    let scenario = lblab_model::Scenario::parse(FLEET).unwrap();
+    let scenario = one_slow_of_three();
     let fleet = Fleet::start(&scenario.backends, &FleetOptions::default())
         .await
         .unwrap();

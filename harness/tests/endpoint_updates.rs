@@ -6,23 +6,21 @@ use std::time::Duration;
 
 use lblab_backend::{Fleet, FleetOptions};
 use lblab_loadgen::balance::{Balancer, BalancerOptions, Picked};
+use lblab_model::testing::{constant, ScenarioBuilder};
 use lblab_policy::{Connectivity, EndpointId};
 use lblab_wire::pb::echo::echo_client::EchoClient;
 use lblab_wire::pb::echo::CallRequest;
 
-const FLEET: &str = r#"
-name = "three"
-[workload]
-rate = 100
-duration = "10s"
-[[fleet]]
-name = "main"
-count = 3
-service_time = { dist = "constant", value = "1ms" }
-[[policies]]
-name = "unused"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-"#;
+/// Three backends of a constant 1 ms (the policy is not used).
+fn three() -> lblab_model::Scenario {
+    ScenarioBuilder::new("three")
+        .rate(100.0)
+        .duration("10s")
+        .group("main", 3, &constant("1ms"), &[])
+        .lb("unused", "round_robin")
+        .build()
+        .unwrap()
+}
 
 /// Sends `n` calls one after the other; how many each endpoint answered.
 async fn calls(client: &EchoClient<lblab_loadgen::balance::PolicyService>, n: usize) -> Vec<u32> {
@@ -44,7 +42,7 @@ async fn calls(client: &EchoClient<lblab_loadgen::balance::PolicyService>, n: us
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endpoints_that_come_and_go_are_followed() {
-    let scenario = lblab_model::Scenario::parse(FLEET).unwrap();
+    let scenario = three();
     let fleet = Fleet::start(&scenario.backends, &FleetOptions::default())
         .await
         .unwrap();

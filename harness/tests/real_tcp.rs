@@ -2,30 +2,23 @@
 //! loopback, at a modest rate.
 
 use lblab_harness::{run_one, HarnessOptions, PolicyReport};
+use lblab_model::testing::{lognormal, ScenarioBuilder};
 use lblab_model::Scenario;
 
-/// A `[[fleet]]` group of `count` backends with four workers each and a 2 ms median service time.
-fn fleet(name: &str, count: u32) -> String {
-    format!(
-        r#"
-[[fleet]]
-name = "{name}"
-count = {count}
-workers = 4
-service_time = {{ dist = "lognormal", median = "2ms", p99 = "6ms" }}
-"#
-    )
-}
-
-/// A `[[policies]]` entry `name` with the default config of the policy `key`.
-fn policy(name: &str, key: &str) -> String {
-    format!(
-        r#"
-[[policies]]
-name = "{name}"
-config = '{{"loadBalancingConfig":[{{"{key}":{{}}}}]}}'
-"#
-    )
+/// A run of `clients` clients at 300 calls a second (Poisson arrivals, 1 s deadline), seed 7,
+/// against the `[[fleet]]` groups `groups` (name, count) of backends with four workers each and
+/// a 2 ms median service time.
+fn run(name: &str, clients: u32, groups: &[(&str, u32)]) -> ScenarioBuilder {
+    let mut run = ScenarioBuilder::new(name)
+        .seed(7)
+        .clients(clients)
+        .rate(300.0)
+        .arrival("poisson")
+        .deadline("1s");
+    for &(group, count) in groups {
+        run = run.group(group, count, &lognormal("2ms", "6ms"), &["workers = 4"]);
+    }
+    run
 }
 
 /// Runs every policy of the scenario `toml` with no floor run; returns the index of the backend
@@ -51,27 +44,12 @@ fn run_each(toml: &str, backend: &str) -> (usize, Vec<PolicyReport>) {
 
 /// Four backends and a slow one, round robin and peak EWMA, 3 s at 300 calls a second.
 fn one_slow() -> String {
-    r#"
-name = "smoke-one-slow"
-seed = 7
-
-[workload]
-clients = 2
-rate = 300
-arrival = "poisson"
-duration = "3s"
-deadline = "1s"
-"#
-    .to_string()
-        + &fleet("main", 4)
-        + &fleet("slow", 1)
-        + r#"
-[[faults]]
-kind = "slowdown"
-targets = ["slow"]
-factor = 10
-"# + &policy("round_robin", "round_robin")
-        + &policy("peak_ewma", "peak_ewma_experimental")
+    run("smoke-one-slow", 2, &[("main", 4), ("slow", 1)])
+        .duration("3s")
+        .fault("slowdown", &["slow"], &["factor = 10"])
+        .lb("round_robin", "round_robin")
+        .lb("peak_ewma", "peak_ewma_experimental")
+        .toml()
 }
 
 #[test]
@@ -121,28 +99,13 @@ fn every_request_is_accounted_for_and_peak_ewma_avoids_the_slow_backend() {
 
 /// One of four backends crashes at 1 s and stays down (connections refused).
 fn crash() -> String {
-    r#"
-name = "smoke-crash"
-seed = 7
-
-[workload]
-clients = 1
-rate = 300
-arrival = "poisson"
-warmup = "1.2s"
-duration = "2.5s"
-deadline = "1s"
-"#
-    .to_string()
-        + &fleet("main", 3)
-        + &fleet("crashy", 1)
-        + r#"
-[[faults]]
-kind = "crash"
-targets = ["crashy"]
-at = "1s"
-"# + &policy("round_robin", "round_robin")
-        + &policy("tower_p2c_peak_ewma", "tower_p2c_peak_ewma")
+    run("smoke-crash", 1, &[("main", 3), ("crashy", 1)])
+        .warmup("1.2s")
+        .duration("2.5s")
+        .fault("crash", &["crashy"], &["at = \"1s\""])
+        .lb("round_robin", "round_robin")
+        .lb("tower_p2c_peak_ewma", "tower_p2c_peak_ewma")
+        .toml()
 }
 
 /// tower's balancer has no connectivity state: a lazy tonic channel to a crashed backend stays

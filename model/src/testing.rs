@@ -22,6 +22,22 @@ pub fn lb_config(lb: &str) -> String {
     format!(r#"{{"loadBalancingConfig":[{{"{lb}":{{}}}}]}}"#)
 }
 
+/// A constant service time of `value` (e.g. `"2ms"`), as a `[[fleet]]` group writes it.
+pub fn constant(value: &str) -> String {
+    format!(r#"{{ dist = "constant", value = "{value}" }}"#)
+}
+
+/// A log-normal service time of median `median` and 99th percentile `p99` (e.g. `"2ms"`,
+/// `"8ms"`), as a `[[fleet]]` group writes it.
+pub fn lognormal(median: &str, p99: &str) -> String {
+    format!(r#"{{ dist = "lognormal", median = "{median}", p99 = "{p99}" }}"#)
+}
+
+/// An exponential service time of mean `mean` (e.g. `"2ms"`), as a `[[fleet]]` group writes it.
+pub fn exponential(mean: &str) -> String {
+    format!(r#"{{ dist = "exponential", mean = "{mean}" }}"#)
+}
+
 /// A scenario for tests. Unset, it is: `rate = 500`, `duration = "2s"`, one group `main` of 4
 /// backends with a constant 2 ms service time, and one policy `round_robin`; the seed, the
 /// warm-up and every other field keep the file format's defaults. Values are TOML as written in
@@ -107,6 +123,12 @@ impl ScenarioBuilder {
         self.workload("warmup", Some(&format!("{warmup:?}")))
     }
 
+    /// Sets the arrival process: `"poisson"` (the file format's default), `"constant"` or
+    /// `"closed"` (see [`closed`](Self::closed)).
+    pub fn arrival(self, arrival: &str) -> Self {
+        self.workload("arrival", Some(&format!("{arrival:?}")))
+    }
+
     /// Sets the per-call deadline, e.g. `"1s"`.
     pub fn deadline(self, deadline: &str) -> Self {
         self.workload("deadline", Some(&format!("{deadline:?}")))
@@ -115,7 +137,7 @@ impl ScenarioBuilder {
     /// A closed loop of `concurrency` calls in flight per client (and no `rate`).
     pub fn closed(self, concurrency: u32) -> Self {
         self.workload("rate", None)
-            .workload("arrival", Some("\"closed\""))
+            .arrival("closed")
             .workload("concurrency", Some(&concurrency.to_string()))
     }
 

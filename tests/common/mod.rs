@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use lblab_model::testing::{lb_config, ScenarioBuilder};
+use lblab_model::testing::{constant, lb_config, ScenarioBuilder};
 
 /// Runs `lblab args` in the repository root and waits for it.
 pub fn lblab(args: &[&str]) -> Output {
@@ -143,6 +143,26 @@ pub fn with_policies(mut builder: ScenarioBuilder, labels: &[&str]) -> ScenarioB
         builder = builder.lb(label, &default_lb(label));
     }
     builder
+}
+
+/// A quick simulation: seed 3, 200 calls a second to two backends (the group `main`) with a
+/// constant 2 ms service time, and round_robin unless the caller adds policies; the caller sets
+/// the run's length.
+pub fn two_backends(name: &str) -> ScenarioBuilder {
+    ScenarioBuilder::new(name)
+        .seed(3)
+        .rate(200.0)
+        .group("main", 2, &constant("2ms"), &[])
+}
+
+/// A scenario for `lblab backend` or a short `lblab real`: one backend (the group `main`) with a
+/// constant service time of `service` (e.g. `"1ms"`), 1 s at `rate` calls a second, and
+/// round_robin.
+pub fn one_backend(name: &str, rate: f64, service: &str) -> ScenarioBuilder {
+    ScenarioBuilder::new(name)
+        .rate(rate)
+        .duration("1s")
+        .group("main", 1, &constant(service), &[])
 }
 
 /// `builder` with the fleet of `scenarios/one-slow.toml` in small: `count` backends in the group
