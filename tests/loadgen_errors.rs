@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{arg, lblab, one_backend, scratch, summary, text, Backend, Greeter, Pki};
+use common::{lblab, one_backend, scratch, summary, text, Backend, Greeter, Pki};
 
 /// `lblab backend` serving one backend on `listen`, the scenario written into `dir`.
 fn backend(dir: &Path, listen: &str) -> Backend {
@@ -19,26 +19,25 @@ fn backend(dir: &Path, listen: &str) -> Backend {
 
 /// `lblab loadgen` with a short load against `targets`, writing into `out`.
 fn loadgen(targets: &str, out: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "loadgen",
-        "--targets",
+    common::loadgen(
         targets,
-        "--rate",
-        "40",
-        "--duration",
-        "1s",
-        "--warmup",
-        "0.2s",
-        "--deadline",
-        "2s",
-        "--policy",
-        "round_robin",
-        "--no-realtime",
-        "--out",
-        arg(out),
-    ];
-    args.extend_from_slice(extra);
-    lblab(&args)
+        out,
+        &[
+            &[
+                "--rate",
+                "40",
+                "--duration",
+                "1s",
+                "--warmup",
+                "0.2s",
+                "--deadline",
+                "2s",
+                "--policy",
+                "round_robin",
+            ],
+            extra,
+        ],
+    )
 }
 
 #[test]

@@ -18,22 +18,21 @@ const SAY_HELLO: &str = "lblab.interop.v1.Greeter/SayHello";
 
 /// `lblab loadgen` with a short load against `targets`, writing into `out`.
 fn loadgen(targets: &str, out: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "loadgen",
-        "--targets",
+    common::loadgen(
         targets,
-        "--duration",
-        "1s",
-        "--warmup",
-        "0.2s",
-        "--policy",
-        "round_robin",
-        "--no-realtime",
-        "--out",
-        arg(out),
-    ];
-    args.extend_from_slice(extra);
-    lblab(&args)
+        out,
+        &[
+            &[
+                "--duration",
+                "1s",
+                "--warmup",
+                "0.2s",
+                "--policy",
+                "round_robin",
+            ],
+            extra,
+        ],
+    )
 }
 
 #[test]

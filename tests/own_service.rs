@@ -8,28 +8,27 @@ mod common;
 
 use std::path::Path;
 
-use common::{arg, lblab, scratch, summary, text, Greeter, Pki};
+use common::{scratch, summary, text, Greeter, Pki};
 
 /// `lblab loadgen` with a short load against `targets`, writing into `out`.
 fn loadgen(targets: &str, out: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "loadgen",
-        "--targets",
+    common::loadgen(
         targets,
-        "--rate",
-        "80",
-        "--duration",
-        "1.5s",
-        "--warmup",
-        "0.5s",
-        "--deadline",
-        "2s",
-        "--no-realtime",
-        "--out",
-        arg(out),
-    ];
-    args.extend_from_slice(extra);
-    lblab(&args)
+        out,
+        &[
+            &[
+                "--rate",
+                "80",
+                "--duration",
+                "1.5s",
+                "--warmup",
+                "0.5s",
+                "--deadline",
+                "2s",
+            ],
+            extra,
+        ],
+    )
 }
 
 #[track_caller]

@@ -19,6 +19,23 @@ pub fn lblab(args: &[&str]) -> Output {
         .expect("runs lblab")
 }
 
+/// Runs `lblab loadgen --targets <targets> --no-realtime --out <out>` followed by each of
+/// `args` (a test's fixed flags, then a call's own).
+pub fn loadgen(targets: &str, out: &Path, args: &[&[&str]]) -> Output {
+    let mut all = vec![
+        "loadgen",
+        "--targets",
+        targets,
+        "--no-realtime",
+        "--out",
+        arg(out),
+    ];
+    for a in args {
+        all.extend_from_slice(a);
+    }
+    lblab(&all)
+}
+
 /// Runs `lblab args`, which must succeed, and returns what it printed.
 #[track_caller]
 pub fn succeeds(args: &[&str]) -> Output {
