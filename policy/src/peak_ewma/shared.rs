@@ -40,9 +40,10 @@ use crate::{
 /// endpoint has been sampled.
 const WORDS: usize = 7;
 
-/// One endpoint's state: 80 bytes, contiguous with its neighbours' in the [`Arena`] (padding
-/// each to its own cache lines measured slower: more memory to walk at large fleets for less
-/// false sharing, which only few-endpoint fleets see, and those share their endpoints anyway).
+/// One endpoint's state: 80 bytes, contiguous with its neighbours' in the [`Arena`]. Not padded
+/// to a cache line each: at large fleets the memory a pick walks matters more than false
+/// sharing, which only few-endpoint fleets could see, and their threads share the endpoints
+/// themselves anyway.
 #[derive(Debug, Default)]
 struct Cell {
     /// Sequence lock over `words`: odd while a completion writes them.
