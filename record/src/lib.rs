@@ -53,6 +53,7 @@ mod recorder;
 mod schema;
 pub mod stats;
 mod statuses;
+pub mod table;
 mod targets;
 pub mod units;
 

@@ -43,6 +43,7 @@ mod engine;
 mod oracle;
 pub mod queue;
 pub mod regress;
+pub mod regress_lines;
 mod request;
 pub mod shard;
 pub mod space;

@@ -11,8 +11,6 @@ use lblab_backend::{Fleet, FleetOptions};
 use lblab_model::units::Dur;
 use lblab_wire::timer;
 
-use super::output;
-
 /// Arguments of `lblab backend`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -107,7 +105,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         64 + backends.len() as u64 * (1 + u64::from(scenario.file.workload.clients.max(1)));
     lblab_wire::ensure_open_files(needed).map_err(anyhow::Error::msg)?;
     let origin = origin_of(args.start_at)?;
-    let stop = output::stop_flag_saying("stopping the fleet");
+    let stop = super::stop::stop_flag_saying("stopping the fleet");
     let realtime = args.realtime.enabled();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -13,8 +13,6 @@ use lblab_loadgen::report;
 use lblab_loadgen::run::{CallOptions, Live};
 use lblab_record::{layout, StatusRow};
 
-use super::output;
-
 mod flags;
 mod print;
 
@@ -140,7 +138,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|p| p.runs_in_real())
         .count();
-    super::check_memory(&scenario, planned, lblab_model::budget::Mode::Real)?;
+    super::budgets().check_memory(&scenario, planned, lblab_model::budget::Mode::Real)?;
     let origin = args
         .start_at
         .map(|at| super::backend::origin_of(Some(at)))
@@ -174,8 +172,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         (None, Some(call)) => PathBuf::from(lblab_record::file_stem(call)),
         (None, None) => PathBuf::from("echo"),
     };
-    let dir = output::results_dir(&stem, "loadgen", args.out.as_deref());
-    let _out_dir = output::prepare_dir(&dir)?;
+    let dir = lblab_lab::out_dir::results_dir(&stem, "loadgen", args.out.as_deref());
+    let _out_dir = lblab_lab::out_dir::prepare_dir(&dir)?;
     let live = Arc::new(Live::new());
     let options = RemoteOptions {
         targets: &targets,
@@ -183,7 +181,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         calls,
         realtime: args.realtime.enabled(),
         origin,
-        stop: Some(output::stop_flag()),
+        stop: Some(super::stop::stop_flag()),
         live: Some(live.clone()),
         max_calls: args.load.total,
         warp,
@@ -193,11 +191,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .connect_timeout
             .map(|d| std::time::Duration::from_nanos(d.0)),
     };
-    let schedule = super::progress::Schedule {
+    let schedule = lblab_lab::progress::Schedule {
         first: None,
         each: std::time::Duration::from_nanos(scenario.workload.end()),
     };
-    let bar = super::progress::Progress::scheduled(planned as u64, "policies", schedule);
+    let bar = lblab_lab::progress::Progress::scheduled(planned as u64, "policies", schedule);
     let watch = bar.watch(live);
     let mut done = 0;
     let ran = run_remote(
@@ -207,7 +205,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         &mut |so_far| {
             done += 1;
             bar.set(done);
-            let summary = so_far.summary(&scenario, vec![output::in_progress_note(done as usize)]);
+            let summary = so_far.summary(
+                &scenario,
+                vec![lblab_lab::run_folder::in_progress_note(done as usize)],
+            );
             if let Err(e) = print::write(&dir, &summary, so_far, &targets) {
                 bar.line(&format!(
                     "warning: could not write the results so far: {e:#}"

@@ -8,8 +8,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use lblab_record::layout;
 
-use super::output;
-
 /// Arguments of `lblab report`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -112,10 +110,11 @@ fn merge(dirs: &[PathBuf], out: Option<&Path>, budget: u64) -> anyhow::Result<Ex
     for w in &merged.warnings {
         eprintln!("warning: {w}");
     }
-    let _out_dir = output::prepare_dir(&out)?;
-    output::write(&out, &merged.summary, &merged.results).context("writing the merged run")?;
+    let _out_dir = lblab_lab::out_dir::prepare_dir(&out)?;
+    lblab_lab::run_folder::write(&super::budgets(), &out, &merged.summary, &merged.results)
+        .context("writing the merged run")?;
     merge_csv(dirs, &out)?;
-    output::print_table(&merged.summary);
+    super::print_table(&merged.summary);
     for (key, value) in &merged.summary.notes {
         if key.contains(": start offset of ") {
             outln!("{key}: {value}");

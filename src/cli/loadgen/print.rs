@@ -11,8 +11,6 @@ use lblab_loadgen::target::Target;
 use lblab_model::Scenario;
 use lblab_record::{layout, RunSummary, StatusRow, TargetRow};
 
-use super::super::output;
-
 /// `--dry-run`'s plan.
 pub fn dry_run(scenario: &Scenario, targets: &[Target], name: Option<&str>, call: Option<&Call>) {
     let w = &scenario.file.workload;
@@ -45,7 +43,7 @@ pub fn dry_run(scenario: &Scenario, targets: &[Target], name: Option<&str>, call
 
 /// The summary table, the traffic shares and the status distribution.
 pub fn tables(summary: &RunSummary, shares: &[TargetRow], statuses: &[StatusRow]) {
-    output::print_table(summary);
+    super::super::print_table(summary);
     for lines in [report::share_lines(shares), report::status_lines(statuses)] {
         if !lines.is_empty() {
             outln!();
@@ -84,7 +82,7 @@ pub fn html(
 ) -> anyhow::Result<String> {
     use lblab_report::HtmlTable;
     let cells = |line: &str| -> Vec<String> { line.split_whitespace().map(String::from).collect() };
-    let mut lines = output::table_lines(summary).into_iter();
+    let mut lines = lblab_record::table::table_lines(summary).into_iter();
     let header = lines.next().map(|h| split_header(&h)).unwrap_or_default();
     let rows: Vec<Vec<String>> = lines.map(|l| cells(&l)).collect();
     let mut tables = vec![HtmlTable {
@@ -157,7 +155,7 @@ pub fn write(
     targets: &[Target],
 ) -> anyhow::Result<()> {
     let policies = run.results();
-    output::write_data(dir, summary, &policies)?;
+    lblab_lab::run_folder::write_data(dir, summary, &policies)?;
     let (shares, statuses) = (run.shares(targets), run.statuses());
     let targets_csv = dir.join(layout::TARGETS_CSV);
     lblab_record::write_atomic(&targets_csv, &lblab_record::TargetRow::to_csv(&shares)?)
@@ -165,7 +163,7 @@ pub fn write(
     let statuses_csv = dir.join(layout::STATUSES_CSV);
     lblab_record::write_atomic(&statuses_csv, &StatusRow::to_csv(&statuses)?)
         .with_context(|| format!("writing {}", statuses_csv.display()))?;
-    output::write_charts(dir, summary, &policies)?;
+    lblab_lab::run_folder::write_charts(&super::super::lab(), dir, summary, &policies)?;
     let page = html(dir, summary, &shares, &statuses)?;
     lblab_record::write_atomic(&dir.join(layout::REPORT_HTML), page.as_bytes())?;
     Ok(())
