@@ -100,3 +100,18 @@ macro_rules! ensure {
 }
 
 pub(crate) use {bail, ensure};
+
+impl LabError {
+    /// The error and its causes on one line, each after a colon (as `anyhow` shows an error
+    /// with `{:#}`).
+    pub fn chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
+        text
+    }
+}

@@ -10,8 +10,24 @@ use lblab_policy::duration;
 use lblab_record::{layout, write_atomic, Mode, RunSummary};
 use lblab_sim::sweep::{ablation_name, Grid, GridRow};
 
-use crate::error::{Context, Result};
+use crate::error::{ensure, Context, Result};
 use crate::{out_dir, Exit, Lab};
+
+/// Values one grid axis may have: a grid is their product, simulated point by point.
+pub const MAX_AXIS: usize = 64;
+
+/// Rejects an axis (given with `--<flag>`) with duplicates or too many values.
+pub fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> Result<()> {
+    ensure!(
+        values.len() <= MAX_AXIS,
+        "--{flag}: {} values; at most {MAX_AXIS} per axis",
+        values.len()
+    );
+    for (i, v) in values.iter().enumerate() {
+        ensure!(!values[..i].contains(v), "--{flag}: {v:?} is listed twice");
+    }
+    Ok(())
+}
 
 /// Runs `grid` on `scenario` on `jobs` threads and writes its files into `dir`, printing the
 /// best configuration (each line to `out`).

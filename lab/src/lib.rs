@@ -7,14 +7,18 @@
 
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod compare;
 pub mod error;
+pub mod fleet;
 pub mod grid;
 pub mod lock;
+pub mod merge;
 pub mod out_dir;
 pub mod progress;
 pub mod real;
 pub mod regress;
+pub mod remote;
 pub mod run_folder;
 pub mod scenario;
 pub mod sim;

@@ -94,7 +94,8 @@ pub fn run_and_write(
             });
             if let Err(e) = written {
                 bar.line(&format!(
-                    "warning: could not write the results so far: {e:#}"
+                    "warning: could not write the results so far: {}",
+                    e.chain()
                 ));
             }
         },

@@ -37,6 +37,31 @@ pub struct RegressJob<'a> {
     pub jobs: Option<usize>,
 }
 
+/// The thresholds of `--min-change` (percent), `--min-share-change` (percentage points),
+/// `--min-seconds-change` and `--confidence` (percent), checked.
+pub fn thresholds(
+    min_change: f64,
+    min_share_change: f64,
+    min_seconds_change: f64,
+    confidence: f64,
+) -> Result<Thresholds> {
+    ensure!(
+        (50.0..100.0).contains(&confidence),
+        "--confidence {} is not a percentage from 50 to below 100 (e.g. --confidence 99)",
+        confidence
+    );
+    ensure!(
+        min_change >= 0.0 && min_share_change >= 0.0 && min_seconds_change >= 0.0,
+        "--min-change, --min-share-change and --min-seconds-change must not be negative"
+    );
+    Ok(Thresholds {
+        relative: min_change / 100.0,
+        absolute_share: min_share_change / 100.0,
+        absolute_seconds: min_seconds_change,
+        confidence: confidence / 100.0,
+    })
+}
+
 /// Runs `job`: [`Exit::Worse`] if a figure is worse than the baseline (the lines to `out` say
 /// which).
 pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use lblab_harness::{run_remote, RemoteOptions};
+use lblab_harness::RemoteOptions;
 use lblab_loadgen::method;
 use lblab_loadgen::report;
-use lblab_loadgen::run::{CallOptions, Live};
+use lblab_loadgen::run::CallOptions;
 use lblab_record::{layout, StatusRow};
 
 mod flags;
@@ -141,7 +141,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     super::budgets().check_memory(&scenario, planned, lblab_model::budget::Mode::Real)?;
     let origin = args
         .start_at
-        .map(|at| super::backend::origin_of(Some(at)))
+        .map(|at| lblab_lab::fleet::origin_of(Some(at)))
         .transpose()?;
     if origin.is_some() && planned > 1 {
         // One origin serves one run: from the second policy on every arrival would be late and
@@ -174,7 +174,6 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     };
     let dir = lblab_lab::out_dir::results_dir(&stem, "loadgen", args.out.as_deref());
     let _out_dir = lblab_lab::out_dir::prepare_dir(&dir)?;
-    let live = Arc::new(Live::new());
     let options = RemoteOptions {
         targets: &targets,
         resolver: Some(spec.clone()),
@@ -182,7 +181,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         realtime: args.realtime.enabled(),
         origin,
         stop: Some(super::stop::stop_flag()),
-        live: Some(live.clone()),
+        live: None,
         max_calls: args.load.total,
         warp,
         slot_starts,
@@ -191,36 +190,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .connect_timeout
             .map(|d| std::time::Duration::from_nanos(d.0)),
     };
-    let schedule = lblab_lab::progress::Schedule {
-        first: None,
-        each: std::time::Duration::from_nanos(scenario.workload.end()),
-    };
-    let bar = lblab_lab::progress::Progress::scheduled(planned as u64, "policies", schedule);
-    let watch = bar.watch(live);
-    let mut done = 0;
-    let ran = run_remote(
-        &scenario,
-        &options,
-        &mut |line| bar.line(line),
-        &mut |so_far| {
-            done += 1;
-            bar.set(done);
-            let summary = so_far.summary(
-                &scenario,
-                vec![lblab_lab::run_folder::in_progress_note(done as usize)],
-            );
-            if let Err(e) = print::write(&dir, &summary, so_far, &targets) {
-                bar.line(&format!(
-                    "warning: could not write the results so far: {e:#}"
-                ));
-            }
-        },
-    );
-    drop(watch);
-    drop(bar);
-    let ran = ran.with_context(|| format!("{} against --targets", scenario.file.name))?;
-    let summary = ran.summary(&scenario, Vec::new());
-    print::write(&dir, &summary, &ran, &targets).context("writing load-generator results")?;
+    let lab = super::lab();
+    let (ran, summary) = lblab_lab::remote::run(&lab, &scenario, options, planned, &dir)?;
     let (shares, statuses) = (ran.shares(&targets), ran.statuses());
     match args.format.as_str() {
         "json" => outln!("{}", report::json(&summary, &shares, &statuses)?),

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use lblab_model::units::Dur;
-use lblab_sim::regress::Thresholds;
 
 use super::args;
 
@@ -71,21 +70,12 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     a.budget.apply();
-    anyhow::ensure!(
-        (50.0..100.0).contains(&a.confidence),
-        "--confidence {} is not a percentage from 50 to below 100 (e.g. --confidence 99)",
-        a.confidence
-    );
-    anyhow::ensure!(
-        a.min_change >= 0.0 && a.min_share_change >= 0.0 && a.min_seconds_change >= 0.0,
-        "--min-change, --min-share-change and --min-seconds-change must not be negative"
-    );
-    let thresholds = Thresholds {
-        relative: a.min_change / 100.0,
-        absolute_share: a.min_share_change / 100.0,
-        absolute_seconds: a.min_seconds_change,
-        confidence: a.confidence / 100.0,
-    };
+    let thresholds = lblab_lab::regress::thresholds(
+        a.min_change,
+        a.min_share_change,
+        a.min_seconds_change,
+        a.confidence,
+    )?;
     let job = lblab_lab::regress::RegressJob {
         scenarios: &a.scenarios,
         baseline: a.baseline.as_deref(),

@@ -70,9 +70,6 @@ pub struct Args {
     jobs: Option<u16>,
 }
 
-/// Values one grid axis may have: a grid is their product, simulated point by point.
-const MAX_AXIS: usize = 64;
-
 /// A duration flag value: `250ms`, `10s`, `1.5m`; more than 0, at most a year.
 fn parse_duration(text: &str) -> Result<Nanos, String> {
     let d: Dur = text.parse()?;
@@ -80,19 +77,6 @@ fn parse_duration(text: &str) -> Result<Nanos, String> {
         return Err(format!("`{text}` must be greater than 0, e.g. \"10s\""));
     }
     Ok(d.0)
-}
-
-/// Rejects an axis with duplicates or too many values.
-fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        values.len() <= MAX_AXIS,
-        "--{flag}: {} values; at most {MAX_AXIS} per axis",
-        values.len()
-    );
-    for (i, v) in values.iter().enumerate() {
-        anyhow::ensure!(!values[..i].contains(v), "--{flag}: {v:?} is listed twice");
-    }
-    Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -131,9 +115,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &mut super::say,
         )?));
     }
-    check_axis("decay-times", &args.decay_times)?;
-    check_axis("choice-counts", &args.choice_counts)?;
-    check_axis("default-rtts", &args.default_rtts)?;
+    lblab_lab::grid::check_axis("decay-times", &args.decay_times)?;
+    lblab_lab::grid::check_axis("choice-counts", &args.choice_counts)?;
+    lblab_lab::grid::check_axis("default-rtts", &args.default_rtts)?;
     let dir = args
         .out
         .clone()
