@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use lblab_model::find;
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
@@ -49,8 +50,8 @@ pub fn scenario_path(given: &Path) -> Result<PathBuf> {
         let _ =
             std::fmt::Write::write_fmt(&mut message, format_args!(", nor {}", candidate.display()));
     }
-    let known = canonical_scenarios();
-    if let Some(closest) = closest(&stem, &known) {
+    let known = find::scenario_names(Path::new(SCENARIOS));
+    if let Some(closest) = find::closest(&stem, &known) {
         let _ = std::fmt::Write::write_fmt(
             &mut message,
             format_args!("; did you mean {closest} ({SCENARIOS}/{closest}.toml)?"),
@@ -62,51 +63,6 @@ pub fn scenario_path(given: &Path) -> Result<PathBuf> {
         );
     }
     Err(LabError::Message(message))
-}
-
-/// The names of the scenario files in `scenarios/` (none when it is not there), sorted.
-fn canonical_scenarios() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(SCENARIOS)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    name.strip_suffix(".toml").map(str::to_string)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
-/// The name in `known` closest to `name` by edit distance, if it is close (at most a third of
-/// its length, and at least one edit allowed).
-fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(1);
-    known
-        .iter()
-        .map(|k| (edit_distance(name, k), k))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k.as_str())
-}
-
-/// Levenshtein distance between `a` and `b`, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous + usize::from(ca != *cb);
-            previous = row[j + 1];
-            row[j + 1] = substitute.min(previous + 1).min(row[j] + 1);
-        }
-    }
-    row[b.len()]
 }
 
 /// Loads a scenario with a seed override.
@@ -148,29 +104,11 @@ pub fn load_with_length(
         .with_run_length(duration, warmup)
         .with_context(|| format!("{} with {flags}", path.display()))?;
     if let Some(w) = warmup {
-        for warning in warmup_warnings(&scenario, w, only) {
+        for warning in find::warmup_warnings(&scenario, w, only) {
             eprintln!("{warning}");
         }
     }
     Ok(scenario)
-}
-
-/// A warning for each policy of `scenario` that needs a longer warm-up than `warmup`, of the
-/// policies in `only` when it names any (a policy that does not run needs no warning).
-pub fn warmup_warnings(scenario: &Scenario, warmup: Dur, only: &[String]) -> Vec<String> {
-    scenario
-        .warmup_needs()
-        .into_iter()
-        .filter(|(label, _, _)| only.is_empty() || only.iter().any(|o| o == label))
-        .filter(|&(_, need, _)| warmup.0 < need)
-        .map(|(label, need, why)| {
-            format!(
-                "warning: --warmup {warmup} is shorter than {label} needs ({why} = {}): part of \
-                 what is measured for it is its start-up, not its steady state",
-                Dur(need)
-            )
-        })
-        .collect()
 }
 
 /// Checks that every `--policy` label names a policy of the scenario.
@@ -198,18 +136,6 @@ mod tests {
     }
 
     #[test]
-    fn a_misspelt_scenario_name_is_matched_to_the_closest_known_one() {
-        let known: Vec<String> = ["healthy", "one-slow", "one-slow-busy", "gc-pauses"]
-            .map(String::from)
-            .to_vec();
-        assert_eq!(closest("one-slo", &known), Some("one-slow"));
-        assert_eq!(closest("gc-pause", &known), Some("gc-pauses"));
-        assert_eq!(closest("zzzzzzzz", &known), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-    }
-
-    #[test]
     fn a_shorter_duration_keeps_the_warmup() {
         // one-slow warms up 12 s so weighted_round_robin's blackout ends before measurement;
         // a 5 s run must not move the blackout into what it measures.
@@ -226,7 +152,7 @@ mod tests {
         let path = scenario("one-slow.toml");
         let s = load_with_length(&path, None, length(Some(5), Some(2)), &[]).unwrap();
         assert_eq!(s.workload.warmup, 2 * NS);
-        let w = warmup_warnings(&s, Dur(2 * NS), &[]);
+        let w = find::warmup_warnings(&s, Dur(2 * NS), &[]);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("weighted_round_robin"), "{}", w[0]);
         assert!(
@@ -234,12 +160,12 @@ mod tests {
             "{}",
             w[0]
         );
-        assert!(warmup_warnings(&s, Dur(11 * NS), &[]).is_empty());
+        assert!(find::warmup_warnings(&s, Dur(11 * NS), &[]).is_empty());
         // Only the selected policies are warned about.
         let only = |label: &str| vec![label.to_string()];
-        assert!(warmup_warnings(&s, Dur(2 * NS), &only("peak_ewma")).is_empty());
+        assert!(find::warmup_warnings(&s, Dur(2 * NS), &only("peak_ewma")).is_empty());
         assert_eq!(
-            warmup_warnings(&s, Dur(2 * NS), &only("weighted_round_robin")).len(),
+            find::warmup_warnings(&s, Dur(2 * NS), &only("weighted_round_robin")).len(),
             1
         );
         let s = load_with_length(&path, None, length(None, Some(30)), &[]).unwrap();

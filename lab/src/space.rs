@@ -85,21 +85,21 @@ fn x_axis(axes: &[Axis], x: Option<&str>) -> Result<String> {
 
 /// Runs the sweep and writes `sweep.csv`, `runs.csv`, `sweep.json` and the charts (or, for a
 /// shard, its shard file), printing its points (each line to `out`).
-pub fn run(lab: &Lab, args: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
-    let scenario = args.scenario;
-    let x = x_axis(args.axes, args.x)?;
+pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+    let scenario = job.scenario;
+    let x = x_axis(job.axes, job.x)?;
     // Bounded before any point is built: the point cap, then the plan's memory.
-    let points = vary::check_size(args.axes, args.seeds)
+    let points = vary::check_size(job.axes, job.seeds)
         .with_context(|| format!("--vary on {}", scenario.file.name))?;
     let planned =
-        lblab_model::budget::sweep_plan(points as u64 * args.seeds.max(1), scenario.backends.len());
+        lblab_model::budget::sweep_plan(points as u64 * job.seeds.max(1), scenario.backends.len());
     lblab_model::budget::check_estimate(
         &format!("sweeping {} over {points} points", scenario.file.name),
         &planned,
         lab.memory_budget,
     )
     .map_err(crate::LabError::Message)?;
-    let plan = space::plan(scenario, args.axes, args.seeds, args.policies)
+    let plan = space::plan(scenario, job.axes, job.seeds, job.policies)
         .with_context(|| format!("--vary on {}", scenario.file.name))?;
     ensure!(
         !plan.policies.is_empty(),
@@ -108,7 +108,7 @@ pub fn run(lab: &Lab, args: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<E
     );
     let all_points = plan.points.len();
     let policies = plan.policies.clone();
-    let plan = match args.shard {
+    let plan = match job.shard {
         Some(shard) => plan.shard(shard.index, shard.count),
         None => plan,
     };
@@ -117,29 +117,29 @@ pub fn run(lab: &Lab, args: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<E
         if let Some(s) = point.scenarios.first() {
             lab.check_memory(
                 s,
-                args.jobs.min(plan.policies.len()),
-                lblab_model::budget::Mode::Sim { jobs: args.jobs },
+                job.jobs.min(plan.policies.len()),
+                lblab_model::budget::Mode::Sim { jobs: job.jobs },
             )?;
         }
     }
-    let paths: Vec<String> = args.axes.iter().flat_map(|a| a.paths.clone()).collect();
-    let dir = args.out.map(Path::to_path_buf).unwrap_or_else(|| {
+    let paths: Vec<String> = job.axes.iter().flat_map(|a| a.paths.clone()).collect();
+    let dir = job.out.map(Path::to_path_buf).unwrap_or_else(|| {
         let name = paths
             .iter()
             .map(|p| p.replace('.', "-"))
             .collect::<Vec<_>>()
             .join("+");
-        let name = match args.shard {
+        let name = match job.shard {
             Some(s) => format!("sweep-{name}-shard-{}-of-{}", s.index, s.count),
             None => format!("sweep-{name}"),
         };
-        Layout::scratch(args.file).run(&name)
+        Layout::scratch(job.file).run(&name)
     });
     let _out_dir = out_dir::prepare_dir(&dir)?;
     eprintln!(
         "sweeping {} points{} × {} seeds × {} policies of {} ({} simulations) on {} threads",
         plan.points.len(),
-        match args.shard {
+        match job.shard {
             Some(s) => format!(
                 " (shard {s}: every {}th of {all_points}, from point {})",
                 s.count, s.index
@@ -150,28 +150,28 @@ pub fn run(lab: &Lab, args: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<E
         plan.policies.len(),
         scenario.file.name,
         plan.runs(),
-        args.jobs
+        job.jobs
     );
     let stop = lab.stop;
     let started = Instant::now();
     let total = plan.runs();
     let bar = crate::progress::Progress::new(total as u64, "simulations");
     let progress = |n: usize| bar.set(n as u64);
-    let points = space::run(&plan, args.jobs, Some(stop), &progress)?;
+    let points = space::run(&plan, job.jobs, Some(stop), &progress)?;
     drop(bar);
     let wall = started.elapsed();
     let partial = stop.load(Ordering::Relaxed) || points.iter().any(|p| p.partial);
 
-    if let Some(shard) = args.shard {
-        let text = std::fs::read_to_string(args.file)
-            .with_context(|| format!("reading {}", args.file.display()))?;
+    if let Some(shard) = job.shard {
+        let text = std::fs::read_to_string(job.file)
+            .with_context(|| format!("reading {}", job.file.display()))?;
         let identity = SweepIdentity {
-            lblab: args.version.to_string(),
+            lblab: job.version.to_string(),
             scenario: scenario.file.name.clone(),
             scenario_file: text,
             seed: scenario.file.seed,
             seeds: plan.seeds,
-            axes: SweepIdentity::axes_text(args.axes),
+            axes: SweepIdentity::axes_text(job.axes),
             paths: paths.clone(),
             x: x.clone(),
             policies: policies.clone(),
@@ -188,7 +188,7 @@ pub fn run(lab: &Lab, args: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<E
             points.len(),
             total,
             wall.as_secs_f64(),
-            args.jobs
+            job.jobs
         ));
         out(&format!(
             "wrote {}; join every shard with `lblab sweep --merge DIR… --out OUT`",
@@ -209,7 +209,7 @@ pub fn run(lab: &Lab, args: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<E
         "{} simulations in {:.1}s wall on {} threads ({:.1}s per 1,000 simulations)",
         total,
         wall.as_secs_f64(),
-        args.jobs,
+        job.jobs,
         wall.as_secs_f64() * 1000.0 / total.max(1) as f64
     ));
     out(&format!("wrote {}", dir.display()));
