@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod compare;
+pub mod compare_lines;
 mod error;
 mod files;
 pub mod fixed;
