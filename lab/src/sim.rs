@@ -145,7 +145,7 @@ pub fn run(lab: &Lab, job: SimJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit
             &dir.join(layout::SEEDS_CSV),
             &lblab_sim::space::runs_csv(&[], std::slice::from_ref(point))?,
         )?;
-        for line in interval_lines(point, job.seeds) {
+        for line in lblab_sim::space_lines::interval_lines(point, job.seeds) {
             out(&line);
         }
     }
@@ -163,37 +163,4 @@ pub fn run(lab: &Lab, job: SimJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit
     ));
     out(&format!("wrote {}", dir.display()));
     Ok(Exit::of(partial))
-}
-
-/// The intervals across seeds: a legend, then one line per policy.
-pub fn interval_lines(point: &lblab_sim::space::PointResult, seeds: u64) -> Vec<String> {
-    let mut lines = Vec::new();
-    let coverage = point
-        .policies
-        .iter()
-        .filter_map(|p| p.get("p99_ms"))
-        .map(|i| i.coverage)
-        .fold(1.0f64, f64::min);
-    lines.push(format!(
-        "across {seeds} seeds: median [{:.1} % interval of the median]",
-        100.0 * coverage
-    ));
-    let width = point
-        .policies
-        .iter()
-        .map(|p| p.policy.len())
-        .max()
-        .unwrap_or(6);
-    for p in &point.policies {
-        let f = |m: &str, d: usize| p.get(m).map_or("–".to_string(), |i| i.display(d));
-        lines.push(format!(
-            "{:<width$}  p99 {} ms  p99.9 {} ms  p99/round_robin {}  p99/oracle {}",
-            p.policy,
-            f("p99_ms", 2),
-            f("p999_ms", 2),
-            f("p99_vs_round_robin", 3),
-            f("p99_vs_oracle", 3),
-        ));
-    }
-    lines
 }

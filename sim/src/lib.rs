@@ -47,6 +47,7 @@ pub mod regress_lines;
 mod request;
 pub mod shard;
 pub mod space;
+pub mod space_lines;
 pub mod sweep;
 
 use std::sync::atomic::AtomicBool;
