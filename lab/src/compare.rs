@@ -9,8 +9,10 @@ use lblab_harness::HarnessOptions;
 use lblab_model::Scenario;
 use lblab_record::{compare_lines, write_atomic, CompareRow, Layout, Mode, RunSummary};
 
+use lblab_record::out_dir;
+
 use crate::error::{bail, Context, Result};
-use crate::{out_dir, run_folder, Exit, Lab};
+use crate::{run_folder, Exit, Lab};
 
 /// The scenario with `extra` ns added to every backend's network round trip.
 fn with_extra_rtt(scenario: &Scenario, extra: u64) -> Scenario {

@@ -40,6 +40,7 @@ library_errors!(
     serde_json::Error,
     csv::Error,
     lblab_record::RecordError,
+    lblab_record::OutDirError,
     lblab_report::ReportError,
     lblab_sim::SimError,
     lblab_sim::regress::RegressError,

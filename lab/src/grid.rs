@@ -10,8 +10,10 @@ use lblab_policy::duration;
 use lblab_record::{layout, write_atomic, Mode, RunSummary};
 use lblab_sim::sweep::{ablation_name, Grid, GridRow};
 
+use lblab_record::out_dir;
+
 use crate::error::{ensure, Context, Result};
-use crate::{out_dir, Exit, Lab};
+use crate::{Exit, Lab};
 
 /// Values one grid axis may have: a grid is their product, simulated point by point.
 pub const MAX_AXIS: usize = 64;

@@ -1,7 +1,7 @@
 //! The lab's jobs as library functions: what `lblab sim`, `sweep`, `regress`, `real` and
 //! `compare` do between parsing their flags and exiting, so that it is reusable and testable
 //! without the command line. A job takes typed options and a [`Lab`] (the stop flag and the
-//! budgets), writes its results folder ([`out_dir`], [`run_folder`]), shows its progress on
+//! budgets), writes its results folder (`lblab_record::out_dir`, [`run_folder`]), shows its progress on
 //! stderr ([`progress`]) and hands each line it has for standard output to a sink
 //! (`&mut dyn FnMut(&str)`), which the binary prints; notes and warnings go to stderr.
 
@@ -12,9 +12,7 @@ pub mod compare;
 pub mod error;
 pub mod fleet;
 pub mod grid;
-pub mod lock;
 pub mod merge;
-pub mod out_dir;
 pub mod progress;
 pub mod real;
 pub mod regress;

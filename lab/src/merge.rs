@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 
 use lblab_record::layout;
 
+use lblab_record::out_dir;
+
 use crate::error::{bail, Context, Result};
-use crate::{out_dir, run_folder, Lab};
+use crate::{run_folder, Lab};
 
 /// `lblab report --merge DIR... [--out OUT]`: writes the merged run folder (the data files and
 /// the charts, as every run command does) and prints its table and each run's start offset.

@@ -8,8 +8,10 @@ use lblab_harness::{self as harness, HarnessOptions, RealRun};
 use lblab_model::Scenario;
 use lblab_record::{layout, write_atomic, Mode, PolicyResult, RunSummary};
 
+use lblab_record::out_dir;
+
 use crate::error::{bail, Context, LabError, Result};
-use crate::{out_dir, run_folder, Exit, Lab};
+use crate::{run_folder, Exit, Lab};
 
 /// Runs every selected policy of `scenario` with `options` into `dir`, printing the table and
 /// the harness's figures (each line to `out`) before drawing the charts.

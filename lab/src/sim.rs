@@ -10,8 +10,10 @@ use lblab_record::{layout, write_atomic, Mode, RunSummary};
 use lblab_sim::batch::Job;
 use lblab_sim::PolicyRun;
 
+use lblab_record::out_dir;
+
 use crate::error::{ensure, Context, Result};
-use crate::{out_dir, run_folder, Exit, Lab};
+use crate::{run_folder, Exit, Lab};
 
 /// What `lblab sim` runs.
 #[derive(Debug, Clone, Copy)]

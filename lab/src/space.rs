@@ -15,8 +15,10 @@ use lblab_report::{write_sweep_charts, Sweep, SweepPoint};
 use lblab_sim::shard::{Shard, ShardFile, SweepIdentity};
 use lblab_sim::space::{self, PointResult};
 
+use lblab_record::out_dir;
+
 use crate::error::{bail, ensure, Context, Result};
-use crate::{out_dir, Exit, Lab};
+use crate::{Exit, Lab};
 
 /// What a scenario-space sweep runs.
 pub struct SpaceJob<'a> {

@@ -101,7 +101,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         &args.run.policies,
     )?;
     let options = args.harness.options(&args.run.policies);
-    let dir = lblab_lab::out_dir::results_dir(&args.scenario, "real", args.run.out.as_deref());
+    let dir = lblab_record::out_dir::results_dir(&args.scenario, "real", args.run.out.as_deref());
     let lab = super::lab();
     let exit = lblab_lab::real::run(&lab, &scenario, &options, &dir, &mut super::say)?;
     Ok(super::exit(exit))

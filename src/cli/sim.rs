@@ -32,7 +32,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.charts.apply();
     let scenario = args::load(&args.scenario, args.run.seed)?;
     args::check_policies(&scenario, &args.run.policies)?;
-    let dir = lblab_lab::out_dir::results_dir(&args.scenario, "sim", args.run.out.as_deref());
+    let dir = lblab_record::out_dir::results_dir(&args.scenario, "sim", args.run.out.as_deref());
     let job = lblab_lab::sim::SimJob {
         scenario: &scenario,
         dir: &dir,

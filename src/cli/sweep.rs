@@ -121,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .clone()
-        .unwrap_or_else(|| lblab_lab::out_dir::results_dir(&scenario_file, "sweep", None));
+        .unwrap_or_else(|| lblab_record::out_dir::results_dir(&scenario_file, "sweep", None));
     let grid = Grid {
         decay_times: args.decay_times.clone(),
         choice_counts: args.choice_counts.clone(),

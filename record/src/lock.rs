@@ -9,7 +9,7 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 
-use crate::error::{bail, LabError, Result};
+use crate::error::OutDirError;
 
 /// The lock file's name inside a results folder.
 pub const LOCK_FILE: &str = ".lblab.lock";
@@ -25,7 +25,7 @@ pub struct FolderLock {
 impl FolderLock {
     /// Takes the lock of `dir` (an existing folder), or fails at once with a message naming the
     /// folder if another run holds it.
-    pub fn acquire(dir: &Path) -> Result<FolderLock> {
+    pub fn acquire(dir: &Path) -> Result<FolderLock, OutDirError> {
         let path = dir.join(LOCK_FILE);
         // A run that ends removes its lock file while holding it: one that opened the file just
         // before that would lock a file no longer in the folder. It checks, and tries again.
@@ -36,7 +36,7 @@ impl FolderLock {
                 .write(true)
                 .open(&path)
                 .map_err(|e| {
-                    LabError::Message(format!(
+                    OutDirError::new(format!(
                         "--out {}: cannot write into the results folder (nothing was run): its \
                          lock file {}: {e}",
                         dir.display(),
@@ -45,17 +45,21 @@ impl FolderLock {
                 })?;
             match file.try_lock() {
                 Ok(()) => {}
-                Err(TryLockError::WouldBlock) => bail!(
-                    "--out {}: another lblab run is writing its results into this folder (it \
-                     holds {}); wait for it to finish, or give another --out",
-                    dir.display(),
-                    path.display()
-                ),
-                Err(TryLockError::Error(e)) => bail!(
-                    "--out {}: cannot lock the results folder ({}): {e}",
-                    dir.display(),
-                    path.display()
-                ),
+                Err(TryLockError::WouldBlock) => {
+                    return Err(OutDirError::new(format!(
+                        "--out {}: another lblab run is writing its results into this folder (it \
+                         holds {}); wait for it to finish, or give another --out",
+                        dir.display(),
+                        path.display()
+                    )))
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(OutDirError::new(format!(
+                        "--out {}: cannot lock the results folder ({}): {e}",
+                        dir.display(),
+                        path.display()
+                    )))
+                }
             }
             if same_file(&file, &path) {
                 let _ = file.set_len(0);
@@ -64,11 +68,11 @@ impl FolderLock {
                 return Ok(FolderLock { path, file });
             }
         }
-        bail!(
+        Err(OutDirError::new(format!(
             "--out {}: its lock file {} keeps being replaced; is another program removing it?",
             dir.display(),
             path.display()
-        )
+        )))
     }
 }
 

@@ -4,9 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use lblab_record::Layout;
-
-use crate::error::{bail, Context, Result};
+use crate::error::OutDirError;
+use crate::layout::Layout;
 
 /// The run folder of `command` for the scenario file `file`: `--out` if given, else the scratch
 /// folder ([`Layout::scratch`]), which git ignores, so ad-hoc runs never overwrite the committed
@@ -27,7 +26,7 @@ const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".s
 /// fails at once rather than after a long run whose results would then be lost. Files inside
 /// are named by the program (policy labels go through `lblab_record::file_stem`), so nothing is
 /// written outside it.
-pub fn prepare_dir(dir: &Path) -> Result<OutDir> {
+pub fn prepare_dir(dir: &Path) -> Result<OutDir, OutDirError> {
     // The folders this run makes, deepest first: on failure each is removed again while empty.
     let created: Vec<PathBuf> = dir
         .ancestors()
@@ -35,13 +34,15 @@ pub fn prepare_dir(dir: &Path) -> Result<OutDir> {
         .map(Path::to_path_buf)
         .collect();
     if dir.exists() && !dir.is_dir() {
-        bail!(
+        return Err(OutDirError::new(format!(
             "--out {}: exists and is not a folder; give a folder for the results",
             dir.display()
-        );
+        )));
     }
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("--out {}: cannot create the results folder", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| OutDirError {
+        message: format!("--out {}: cannot create the results folder", dir.display()),
+        source: Some(e),
+    })?;
     // One writer per folder: taken before anything in it is touched (another run's temporary
     // files included), held until the guard is dropped.
     let lock = match crate::lock::FolderLock::acquire(dir) {
@@ -61,11 +62,12 @@ pub fn prepare_dir(dir: &Path) -> Result<OutDir> {
     let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
     std::fs::write(&probe, b"probe")
         .and_then(|()| std::fs::remove_file(&probe))
-        .with_context(|| {
-            format!(
+        .map_err(|e| OutDirError {
+            message: format!(
                 "--out {}: cannot write into the results folder (nothing was run)",
                 dir.display()
-            )
+            ),
+            source: Some(e),
         })?;
     // A run killed outright (SIGKILL) while writing can leave a temporary file behind: remove
     // those, and only those: `.<name>.tmp` where `<name>` is a file lblab writes.
