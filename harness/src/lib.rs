@@ -40,6 +40,7 @@ use lblab_policy::NANOS_PER_SEC;
 pub use lblab_record::{FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness};
 use lblab_wire::timer;
 
+pub mod lines;
 pub mod plan;
 mod policies;
 pub mod remote;

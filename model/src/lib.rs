@@ -39,6 +39,7 @@ pub mod backoff;
 pub mod budget;
 pub mod dist;
 pub mod fault;
+pub mod find;
 pub mod group;
 pub mod limits;
 mod locate;

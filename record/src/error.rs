@@ -119,3 +119,26 @@ impl RecordError {
         }
     }
 }
+
+/// A results folder that cannot be used (`out_dir::prepare_dir`): it is not a folder, cannot be
+/// created, written or locked, or another run holds it. The message names the folder as `--out`
+/// gives it.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct OutDirError {
+    /// What is wrong, naming the folder.
+    pub message: String,
+    /// The error of the operating system behind it, if any.
+    #[source]
+    pub source: Option<std::io::Error>,
+}
+
+impl OutDirError {
+    /// An error that says it all in `message`.
+    pub fn new(message: String) -> OutDirError {
+        OutDirError {
+            message,
+            source: None,
+        }
+    }
+}

@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod compare;
+pub mod compare_lines;
 mod error;
 mod files;
 pub mod fixed;
@@ -47,12 +48,15 @@ mod histogram;
 mod hlog;
 mod io;
 pub mod layout;
+pub mod lock;
 pub mod memory;
 mod merge;
+pub mod out_dir;
 mod recorder;
 mod schema;
 pub mod stats;
 mod statuses;
+pub mod table;
 mod targets;
 pub mod units;
 
@@ -62,7 +66,7 @@ pub mod units;
 pub const ORACLE: &str = "oracle";
 
 pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
-pub use error::RecordError;
+pub use error::{OutDirError, RecordError};
 pub use files::{file_stem, read_timeseries, write_atomic, write_run};
 pub use harness::{
     DelayAccuracy, FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness, Quantiles,

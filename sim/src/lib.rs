@@ -43,9 +43,11 @@ mod engine;
 mod oracle;
 pub mod queue;
 pub mod regress;
+pub mod regress_lines;
 mod request;
 pub mod shard;
 pub mod space;
+pub mod space_lines;
 pub mod sweep;
 
 use std::sync::atomic::AtomicBool;

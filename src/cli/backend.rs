@@ -3,15 +3,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use lblab_backend::{Fleet, FleetOptions};
 use lblab_model::units::Dur;
-use lblab_wire::timer;
-
-use super::output;
 
 /// Arguments of `lblab backend`.
 #[derive(Debug, clap::Args)]
@@ -38,60 +31,6 @@ pub struct Args {
     realtime: super::args::Realtime,
 }
 
-/// The `Instant` of a Unix time in seconds, or now.
-pub fn origin_of(start_at: Option<f64>) -> anyhow::Result<Instant> {
-    let Some(at) = start_at else {
-        return Ok(Instant::now());
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_secs_f64();
-    // Processes that share a timeline start within moments of each other: a day either way
-    // catches a value in the wrong unit (ms, ns) without limiting any real use.
-    const DAY: f64 = 86_400.0;
-    anyhow::ensure!(
-        at.is_finite() && (at - now).abs() <= DAY,
-        "--start-at {at}: must be a Unix time in seconds within a day of now ({now:.0})"
-    );
-    let now_i = Instant::now();
-    let origin = if at >= now {
-        now_i.checked_add(Duration::from_secs_f64(at - now))
-    } else {
-        now_i.checked_sub(Duration::from_secs_f64(now - at))
-    };
-    Ok(origin.unwrap_or(now_i))
-}
-
-/// The backends `only` names (all if empty), in scenario order.
-fn select(
-    scenario: &lblab_model::Scenario,
-    only: &[String],
-) -> anyhow::Result<Vec<lblab_model::scenario::BackendSpec>> {
-    let named = |b: &lblab_model::scenario::BackendSpec, n: &str| {
-        b.name == n || b.name.split('/').next() == Some(n)
-    };
-    for name in only {
-        let known = scenario.backends.iter().any(|b| named(b, name));
-        anyhow::ensure!(
-            known,
-            "--only {name:?}: no backend or fleet group of that name in {}; it has {}",
-            scenario.file.name,
-            scenario
-                .backends
-                .iter()
-                .map(|b| b.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    Ok(scenario
-        .backends
-        .iter()
-        .filter(|b| only.is_empty() || only.iter().any(|n| named(b, n)))
-        .cloned()
-        .collect())
-}
-
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.scenario = super::args::scenario_path(&args.scenario)?;
     if args.run_for.is_some_and(|d| d.0 == 0) {
@@ -100,68 +39,26 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let scenario = lblab_model::Scenario::load(&args.scenario)?;
-    let backends = select(&scenario, &args.only)?;
+    let backends = lblab_lab::fleet::select(&scenario, &args.only)?;
     super::args::warn_if_listening_off_host(args.listen);
     // A listener per backend, and the connections clients will open to it.
     let needed =
         64 + backends.len() as u64 * (1 + u64::from(scenario.file.workload.clients.max(1)));
     lblab_wire::ensure_open_files(needed).map_err(anyhow::Error::msg)?;
-    let origin = origin_of(args.start_at)?;
-    let stop = output::stop_flag_saying("stopping the fleet");
+    let origin = lblab_lab::fleet::origin_of(args.start_at)?;
+    let stop = super::stop::stop_flag_saying("stopping the fleet");
     let realtime = args.realtime.enabled();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("lblab-fleet")
-        .enable_all()
-        .on_thread_start(move || {
-            if realtime {
-                let _ = timer::set_realtime(timer::RT_WORKER_PRIORITY);
-            }
-        })
-        .build()
-        .context("building the runtime")?;
-    let options = FleetOptions {
+    let serve = lblab_lab::fleet::Serve {
         listen: args.listen,
-        origin: Some(origin),
-        realtime: realtime.then_some(timer::RT_TIMER_PRIORITY),
-        ..FleetOptions::default()
+        run_for: args.run_for,
+        start_at: args.start_at,
+        origin,
+        realtime,
     };
-    let fleet = runtime
-        .block_on(Fleet::start(&backends, &options))
-        .with_context(|| {
-            format!(
-                "starting the fleet of {} on {}",
-                scenario.file.name, args.listen
-            )
-        })?;
-    for (spec, addr) in backends.iter().zip(fleet.addrs()) {
-        outln!("{:<16} {addr}", spec.name);
-    }
-    let targets: Vec<String> = fleet.addrs().iter().map(|a| a.to_string()).collect();
-    outln!("--targets {}", targets.join(","));
-    outln!(
-        "serving {}; fault timeline starts at {}",
-        match args.run_for {
-            Some(d) => format!("for {d} (or until Ctrl-C)"),
-            None => "until Ctrl-C".into(),
-        },
-        match args.start_at {
-            Some(t) => format!("Unix time {t}"),
-            None => "now".into(),
-        }
-    );
-    let until = args
-        .run_for
-        .map(|d| Instant::now() + Duration::from_nanos(d.0));
-    runtime.block_on(async {
-        while !stop.load(Ordering::Relaxed) && until.is_none_or(|u| Instant::now() < u) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    });
-    let acc = runtime.block_on(fleet.shutdown());
-    outln!(
-        "served {} unary requests; delay error p50 {:.0} µs, p99 {:.0} µs, p99.9 {:.0} µs, max {:.0} µs",
-        acc.count, acc.p50_us, acc.p99_us, acc.p999_us, acc.max_us
-    );
+    let lab = lblab_lab::Lab {
+        stop,
+        ..super::budgets()
+    };
+    lblab_lab::fleet::serve(&lab, &scenario, &backends, serve, &mut super::say)?;
     Ok(ExitCode::SUCCESS)
 }

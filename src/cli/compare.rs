@@ -2,16 +2,9 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::Context;
-
-use lblab_model::scenario::ORACLE;
 use lblab_model::units::Dur;
-use lblab_model::Scenario;
-use lblab_record::{diff_pct, write_atomic, CompareRow, Layout, Mode, RunSummary, SummaryRow};
-
-use super::output;
+use lblab_record::Layout;
 
 /// The scenario `lblab compare` runs when given none.
 pub const DEFAULT_SCENARIO: &str = "scenarios/one-slow.toml";
@@ -43,15 +36,6 @@ pub struct Args {
 /// Measured time per policy of a `compare` without `--duration` or `--full`.
 const DEFAULT_DURATION: Dur = Dur(10_000_000_000);
 
-/// The scenario with `extra` ns added to every backend's network round trip.
-fn with_extra_rtt(scenario: &Scenario, extra: u64) -> Scenario {
-    let mut s = scenario.clone();
-    for b in &mut s.backends {
-        b.network_rtt += extra;
-    }
-    s
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.budget.apply();
     args.charts.apply();
@@ -59,7 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(path) => super::args::scenario_path(path)?,
         None => PathBuf::from(DEFAULT_SCENARIO),
     };
-    let length = super::args::Length {
+    let length = lblab_lab::scenario::Length {
         duration: if args.full {
             None
         } else {
@@ -68,375 +52,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         warmup: args.length.warmup,
     };
     let scenario =
-        super::args::load_with_length(&path, args.run.seed, &length, &args.run.policies)?;
+        lblab_lab::scenario::load_with_length(&path, args.run.seed, length, &args.run.policies)?;
     let base = args
         .run
         .out
         .clone()
         .unwrap_or_else(|| Layout::scratch(&path).root().to_path_buf());
-    let layout = Layout::new(&base);
-
-    let _out_dir = output::prepare_dir(&base)?;
-    eprintln!("simulating {} ...", scenario.file.name);
-    let (sim_runs, sim_partial) = super::sim::simulate(&scenario, &args.run.policies, None)?;
-    let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
-    let sim_summary = RunSummary::of(
-        scenario.run_head(),
-        Mode::Sim,
-        &sim_results,
-        sim_partial,
-        Vec::new(),
-    );
-    output::write(&layout.sim(), &sim_summary, &sim_results)
-        .context("writing simulation results")?;
-    if sim_partial {
-        outln!(
-            "interrupted during the simulation; wrote {}",
-            layout.sim().display()
-        );
-        return Ok(ExitCode::from(130));
-    }
-
-    let options = args.harness.options(&args.run.policies);
-    eprintln!(
-        "running {} over real TCP: {} scheduled ...",
-        scenario.file.name,
-        minutes(real_schedule(&scenario, &options))
-    );
-    let (real, real_summary, real_results, real_dir) =
-        super::real::run_and_write(&scenario, &options, &layout.real())?;
-    output::write_charts(&real_dir, &real_summary, &real_results)
-        .context("writing real-harness results")?;
-
-    // The simulator models no cost per RPC; the real stack has one, which the floor measures. A
-    // second simulation with the floor's median as network round trip separates that fixed cost
-    // from modelling error.
-    let floor_ns = real.floor.as_ref().map(|f| (f.p50_ms * 1e6) as u64);
-    let calibrated = match floor_ns {
-        Some(extra) => {
-            let (runs, _) =
-                super::sim::simulate(&with_extra_rtt(&scenario, extra), &args.run.policies, None)?;
-            runs.into_iter().map(|r| r.result.summary).collect()
-        }
-        None => Vec::new(),
-    };
-    let rows: Vec<CompareRow> = real_summary
-        .rows
-        .iter()
-        .filter_map(|r| {
-            let s = sim_summary.rows.iter().find(|s| s.policy == r.policy)?;
-            let c = calibrated.iter().find(|c| c.policy == r.policy);
-            let floor_ms = floor_ns.unwrap_or(0) as f64 / 1e6;
-            Some(CompareRow::new(
-                s,
-                r,
-                c.map(|c| (c, floor_ms)),
-                real_summary.partial,
-            ))
-        })
-        .collect();
-    let csv = CompareRow::to_csv(&rows).context("writing compare.csv")?;
-    write_atomic(&layout.compare_csv(), &csv)?;
-    // The chart is drawn from compare.csv, so that `redraw_compare` redraws the same chart from
-    // the folder (adding the multi-seed intervals and the repeated real runs when there are).
-    let charts = lblab_report::redraw_compare_from(&base, &scenario.file.name, &csv, false)
-        .context("drawing the comparison chart")?;
-
-    for line in result_lines(&scenario, &sim_summary, &real_summary) {
-        outln!("{line}");
-    }
-    outln!();
-    print_comparison(&scenario, &rows, &real_summary, floor_ns);
-    outln!();
-    super::real::print_harness(&real);
-    let mut written = vec![
-        layout.sim().display().to_string(),
-        real_dir.display().to_string(),
-        layout.compare_csv().display().to_string(),
-    ];
-    // The chart in PNG (its SVG twin lies beside it).
-    written.extend(
-        charts
-            .iter()
-            .filter(|c| c.extension().is_some_and(|x| x == "png"))
-            .map(|c| c.display().to_string()),
-    );
-    outln!("wrote {}", list(&written));
-    if let Some(why) = &real.failed {
-        anyhow::bail!(
-            "{why}; the results measured before it are in {}",
-            base.display()
-        );
-    }
-    Ok(if real.partial {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// How long the real half of a comparison is scheduled to run: the floor's and every real
-/// policy's warm-up and measured time (the progress bar counts these).
-fn real_schedule(scenario: &Scenario, options: &lblab_harness::HarnessOptions<'_>) -> Duration {
-    let floor = options
-        .floor
-        .map(|length| lblab_harness::floor_schedule(scenario, length))
-        .unwrap_or_default();
-    let runs = scenario
-        .policies
-        .iter()
-        .filter(|p| options.only.is_empty() || options.only.contains(&p.name))
-        .filter(|p| p.runs_in_real())
-        .count();
-    floor + Duration::from_nanos(scenario.workload.end()) * runs as u32
-}
-
-/// `d` as `3 min 51 s`.
-fn minutes(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{} min {} s", s / 60, s % 60)
-}
-
-/// `items` as an English list: `a`, `a and b`, `a, b and c`.
-fn list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-/// `value` over `base`, as a factor (`0.16×`), or `–` when there is no base to compare with.
-fn ratio(value: f64, base: Option<f64>) -> String {
-    match base {
-        Some(b) if b > 0.0 && value.is_finite() => format!("{:.2}×", value / b),
-        _ => "–".to_string(),
-    }
-}
-
-/// A difference in percent, rounded to whole percent; never `-0`.
-fn pct(value: f64) -> String {
-    if !value.is_finite() {
-        return "–".to_string();
-    }
-    let rounded = value.round();
-    if rounded == 0.0 {
-        "0%".to_string()
-    } else {
-        format!("{rounded:.0}%")
-    }
-}
-
-/// The result, before anything about how well the two modes agree: each policy's p99 and p99.9,
-/// real and simulated, against round_robin's of the same mode (and the simulated p99 against the
-/// oracle's), its traffic to faulty backends, and which policy had the lowest real p99.
-fn result_lines(scenario: &Scenario, sim: &RunSummary, real: &RunSummary) -> Vec<String> {
-    let find = |summary: &RunSummary, policy: &str| {
-        summary.rows.iter().find(|r| r.policy == policy).cloned()
-    };
-    let rr_real = find(real, "round_robin");
-    let rr_sim = find(sim, "round_robin");
-    let oracle = find(sim, ORACLE);
-    // Every policy of either mode, in scenario order.
-    let policies: Vec<&str> = scenario
-        .policies
-        .iter()
-        .map(|p| p.name.as_str())
-        .filter(|p| find(real, p).is_some() || find(sim, p).is_some())
-        .collect();
-    let width = policies.iter().map(|p| p.len()).max().unwrap_or(6).max(6);
-    let mut lines = vec![
-        format!(
-            "scenario {} (seed {}): each policy's tail latency, ×rr against round_robin's in the same mode, ×oracle the simulated p99 against the oracle's (below 1 is better)",
-            scenario.file.name, scenario.file.seed
-        ),
-        format!(
-            "{:<width$}  {:>11} {:>6} {:>12} {:>6} {:>10}  {:>11} {:>6} {:>12} {:>6} {:>8}",
-            "policy",
-            "real p99",
-            "×rr",
-            "real p99.9",
-            "×rr",
-            "to faulty",
-            "sim p99",
-            "×rr",
-            "sim p99.9",
-            "×rr",
-            "×oracle"
-        ),
-    ];
-    let ms = |row: &Option<SummaryRow>, f: fn(&SummaryRow) -> f64| {
-        row.as_ref()
-            .map_or_else(|| "–".to_string(), |r| format!("{:.2} ms", f(r)))
-    };
-    let times = |row: &Option<SummaryRow>, base: &Option<SummaryRow>, f: fn(&SummaryRow) -> f64| {
-        row.as_ref()
-            .map_or_else(|| "–".to_string(), |r| ratio(f(r), base.as_ref().map(f)))
-    };
-    let p99 = |r: &SummaryRow| r.p99_ms;
-    let p999 = |r: &SummaryRow| r.p999_ms;
-    for policy in &policies {
-        let (r, s) = (find(real, policy), find(sim, policy));
-        let faulty = r.as_ref().map_or_else(
-            || "–".to_string(),
-            |r| format!("{:.2}%", 100.0 * r.slow_share),
-        );
-        lines.push(format!(
-            "{:<width$}  {:>11} {:>6} {:>12} {:>6} {:>10}  {:>11} {:>6} {:>12} {:>6} {:>8}",
-            policy,
-            ms(&r, p99),
-            times(&r, &rr_real, p99),
-            ms(&r, p999),
-            times(&r, &rr_real, p999),
-            faulty,
-            ms(&s, p99),
-            times(&s, &rr_sim, p99),
-            ms(&s, p999),
-            times(&s, &rr_sim, p999),
-            times(&s, &oracle, p99),
-        ));
-    }
-    let best = real
-        .rows
-        .iter()
-        .filter(|r| r.p99_ms.is_finite() && r.requests > 0)
-        .min_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms));
-    if let Some(best) = best {
-        let against = match &rr_real {
-            Some(rr) if rr.policy != best.policy => format!(
-                ": {} round_robin's p99 ({:.2} ms against {:.2} ms), p99.9 {}",
-                ratio(best.p99_ms, Some(rr.p99_ms)),
-                best.p99_ms,
-                rr.p99_ms,
-                ratio(best.p999_ms, Some(rr.p999_ms)),
-            ),
-            Some(_) => format!(" ({:.2} ms): no policy beat round_robin", best.p99_ms),
-            None => format!(
-                " ({:.2} ms; round_robin did not run, so there is nothing to compare it with)",
-                best.p99_ms
-            ),
-        };
-        lines.push(format!("lowest real p99: {}{against}", best.policy));
-    }
-    if real.partial {
-        lines.push(
-            "(the real run stopped early: the policies it did not reach are missing)".to_string(),
-        );
-    }
-    lines
-}
-
-/// One line of the agreement table: per percentile the simulated value and whether the real one
-/// agrees with it; `real` is `None` for a policy the real run did not measure, whose real,
-/// difference and agreement cells are left empty (`–`), not "-100 %, NO".
-fn agreement_line(
-    policy: &str,
-    width: usize,
-    sim: [(f64, bool); 2],
-    real: Option<(f64, f64)>,
-) -> String {
-    let [(sim_p50, p50_ok), (sim_p99, p99_ok)] = sim;
-    let cells = |sim: f64, real: Option<f64>, ok: bool| match real {
-        Some(real) => (
-            format!("{real:.2}"),
-            pct(diff_pct(sim, real)),
-            if ok { "yes" } else { "NO" },
-        ),
-        None => ("–".to_string(), "–".to_string(), "–"),
-    };
-    let (r50, d50, ok50) = cells(sim_p50, real.map(|r| r.0), p50_ok);
-    let (r99, d99, ok99) = cells(sim_p99, real.map(|r| r.1), p99_ok);
-    format!(
-        "{policy:<width$} {sim_p50:>8.2} {r50:>8} {d50:>7} {ok50:>5}  {sim_p99:>8.2} {r99:>8} {d99:>7} {ok99:>5}"
-    )
-}
-
-/// Prints the agreement table, and the calibrated one if the floor was measured.
-fn print_comparison(
-    scenario: &Scenario,
-    rows: &[CompareRow],
-    real_summary: &RunSummary,
-    floor_ns: Option<u64>,
-) {
-    outln!(
-        "how well the simulation agrees with the real run over loopback TCP (scenario {}, seed {}):",
-        scenario.file.name, scenario.file.seed
-    );
-    let width = rows
-        .iter()
-        .map(|a| a.policy.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let header = [
-        "policy", "sim p50", "real p50", "diff", "ok", "sim p99", "real p99", "diff", "ok",
-    ];
-    outln!(
-        "{:<width$} {:>8} {:>8} {:>7} {:>5}  {:>8} {:>8} {:>7} {:>5}",
-        header[0],
-        header[1],
-        header[2],
-        header[3],
-        header[4],
-        header[5],
-        header[6],
-        header[7],
-        header[8]
-    );
-    let real = |a: &CompareRow| a.measured().then_some((a.real_p50_ms, a.real_p99_ms));
-    for a in rows {
-        let line = [(a.sim_p50_ms, a.p50_agrees), (a.sim_p99_ms, a.p99_agrees)];
-        outln!("{}", agreement_line(&a.policy, width, line, real(a)));
-    }
-    let agree = rows.iter().filter(|a| a.agrees()).count();
-    let measured = rows.iter().filter(|a| a.measured()).count();
-    let of = if measured == rows.len() {
-        format!("{measured} policies")
-    } else {
-        format!(
-            "{measured} measured policies ({} not reached by the real run)",
-            rows.len() - measured
-        )
-    };
-    outln!("{agree} of {of} agree (p50 and p99 within ±20 %, or within 1 ms)");
-    if real_summary.partial {
-        outln!(
-            "(the real run stopped early: it covers less time than the simulation, so this comparison is not a fair one)"
-        );
-    }
-    output::print_incidents(real_summary);
-    if let Some(extra) = floor_ns {
-        outln!(
-            "calibrated: the simulation again with the harness floor's median ({:.3} ms, the real stack's cost per RPC) as network round trip:",
-            extra as f64 / 1e6
-        );
-        for a in rows {
-            if let (Some(p50), Some(p50_ok), Some(p99), Some(p99_ok)) = (
-                a.calibrated_sim_p50_ms,
-                a.calibrated_p50_agrees,
-                a.calibrated_sim_p99_ms,
-                a.calibrated_p99_agrees,
-            ) {
-                let line = [(p50, p50_ok), (p99, p99_ok)];
-                outln!("{}", agreement_line(&a.policy, width, line, real(a)));
-            }
-        }
-        let cal = rows
-            .iter()
-            .filter(|a| a.calibrated_agrees() == Some(true))
-            .count();
-        outln!("{cal} of {} policies agree after calibration", rows.len());
-    }
+    let lab = super::lab();
+    let exit = lblab_lab::compare::run(
+        &lab,
+        &scenario,
+        &args.run.policies,
+        || args.harness.options(&args.run.policies),
+        &base,
+        &mut super::say,
+    )?;
+    Ok(super::exit(exit))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lblab_lab::compare::{minutes, real_schedule};
+    use lblab_lab::scenario::Length;
 
     /// The run time the README and `--help` give for the main job, as `minutes` prints it.
-    fn one_slow_schedule(length: &crate::cli::args::Length) -> String {
+    fn one_slow_schedule(length: Length) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_SCENARIO);
-        let scenario = crate::cli::args::load_with_length(&path, None, length, &[]).unwrap();
+        let scenario = lblab_lab::scenario::load_with_length(&path, None, length, &[]).unwrap();
         minutes(real_schedule(
             &scenario,
             &lblab_harness::HarnessOptions::default(),
@@ -445,11 +88,11 @@ mod tests {
 
     #[test]
     fn the_readme_and_help_give_the_main_jobs_scheduled_length() {
-        let default = one_slow_schedule(&crate::cli::args::Length {
+        let default = one_slow_schedule(Length {
             duration: Some(DEFAULT_DURATION),
             warmup: None,
         });
-        let full = one_slow_schedule(&crate::cli::args::Length {
+        let full = one_slow_schedule(Length {
             duration: None,
             warmup: None,
         });
@@ -473,39 +116,5 @@ mod tests {
                 "{full}: {text}"
             );
         }
-    }
-
-    #[test]
-    fn a_difference_that_rounds_to_zero_prints_without_a_sign() {
-        assert_eq!(pct(-0.3), "0%");
-        assert_eq!(pct(0.4), "0%");
-        assert_eq!(pct(-12.6), "-13%");
-        assert_eq!(pct(f64::NAN), "–");
-    }
-
-    #[test]
-    fn a_policy_the_real_run_did_not_reach_has_empty_cells() {
-        let line = agreement_line("oracle", 6, [(2.0, false), (8.0, false)], None);
-        assert!(!line.contains("-100") && !line.contains("NO"), "{line}");
-        assert_eq!(line.matches('–').count(), 6, "{line}");
-        let line = agreement_line("rr", 6, [(2.0, true), (8.0, false)], Some((2.1, 12.0)));
-        assert!(
-            line.contains("5%") && line.contains("50%") && line.contains("NO"),
-            "{line}"
-        );
-    }
-
-    #[test]
-    fn ratios_need_a_base() {
-        assert_eq!(ratio(3.0, Some(12.0)), "0.25×");
-        assert_eq!(ratio(3.0, None), "–");
-        assert_eq!(ratio(3.0, Some(0.0)), "–");
-    }
-
-    #[test]
-    fn the_written_files_read_as_a_list() {
-        let files = ["a", "b", "c"].map(String::from);
-        assert_eq!(list(&files), "a, b and c");
-        assert_eq!(list(&files[..1]), "a");
     }
 }

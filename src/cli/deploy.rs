@@ -8,8 +8,6 @@ use anyhow::Context;
 use lblab_deploy::{Options, DEFAULT_PORT};
 use lblab_record::write_atomic;
 
-use super::output;
-
 /// Arguments of `lblab deploy`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -94,8 +92,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("deploying {}", file.display()))?;
     let dir = args
         .out
-        .unwrap_or_else(|| output::results_dir(&file, "k8s", None));
-    let _out_dir = output::prepare_dir(&dir)?;
+        .unwrap_or_else(|| lblab_record::out_dir::results_dir(&file, "k8s", None));
+    let _out_dir = lblab_record::out_dir::prepare_dir(&dir)?;
     for m in &manifests {
         write_atomic(&dir.join(&m.file), m.text().as_bytes())?;
     }

@@ -7,13 +7,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use lblab_harness::{run_remote, RemoteOptions};
+use lblab_harness::RemoteOptions;
 use lblab_loadgen::method;
 use lblab_loadgen::report;
-use lblab_loadgen::run::{CallOptions, Live};
+use lblab_loadgen::run::CallOptions;
 use lblab_record::{layout, StatusRow};
-
-use super::output;
 
 mod flags;
 mod print;
@@ -140,10 +138,10 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|p| p.runs_in_real())
         .count();
-    super::check_memory(&scenario, planned, lblab_model::budget::Mode::Real)?;
+    super::budgets().check_memory(&scenario, planned, lblab_model::budget::Mode::Real)?;
     let origin = args
         .start_at
-        .map(|at| super::backend::origin_of(Some(at)))
+        .map(|at| lblab_lab::fleet::origin_of(Some(at)))
         .transpose()?;
     if origin.is_some() && planned > 1 {
         // One origin serves one run: from the second policy on every arrival would be late and
@@ -174,17 +172,16 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         (None, Some(call)) => PathBuf::from(lblab_record::file_stem(call)),
         (None, None) => PathBuf::from("echo"),
     };
-    let dir = output::results_dir(&stem, "loadgen", args.out.as_deref());
-    let _out_dir = output::prepare_dir(&dir)?;
-    let live = Arc::new(Live::new());
+    let dir = lblab_record::out_dir::results_dir(&stem, "loadgen", args.out.as_deref());
+    let _out_dir = lblab_record::out_dir::prepare_dir(&dir)?;
     let options = RemoteOptions {
         targets: &targets,
         resolver: Some(spec.clone()),
         calls,
         realtime: args.realtime.enabled(),
         origin,
-        stop: Some(output::stop_flag()),
-        live: Some(live.clone()),
+        stop: Some(super::stop::stop_flag()),
+        live: None,
         max_calls: args.load.total,
         warp,
         slot_starts,
@@ -193,33 +190,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .connect_timeout
             .map(|d| std::time::Duration::from_nanos(d.0)),
     };
-    let schedule = super::progress::Schedule {
-        first: None,
-        each: std::time::Duration::from_nanos(scenario.workload.end()),
-    };
-    let bar = super::progress::Progress::scheduled(planned as u64, "policies", schedule);
-    let watch = bar.watch(live);
-    let mut done = 0;
-    let ran = run_remote(
-        &scenario,
-        &options,
-        &mut |line| bar.line(line),
-        &mut |so_far| {
-            done += 1;
-            bar.set(done);
-            let summary = so_far.summary(&scenario, vec![output::in_progress_note(done as usize)]);
-            if let Err(e) = print::write(&dir, &summary, so_far, &targets) {
-                bar.line(&format!(
-                    "warning: could not write the results so far: {e:#}"
-                ));
-            }
-        },
-    );
-    drop(watch);
-    drop(bar);
-    let ran = ran.with_context(|| format!("{} against --targets", scenario.file.name))?;
-    let summary = ran.summary(&scenario, Vec::new());
-    print::write(&dir, &summary, &ran, &targets).context("writing load-generator results")?;
+    let lab = super::lab();
+    let (ran, summary) = lblab_lab::remote::run(&lab, &scenario, options, planned, &dir)?;
     let (shares, statuses) = (ran.shares(&targets), ran.statuses());
     match args.format.as_str() {
         "json" => outln!("{}", report::json(&summary, &shares, &statuses)?),

@@ -6,14 +6,11 @@ mod check;
 mod compare;
 mod deploy;
 mod loadgen;
-mod lock;
-mod output;
-mod progress;
 mod real;
 mod regress;
 mod report;
 mod sim;
-mod space;
+mod stop;
 mod sweep;
 mod vectors;
 
@@ -32,25 +29,55 @@ struct Cli {
 /// `--memory-budget` of the command that runs ([`args::Budget`]); the default without one.
 static MEMORY_BUDGET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 
-/// `--memory-budget` of the command that runs, or the default.
-pub fn memory_budget() -> u64 {
-    MEMORY_BUDGET
-        .get()
-        .copied()
-        .unwrap_or(lblab_model::budget::DEFAULT_BUDGET)
+/// `--chart-budget` of the command that runs ([`args::Charts`]): `Some(None)` when unlimited.
+static CHART_BUDGET: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+
+/// The chart budget when a command gives no `--chart-budget`.
+const DEFAULT_CHART_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Sets the time a run's charts may take (`None`: unlimited).
+pub fn set_chart_budget(budget: Option<std::time::Duration>) {
+    let _ = CHART_BUDGET.set(budget);
 }
 
-/// Checks a run against `--memory-budget` before any work.
-pub fn check_memory(
-    scenario: &lblab_model::Scenario,
-    policies: usize,
-    mode: lblab_model::budget::Mode,
-) -> anyhow::Result<()> {
-    let budget = MEMORY_BUDGET
-        .get()
-        .copied()
-        .unwrap_or(lblab_model::budget::DEFAULT_BUDGET);
-    lblab_model::budget::check(scenario, policies, mode, budget).map_err(anyhow::Error::msg)
+/// The stop flag (its Ctrl-C / SIGTERM handler not installed) and the budgets of the command
+/// that runs: `--memory-budget` and `--chart-budget`, or their defaults.
+fn budgets() -> lblab_lab::Lab {
+    lblab_lab::Lab {
+        stop: &stop::STOP,
+        memory_budget: MEMORY_BUDGET
+            .get()
+            .copied()
+            .unwrap_or(lblab_model::budget::DEFAULT_BUDGET),
+        chart_budget: CHART_BUDGET
+            .get()
+            .copied()
+            .unwrap_or(Some(DEFAULT_CHART_BUDGET)),
+    }
+}
+
+/// [`budgets`] with the Ctrl-C / SIGTERM handler installed: what a job that writes results runs
+/// with.
+pub fn lab() -> lblab_lab::Lab {
+    stop::stop_flag();
+    budgets()
+}
+
+/// Prints a run's summary: its table, the partial note and its incidents.
+pub fn print_table(summary: &lblab_record::RunSummary) {
+    for line in lblab_record::table::summary_lines(summary) {
+        say(&line);
+    }
+}
+
+/// Prints a line of a job's output on stdout.
+pub fn say(line: &str) {
+    outln!("{line}");
+}
+
+/// The exit code of how a job ended.
+pub fn exit(exit: lblab_lab::Exit) -> ExitCode {
+    ExitCode::from(exit.code())
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,13 +6,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
-use anyhow::Context;
 use lblab_model::units::Dur;
-use lblab_sim::regress::{self, Comparison, Finding, Thresholds};
 
-use super::{args, output};
+use super::args;
 
 /// Arguments of `lblab regress`.
 #[derive(Debug, clap::Args)]
@@ -73,195 +70,28 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     a.budget.apply();
-    anyhow::ensure!(
-        (50.0..100.0).contains(&a.confidence),
-        "--confidence {} is not a percentage from 50 to below 100 (e.g. --confidence 99)",
-        a.confidence
-    );
-    anyhow::ensure!(
-        a.min_change >= 0.0 && a.min_share_change >= 0.0 && a.min_seconds_change >= 0.0,
-        "--min-change, --min-share-change and --min-seconds-change must not be negative"
-    );
-    let thresholds = Thresholds {
-        relative: a.min_change / 100.0,
-        absolute_share: a.min_share_change / 100.0,
-        absolute_seconds: a.min_seconds_change,
-        confidence: a.confidence / 100.0,
+    let thresholds = lblab_lab::regress::thresholds(
+        a.min_change,
+        a.min_share_change,
+        a.min_seconds_change,
+        a.confidence,
+    )?;
+    let job = lblab_lab::regress::RegressJob {
+        scenarios: &a.scenarios,
+        baseline: a.baseline.as_deref(),
+        write_baseline: a.write_baseline.as_deref(),
+        seeds: a.seeds,
+        policies: &a.policies,
+        seed_offset: a.seed_offset,
+        warmup: a.warmup,
+        duration: a.duration,
+        thresholds,
+        report: a.report.as_deref(),
+        jobs: a.jobs.map(usize::from),
     };
-    // Read the baseline first: a bad one fails before minutes of simulation.
-    let baseline = match &a.baseline {
-        Some(path) => Some(regress::read_baseline(path)?),
-        None => None,
-    };
-    let mut scenarios = Vec::new();
-    for path in &a.scenarios {
-        let mut s = args::load(path, None)?;
-        if a.seed_offset > 0 {
-            let seed = s.file.seed.wrapping_add(a.seed_offset);
-            s = s.with_seed(seed)?;
-        }
-        args::check_policies(&s, &a.policies)?;
-        if a.warmup.is_some() || a.duration.is_some() {
-            let warmup = a.warmup.unwrap_or(s.file.workload.warmup);
-            let duration = a.duration.unwrap_or(s.file.workload.duration);
-            anyhow::ensure!(duration.0 > 0, "--duration must be greater than 0s");
-            s = s
-                .rescaled(warmup, duration)
-                .with_context(|| format!("{} shortened", path.display()))?;
-        }
-        let sim_policies = s
-            .policies
-            .iter()
-            .filter(|p| p.runs_in_sim() && (a.policies.is_empty() || a.policies.contains(&p.name)))
-            .count();
-        super::check_memory(
-            &s,
-            sim_policies,
-            lblab_model::budget::Mode::Sim {
-                jobs: a
-                    .jobs
-                    .map_or_else(lblab_sim::batch::default_threads, usize::from),
-            },
-        )?;
-        scenarios.push(s);
-    }
-    let mut names: Vec<&str> = scenarios.iter().map(|s| s.file.name.as_str()).collect();
-    names.sort_unstable();
-    if let Some(dup) = names.windows(2).find(|w| w[0] == w[1]) {
-        anyhow::bail!("two scenarios are named {:?}: a baseline keys runs by scenario name; give each file its own name", dup[0]);
-    }
-
-    let started = Instant::now();
-    let total_hint: usize = scenarios
-        .iter()
-        .map(|s| s.policies.iter().filter(|p| p.runs_in_sim()).count())
-        .sum::<usize>()
-        * a.seeds as usize;
-    let bar = super::progress::Progress::new(total_hint as u64, "simulations");
-    let progress = |n: usize, _total: usize| bar.set(n as u64);
-    let jobs = a
-        .jobs
-        .map_or_else(lblab_sim::batch::default_threads, usize::from);
-    let samples = match regress::measure(
-        &scenarios,
-        a.seeds,
-        &a.policies,
-        jobs,
-        Some(output::stop_flag()),
-        &progress,
-    ) {
-        Err(regress::RegressError::Interrupted { done, total }) => {
-            drop(bar);
-            eprintln!(
-                "interrupted after {done} of {total} simulations: nothing compared or written"
-            );
-            return Ok(ExitCode::from(130));
-        }
-        other => other?,
-    };
-    drop(bar);
-    let wall = started.elapsed();
-    eprintln!(
-        "regress: {} scenarios, {} runs ({} seeds each) in {:.1} s",
-        scenarios.len(),
-        samples.len(),
-        a.seeds,
-        wall.as_secs_f64()
-    );
-
-    let Some(baseline) = baseline else {
-        let path = a.write_baseline.as_ref().expect("clap requires one mode");
-        regress::write_baseline(path, &samples)?;
-        outln!(
-            "wrote the baseline {} ({} runs); compare with --baseline {}",
-            path.display(),
-            samples.len(),
-            path.display()
-        );
-        return Ok(ExitCode::SUCCESS);
-    };
-    let comparison = regress::compare(&baseline, &samples, &thresholds)?;
-    if let Some(path) = &a.report {
-        lblab_record::write_atomic(path, &regress::findings_csv(&comparison)?)
-            .with_context(|| format!("writing --report {}", path.display()))?;
-    }
-    print_comparison(&comparison, &thresholds);
-    Ok(if comparison.worse().next().is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// A figure's value: ms with two decimals, or a share in percent.
-fn value(f: &Finding, v: f64) -> String {
-    if f.metric.is_share() {
-        format!("{:.3} %", 100.0 * v)
-    } else if v.is_infinite() {
-        "never".into()
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-fn change(f: &Finding) -> String {
-    let rel = f.relative();
-    let rel = if rel.is_finite() {
-        format!(" ({:+.1} %)", 100.0 * rel)
-    } else {
-        String::new()
-    };
-    if f.metric.is_share() {
-        format!(
-            "{:+.3} pp [{:+.3}, {:+.3}]{rel}",
-            100.0 * f.change,
-            100.0 * f.lo,
-            100.0 * f.hi
-        )
-    } else {
-        format!("{:+.2} [{:+.2}, {:+.2}]{rel}", f.change, f.lo, f.hi)
-    }
-}
-
-fn print_comparison(c: &Comparison, t: &Thresholds) {
-    let table = |title: &str, rows: Vec<&Finding>| {
-        if rows.is_empty() {
-            return;
-        }
-        outln!("{title}:");
-        outln!(
-            "  {:<22} {:<28} {:<13} {:>10} {:>10}  median paired change [{:.0} % interval]",
-            "scenario",
-            "policy",
-            "figure",
-            "baseline",
-            "now",
-            100.0 * t.confidence
-        );
-        for f in rows {
-            outln!(
-                "  {:<22} {:<28} {:<13} {:>10} {:>10}  {}",
-                f.scenario,
-                f.policy,
-                f.metric.name(),
-                value(f, f.baseline),
-                value(f, f.now),
-                change(f)
-            );
-        }
-    };
-    table("WORSE than the baseline", c.worse().collect());
-    table("better than the baseline", c.better().collect());
-    for new in &c.new {
-        outln!("not in the baseline (not compared): {new}");
-    }
-    let (worse, better) = (c.worse().count(), c.better().count());
-    outln!(
-        "{} figures compared: {worse} worse, {better} better, {} unchanged (latencies in ms, times in s; a change counts beyond its interval and {:.1} % of the baseline, {:.3} pp for shares, {:.1} s for times)",
-        c.findings.len(),
-        c.findings.len() - worse - better,
-        100.0 * t.relative,
-        100.0 * t.absolute_share,
-        t.absolute_seconds,
-    );
+    Ok(super::exit(lblab_lab::regress::run(
+        &super::lab(),
+        job,
+        &mut super::say,
+    )?))
 }

@@ -2,14 +2,10 @@
 //! the sweeps page and the gRFC draft) and their headline charts from the committed result files;
 //! or, with `--merge`, combine real runs from several load generators into one run folder.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use lblab_record::layout;
-
-use super::output;
-
 /// Arguments of `lblab report`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -45,7 +41,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.merge.is_empty() {
         args.charts.apply();
-        return merge(&args.merge, args.out.as_deref(), args.budget.memory_budget);
+        args.budget.apply();
+        let lab = super::budgets();
+        lblab_lab::merge::run(&lab, &args.merge, args.out.as_deref(), &mut super::say)?;
+        return Ok(ExitCode::SUCCESS);
     }
     for (flag, folder) in [
         ("--scenarios", &args.scenarios),
@@ -88,63 +87,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         evidence.scenarios.len()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// `lblab report --merge DIR... [--out OUT]`: writes the merged run folder (the data files and
-/// the charts, as every run command does) and prints its table and each run's start offset.
-fn merge(dirs: &[PathBuf], out: Option<&Path>, budget: u64) -> anyhow::Result<ExitCode> {
-    let out = out.map_or_else(
-        || Path::new(layout::SCRATCH).join("merged"),
-        Path::to_path_buf,
-    );
-    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    };
-    if let Some(d) = dirs.iter().find(|d| same(d, &out)) {
-        anyhow::bail!(
-            "--out {}: is one of the folders to merge ({}); give another folder",
-            out.display(),
-            d.display()
-        );
-    }
-    let merged = lblab_record::merge_runs(dirs, budget).context("merging runs")?;
-    for w in &merged.warnings {
-        eprintln!("warning: {w}");
-    }
-    let _out_dir = output::prepare_dir(&out)?;
-    output::write(&out, &merged.summary, &merged.results).context("writing the merged run")?;
-    merge_csv(dirs, &out)?;
-    output::print_table(&merged.summary);
-    for (key, value) in &merged.summary.notes {
-        if key.contains(": start offset of ") {
-            outln!("{key}: {value}");
-        }
-    }
-    outln!("merged {} runs into {}", dirs.len(), out.display());
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `targets.csv` and `statuses.csv` of the merged runs, when every run has one (load-generator
-/// runs have both, `lblab real` runs a `statuses.csv`): calls added, shares computed again.
-fn merge_csv(dirs: &[PathBuf], out: &Path) -> anyhow::Result<()> {
-    use lblab_record::{StatusRow, TargetRow};
-    let all = |file: &str| dirs.iter().all(|d| d.join(file).is_file());
-    if all(layout::TARGETS_CSV) {
-        let runs = dirs
-            .iter()
-            .map(|d| TargetRow::read_csv(&d.join(layout::TARGETS_CSV)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let csv = TargetRow::to_csv(&TargetRow::merge(&runs)).context("encoding targets.csv")?;
-        lblab_record::write_atomic(&out.join(layout::TARGETS_CSV), &csv)?;
-    }
-    if all(layout::STATUSES_CSV) {
-        let runs = dirs
-            .iter()
-            .map(|d| StatusRow::read_csv(&d.join(layout::STATUSES_CSV)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let csv = StatusRow::to_csv(&StatusRow::merge(&runs)).context("encoding statuses.csv")?;
-        lblab_record::write_atomic(&out.join(layout::STATUSES_CSV), &csv)?;
-    }
-    Ok(())
 }

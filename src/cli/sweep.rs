@@ -1,20 +1,14 @@
 //! `lblab sweep`: over the scenario space (`--vary`, every policy of the scenario at every point,
-//! see `space.rs`), or a grid over peak-EWMA's parameters and ablation switches on one scenario.
+//! see `lblab_lab::space`), or a grid over peak-EWMA's parameters and ablation switches on one scenario.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use anyhow::Context;
 use lblab_model::units::Dur;
 use lblab_model::vary::Axis;
-use lblab_policy::{duration, Nanos};
-use lblab_record::RunSummary;
-use lblab_record::{layout, write_atomic, Mode};
-use lblab_sim::sweep::{ablation_name, all_ablations, Grid, GridRow};
-
-use super::output;
+use lblab_policy::Nanos;
+use lblab_sim::sweep::{all_ablations, Grid};
 
 /// Arguments of `lblab sweep`.
 #[derive(Debug, clap::Args)]
@@ -76,9 +70,6 @@ pub struct Args {
     jobs: Option<u16>,
 }
 
-/// Values one grid axis may have: a grid is their product, simulated point by point.
-const MAX_AXIS: usize = 64;
-
 /// A duration flag value: `250ms`, `10s`, `1.5m`; more than 0, at most a year.
 fn parse_duration(text: &str) -> Result<Nanos, String> {
     let d: Dur = text.parse()?;
@@ -88,19 +79,6 @@ fn parse_duration(text: &str) -> Result<Nanos, String> {
     Ok(d.0)
 }
 
-/// Rejects an axis with duplicates or too many values.
-fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        values.len() <= MAX_AXIS,
-        "--{flag}: {} values; at most {MAX_AXIS} per axis",
-        values.len()
-    );
-    for (i, v) in values.iter().enumerate() {
-        anyhow::ensure!(!values[..i].contains(v), "--{flag}: {v:?} is listed twice");
-    }
-    Ok(())
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.budget.apply();
     let Some(scenario) = &args.scenario else {
@@ -108,7 +86,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .out
             .as_deref()
             .context("--merge writes the merged sweep into --out DIR")?;
-        return super::space::merge(&args.merge, out);
+        let exit = lblab_lab::space::merge(&args.merge, out, &mut super::say)?;
+        return Ok(super::exit(exit));
     };
     let scenario_file = super::args::scenario_path(scenario)?;
     let scenario = super::args::load(&scenario_file, None)?;
@@ -118,7 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(lblab_sim::batch::default_threads);
     if !args.vary.is_empty() {
         super::args::check_policies(&scenario, &args.policies)?;
-        return super::space::run(super::space::SpaceArgs {
+        let job = lblab_lab::space::SpaceJob {
             scenario: &scenario,
             file: &scenario_file,
             axes: &args.vary,
@@ -128,16 +107,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out: args.out.as_deref(),
             jobs,
             shard: args.shard,
-        });
+            version: env!("CARGO_PKG_VERSION"),
+        };
+        return Ok(super::exit(lblab_lab::space::run(
+            &super::lab(),
+            job,
+            &mut super::say,
+        )?));
     }
-    check_axis("decay-times", &args.decay_times)?;
-    check_axis("choice-counts", &args.choice_counts)?;
-    check_axis("default-rtts", &args.default_rtts)?;
+    lblab_lab::grid::check_axis("decay-times", &args.decay_times)?;
+    lblab_lab::grid::check_axis("choice-counts", &args.choice_counts)?;
+    lblab_lab::grid::check_axis("default-rtts", &args.default_rtts)?;
     let dir = args
         .out
         .clone()
-        .unwrap_or_else(|| output::results_dir(&scenario_file, "sweep", None));
-    let _out_dir = output::prepare_dir(&dir)?;
+        .unwrap_or_else(|| lblab_record::out_dir::results_dir(&scenario_file, "sweep", None));
     let grid = Grid {
         decay_times: args.decay_times.clone(),
         choice_counts: args.choice_counts.clone(),
@@ -148,78 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             all_ablations()
         },
     };
-    let points = grid.points();
-    eprintln!(
-        "sweeping {} configurations of peak_ewma on {} with {jobs} threads",
-        points.len(),
-        scenario.file.name
-    );
-    let stop = output::stop_flag();
-    let started = Instant::now();
-    let bar = super::progress::Progress::new(points.len() as u64, "configurations");
-    let progress = |n: usize| bar.set(n as u64);
-    let cells = lblab_sim::sweep::run(&scenario, &points, jobs, Some(stop), &progress)?;
-    drop(bar);
-    let partial = stop.load(Ordering::Relaxed)
-        || cells.len() < points.len()
-        || cells.iter().any(|c| c.partial);
-
-    let rows: Vec<GridRow> = cells.iter().map(GridRow::of).collect();
-    let csv = GridRow::to_csv(&rows).context("writing sweep.csv")?;
-    write_atomic(&dir.join(layout::SWEEP_CSV), &csv)?;
-    // The results schema every mode writes: one row per grid point, labelled with its parameters.
-    let mut summary = RunSummary::of(
-        scenario.run_head(),
-        Mode::Sweep,
-        &[],
-        partial,
-        vec![("grid_points".into(), points.len().to_string())],
-    );
-    summary.rows = cells
-        .iter()
-        .map(|c| lblab_record::SummaryRow {
-            policy: c.point.label(),
-            ..c.summary.clone()
-        })
-        .collect();
-    let json = serde_json::to_string_pretty(&summary)?;
-    write_atomic(&dir.join(layout::SUMMARY_JSON), (json + "\n").as_bytes())?;
-
-    // One heatmap of p99 per defaultRtt (the report crate draws them, from the values as
-    // sweep.csv holds them, so that they can be redrawn from it).
-    let grid_cells: Vec<lblab_report::GridCell> = cells
-        .iter()
-        .map(|c| lblab_report::GridCell {
-            decay_time: duration::format(c.point.0.decay_time),
-            choice_count: c.point.0.choice_count,
-            default_rtt: duration::format(c.point.0.default_rtt),
-            ablation: ablation_name(c.point.0.ablation),
-            p99_ms: format!("{:.3}", c.summary.p99_ms)
-                .parse()
-                .unwrap_or(f64::NAN),
-        })
-        .collect();
-    lblab_report::write_grid_heatmaps(&dir, &scenario.file.name, &grid_cells)
-        .with_context(|| format!("drawing the heatmaps in {}", dir.display()))?;
-    let best = cells
-        .iter()
-        .min_by(|a, b| a.summary.p99_ms.total_cmp(&b.summary.p99_ms));
-    outln!(
-        "{} configurations in {:.1}s",
-        cells.len(),
-        started.elapsed().as_secs_f64()
-    );
-    if let Some(best) = best {
-        outln!(
-            "lowest p99: {:.2} ms with {}",
-            best.summary.p99_ms,
-            best.point.label()
-        );
-    }
-    outln!("wrote {}", dir.display());
-    Ok(if partial {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let lab = super::lab();
+    let exit = lblab_lab::grid::run(&lab, &scenario, &grid, &dir, jobs, &mut super::say)?;
+    Ok(super::exit(exit))
 }

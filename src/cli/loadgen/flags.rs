@@ -487,7 +487,7 @@ pub fn scenario(
         eprintln!("{note}");
     }
     if let Some(w) = args.load.warmup {
-        for warning in crate::cli::args::warmup_warnings(&plan.scenario, w, &[]) {
+        for warning in lblab_model::find::warmup_warnings(&plan.scenario, w, &[]) {
             eprintln!("{warning}");
         }
     }

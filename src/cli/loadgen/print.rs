@@ -2,16 +2,11 @@
 
 use std::path::Path;
 
-use anyhow::Context;
-
-use lblab_harness::RemoteRun;
 use lblab_loadgen::method::Call;
 use lblab_loadgen::report;
 use lblab_loadgen::target::Target;
 use lblab_model::Scenario;
 use lblab_record::{layout, RunSummary, StatusRow, TargetRow};
-
-use super::super::output;
 
 /// `--dry-run`'s plan.
 pub fn dry_run(scenario: &Scenario, targets: &[Target], name: Option<&str>, call: Option<&Call>) {
@@ -45,7 +40,7 @@ pub fn dry_run(scenario: &Scenario, targets: &[Target], name: Option<&str>, call
 
 /// The summary table, the traffic shares and the status distribution.
 pub fn tables(summary: &RunSummary, shares: &[TargetRow], statuses: &[StatusRow]) {
-    output::print_table(summary);
+    super::super::print_table(summary);
     for lines in [report::share_lines(shares), report::status_lines(statuses)] {
         if !lines.is_empty() {
             outln!();
@@ -73,100 +68,4 @@ pub fn none_succeeded(statuses: &[StatusRow], echo: bool, dir: &Path) {
         "error: no call succeeded{first}{hint}; the statuses are in {}",
         dir.join(layout::STATUSES_CSV).display()
     );
-}
-
-/// `report.html`: the tables and the charts drawn into `dir`.
-pub fn html(
-    dir: &Path,
-    summary: &RunSummary,
-    shares: &[TargetRow],
-    statuses: &[StatusRow],
-) -> anyhow::Result<String> {
-    use lblab_report::HtmlTable;
-    let cells = |line: &str| -> Vec<String> { line.split_whitespace().map(String::from).collect() };
-    let mut lines = output::table_lines(summary).into_iter();
-    let header = lines.next().map(|h| split_header(&h)).unwrap_or_default();
-    let rows: Vec<Vec<String>> = lines.map(|l| cells(&l)).collect();
-    let mut tables = vec![HtmlTable {
-        title: "Latency and counts (after the warm-up)".into(),
-        header,
-        rows,
-    }];
-    tables.push(HtmlTable {
-        title: "Calls per target".into(),
-        header: ["policy", "target", "address", "calls", "share", "failed"]
-            .map(String::from)
-            .to_vec(),
-        rows: shares
-            .iter()
-            .map(|r| {
-                let share: f64 = r.share.parse().unwrap_or(0.0);
-                vec![
-                    r.policy.clone(),
-                    r.target.clone(),
-                    r.address.clone(),
-                    r.sends.to_string(),
-                    format!("{:.1}%", share * 100.0),
-                    r.failures.to_string(),
-                ]
-            })
-            .collect(),
-    });
-    tables.push(HtmlTable {
-        title: "Statuses (every call that ended, warm-up included)".into(),
-        header: ["policy", "status", "calls", "message"]
-            .map(String::from)
-            .to_vec(),
-        rows: statuses
-            .iter()
-            .map(|r| {
-                vec![
-                    r.policy.clone(),
-                    r.status.clone(),
-                    r.count.to_string(),
-                    r.message.clone(),
-                ]
-            })
-            .collect(),
-    });
-    let title = format!("lblab loadgen: {}", summary.scenario);
-    Ok(lblab_report::html_page(dir, &title, &tables)?)
-}
-
-/// The table's header cells: the column names, some of which hold a space ("p50 ms").
-fn split_header(line: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for word in line.split_whitespace() {
-        match out.last_mut() {
-            Some(last) if matches!(word, "ms" | "faulty") => {
-                last.push(' ');
-                last.push_str(word);
-            }
-            _ => out.push(word.to_string()),
-        }
-    }
-    out
-}
-
-/// The run's files, plus `targets.csv`, `statuses.csv` and `report.html`: every data file
-/// before the charts, so that a chart that cannot be written (a full disk) loses none of them.
-pub fn write(
-    dir: &Path,
-    summary: &RunSummary,
-    run: &RemoteRun,
-    targets: &[Target],
-) -> anyhow::Result<()> {
-    let policies = run.results();
-    output::write_data(dir, summary, &policies)?;
-    let (shares, statuses) = (run.shares(targets), run.statuses());
-    let targets_csv = dir.join(layout::TARGETS_CSV);
-    lblab_record::write_atomic(&targets_csv, &lblab_record::TargetRow::to_csv(&shares)?)
-        .with_context(|| format!("writing {}", targets_csv.display()))?;
-    let statuses_csv = dir.join(layout::STATUSES_CSV);
-    lblab_record::write_atomic(&statuses_csv, &StatusRow::to_csv(&statuses)?)
-        .with_context(|| format!("writing {}", statuses_csv.display()))?;
-    output::write_charts(dir, summary, &policies)?;
-    let page = html(dir, summary, &shares, &statuses)?;
-    lblab_record::write_atomic(&dir.join(layout::REPORT_HTML), page.as_bytes())?;
-    Ok(())
 }

@@ -9,6 +9,8 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 
+use crate::error::OutDirError;
+
 /// The lock file's name inside a results folder.
 pub const LOCK_FILE: &str = ".lblab.lock";
 
@@ -23,7 +25,7 @@ pub struct FolderLock {
 impl FolderLock {
     /// Takes the lock of `dir` (an existing folder), or fails at once with a message naming the
     /// folder if another run holds it.
-    pub fn acquire(dir: &Path) -> anyhow::Result<FolderLock> {
+    pub fn acquire(dir: &Path) -> Result<FolderLock, OutDirError> {
         let path = dir.join(LOCK_FILE);
         // A run that ends removes its lock file while holding it: one that opened the file just
         // before that would lock a file no longer in the folder. It checks, and tries again.
@@ -34,26 +36,30 @@ impl FolderLock {
                 .write(true)
                 .open(&path)
                 .map_err(|e| {
-                    anyhow::anyhow!(
+                    OutDirError::new(format!(
                         "--out {}: cannot write into the results folder (nothing was run): its \
                          lock file {}: {e}",
                         dir.display(),
                         path.display()
-                    )
+                    ))
                 })?;
             match file.try_lock() {
                 Ok(()) => {}
-                Err(TryLockError::WouldBlock) => anyhow::bail!(
-                    "--out {}: another lblab run is writing its results into this folder (it \
-                     holds {}); wait for it to finish, or give another --out",
-                    dir.display(),
-                    path.display()
-                ),
-                Err(TryLockError::Error(e)) => anyhow::bail!(
-                    "--out {}: cannot lock the results folder ({}): {e}",
-                    dir.display(),
-                    path.display()
-                ),
+                Err(TryLockError::WouldBlock) => {
+                    return Err(OutDirError::new(format!(
+                        "--out {}: another lblab run is writing its results into this folder (it \
+                         holds {}); wait for it to finish, or give another --out",
+                        dir.display(),
+                        path.display()
+                    )))
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(OutDirError::new(format!(
+                        "--out {}: cannot lock the results folder ({}): {e}",
+                        dir.display(),
+                        path.display()
+                    )))
+                }
             }
             if same_file(&file, &path) {
                 let _ = file.set_len(0);
@@ -62,11 +68,11 @@ impl FolderLock {
                 return Ok(FolderLock { path, file });
             }
         }
-        anyhow::bail!(
+        Err(OutDirError::new(format!(
             "--out {}: its lock file {} keeps being replaced; is another program removing it?",
             dir.display(),
             path.display()
-        )
+        )))
     }
 }
 

@@ -1,46 +1,63 @@
-//! `lblab sweep SCENARIO --vary PATH=V1,V2,…`: every policy of a scenario at every point of the
-//! scenario space, over several seeds, with intervals; and `lblab sim --seeds N`.
+//! `lblab sweep SCENARIO --vary PATH=V1,V2,…`'s job: every policy of a scenario at every point of
+//! the scenario space, over several seeds, with intervals; one shard of the points, or the merge
+//! of every shard's folder.
 
 use std::path::Path;
-use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use anyhow::Context;
 use lblab_model::scenario::ORACLE;
 use lblab_model::vary::{self, Axis};
 use lblab_model::Scenario;
-use lblab_record::stats::{self, Interval};
+use lblab_record::stats;
 use lblab_record::{layout, write_atomic, Layout};
 use lblab_report::{write_sweep_charts, Sweep, SweepPoint};
 use lblab_sim::shard::{Shard, ShardFile, SweepIdentity};
 use lblab_sim::space::{self, PointResult};
 
-use super::output;
+use lblab_record::out_dir;
 
-/// What the scenario-space sweep needs from the command line.
-pub struct SpaceArgs<'a> {
+use crate::error::{bail, ensure, Context, Result};
+use crate::{Exit, Lab};
+
+/// What a scenario-space sweep runs.
+pub struct SpaceJob<'a> {
+    /// The scenario.
     pub scenario: &'a Scenario,
-    /// Its file (the scratch folder is named after it).
+    /// Its file (the scratch folder is named after it; a shard file holds its text).
     pub file: &'a Path,
+    /// The varied paths and their values (`--vary`), crossed.
     pub axes: &'a [Axis],
+    /// Seeds per point.
     pub seeds: u64,
+    /// Only these policies (all if empty).
     pub policies: &'a [String],
+    /// The charts' x axis [default: the first varied path].
     pub x: Option<&'a str>,
+    /// The results folder [default: `sweep-<paths>` in the scenario's scratch folder].
     pub out: Option<&'a Path>,
+    /// Threads.
     pub jobs: usize,
     /// Run only this shard of the points and write its shard file (`--shard i/N`).
     pub shard: Option<Shard>,
+    /// The lblab version a shard file records.
+    pub version: &'a str,
 }
 
 /// What a sweep's files and charts are drawn from, besides its points: the same for a sweep run
 /// at once and for one merged from shards.
 pub struct SweepMeta<'a> {
+    /// The scenario's name.
     pub scenario: &'a str,
+    /// Its first seed.
     pub seed: u64,
+    /// Seeds per point.
     pub seeds: u64,
+    /// The varied paths.
     pub paths: &'a [String],
+    /// The charts' x axis.
     pub x: &'a str,
+    /// The policies that ran.
     pub policies: &'a [String],
 }
 
@@ -48,7 +65,7 @@ pub struct SweepMeta<'a> {
 const DERIVED_X: &[&str] = &["backends", "faulty_share", "rate", "utilization"];
 
 /// The chart axis: a varied path or a derived column, checked before any work.
-fn x_axis(axes: &[Axis], x: Option<&str>) -> anyhow::Result<String> {
+fn x_axis(axes: &[Axis], x: Option<&str>) -> Result<String> {
     let paths: Vec<&str> = axes
         .iter()
         .flat_map(|a| a.paths.iter().map(String::as_str))
@@ -60,7 +77,7 @@ fn x_axis(axes: &[Axis], x: Option<&str>) -> anyhow::Result<String> {
             None => "backends".to_string(),
         }),
         Some(x) if paths.contains(&x) || DERIVED_X.contains(&x) => Ok(x.to_string()),
-        Some(x) => anyhow::bail!(
+        Some(x) => bail!(
             "--x {x:?}: not a varied path nor one of {}; the varied paths are {}",
             DERIVED_X.join(", "),
             paths.join(", ")
@@ -68,62 +85,63 @@ fn x_axis(axes: &[Axis], x: Option<&str>) -> anyhow::Result<String> {
     }
 }
 
-/// Runs the sweep and writes `sweep.csv`, `runs.csv`, `sweep.json` and the charts.
-pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
-    let scenario = args.scenario;
-    let x = x_axis(args.axes, args.x)?;
+/// Runs the sweep and writes `sweep.csv`, `runs.csv`, `sweep.json` and the charts (or, for a
+/// shard, its shard file), printing its points (each line to `out`).
+pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+    let scenario = job.scenario;
+    let x = x_axis(job.axes, job.x)?;
     // Bounded before any point is built: the point cap, then the plan's memory.
-    let points = vary::check_size(args.axes, args.seeds)
+    let points = vary::check_size(job.axes, job.seeds)
         .with_context(|| format!("--vary on {}", scenario.file.name))?;
     let planned =
-        lblab_model::budget::sweep_plan(points as u64 * args.seeds.max(1), scenario.backends.len());
+        lblab_model::budget::sweep_plan(points as u64 * job.seeds.max(1), scenario.backends.len());
     lblab_model::budget::check_estimate(
         &format!("sweeping {} over {points} points", scenario.file.name),
         &planned,
-        super::memory_budget(),
+        lab.memory_budget,
     )
-    .map_err(anyhow::Error::msg)?;
-    let plan = space::plan(scenario, args.axes, args.seeds, args.policies)
+    .map_err(crate::LabError::Message)?;
+    let plan = space::plan(scenario, job.axes, job.seeds, job.policies)
         .with_context(|| format!("--vary on {}", scenario.file.name))?;
-    anyhow::ensure!(
+    ensure!(
         !plan.policies.is_empty(),
         "no policy of {} runs in the simulator",
         scenario.file.name
     );
     let all_points = plan.points.len();
     let policies = plan.policies.clone();
-    let plan = match args.shard {
+    let plan = match job.shard {
         Some(shard) => plan.shard(shard.index, shard.count),
         None => plan,
     };
     // Each job holds one policy run at a time; the results kept across runs are summaries.
     for point in &plan.points {
         if let Some(s) = point.scenarios.first() {
-            super::check_memory(
+            lab.check_memory(
                 s,
-                args.jobs.min(plan.policies.len()),
-                lblab_model::budget::Mode::Sim { jobs: args.jobs },
+                job.jobs.min(plan.policies.len()),
+                lblab_model::budget::Mode::Sim { jobs: job.jobs },
             )?;
         }
     }
-    let paths: Vec<String> = args.axes.iter().flat_map(|a| a.paths.clone()).collect();
-    let dir = args.out.map(Path::to_path_buf).unwrap_or_else(|| {
+    let paths: Vec<String> = job.axes.iter().flat_map(|a| a.paths.clone()).collect();
+    let dir = job.out.map(Path::to_path_buf).unwrap_or_else(|| {
         let name = paths
             .iter()
             .map(|p| p.replace('.', "-"))
             .collect::<Vec<_>>()
             .join("+");
-        let name = match args.shard {
+        let name = match job.shard {
             Some(s) => format!("sweep-{name}-shard-{}-of-{}", s.index, s.count),
             None => format!("sweep-{name}"),
         };
-        Layout::scratch(args.file).run(&name)
+        Layout::scratch(job.file).run(&name)
     });
-    let _out_dir = output::prepare_dir(&dir)?;
+    let _out_dir = out_dir::prepare_dir(&dir)?;
     eprintln!(
         "sweeping {} points{} × {} seeds × {} policies of {} ({} simulations) on {} threads",
         plan.points.len(),
-        match args.shard {
+        match job.shard {
             Some(s) => format!(
                 " (shard {s}: every {}th of {all_points}, from point {})",
                 s.count, s.index
@@ -134,28 +152,28 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
         plan.policies.len(),
         scenario.file.name,
         plan.runs(),
-        args.jobs
+        job.jobs
     );
-    let stop = output::stop_flag();
+    let stop = lab.stop;
     let started = Instant::now();
     let total = plan.runs();
-    let bar = super::progress::Progress::new(total as u64, "simulations");
+    let bar = crate::progress::Progress::new(total as u64, "simulations");
     let progress = |n: usize| bar.set(n as u64);
-    let points = space::run(&plan, args.jobs, Some(stop), &progress)?;
+    let points = space::run(&plan, job.jobs, Some(stop), &progress)?;
     drop(bar);
     let wall = started.elapsed();
     let partial = stop.load(Ordering::Relaxed) || points.iter().any(|p| p.partial);
 
-    if let Some(shard) = args.shard {
-        let text = std::fs::read_to_string(args.file)
-            .with_context(|| format!("reading {}", args.file.display()))?;
+    if let Some(shard) = job.shard {
+        let text = std::fs::read_to_string(job.file)
+            .with_context(|| format!("reading {}", job.file.display()))?;
         let identity = SweepIdentity {
-            lblab: env!("CARGO_PKG_VERSION").to_string(),
+            lblab: job.version.to_string(),
             scenario: scenario.file.name.clone(),
             scenario_file: text,
             seed: scenario.file.seed,
             seeds: plan.seeds,
-            axes: SweepIdentity::axes_text(args.axes),
+            axes: SweepIdentity::axes_text(job.axes),
             paths: paths.clone(),
             x: x.clone(),
             policies: policies.clone(),
@@ -167,22 +185,18 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
             &dir.join(lblab_sim::shard::SHARD_JSON),
             file.to_json()?.as_bytes(),
         )?;
-        outln!(
+        out(&format!(
             "shard {shard}: {} points, {} simulations in {:.1}s wall on {} threads",
             points.len(),
             total,
             wall.as_secs_f64(),
-            args.jobs
-        );
-        outln!(
+            job.jobs
+        ));
+        out(&format!(
             "wrote {}; join every shard with `lblab sweep --merge DIR… --out OUT`",
             dir.join(lblab_sim::shard::SHARD_JSON).display()
-        );
-        return Ok(if partial {
-            ExitCode::from(130)
-        } else {
-            ExitCode::SUCCESS
-        });
+        ));
+        return Ok(Exit::of(partial));
     }
     let meta = SweepMeta {
         scenario: &scenario.file.name,
@@ -192,25 +206,21 @@ pub fn run(args: SpaceArgs<'_>) -> anyhow::Result<ExitCode> {
         x: &x,
         policies: &plan.policies,
     };
-    write(&dir, &meta, &points, partial)?;
-    outln!(
+    write(&dir, &meta, &points, partial, out)?;
+    out(&format!(
         "{} simulations in {:.1}s wall on {} threads ({:.1}s per 1,000 simulations)",
         total,
         wall.as_secs_f64(),
-        args.jobs,
+        job.jobs,
         wall.as_secs_f64() * 1000.0 / total.max(1) as f64
-    );
-    outln!("wrote {}", dir.display());
-    Ok(if partial {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    ));
+    out(&format!("wrote {}", dir.display()));
+    Ok(Exit::of(partial))
 }
 
 /// `lblab sweep --merge DIR… --out OUT`: joins the shard folders of one sweep into the files the
-/// unsharded sweep writes.
-pub fn merge(dirs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
+/// unsharded sweep writes, in `dir`, printing its points (each line to `out`).
+pub fn merge(dirs: &[std::path::PathBuf], dir: &Path, out: &mut dyn FnMut(&str)) -> Result<Exit> {
     let mut shards = Vec::with_capacity(dirs.len());
     for d in dirs {
         let file = if d.is_file() {
@@ -229,7 +239,7 @@ pub fn merge(dirs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<ExitCode
         shards.push((d.display().to_string(), shard));
     }
     let (sweep, points) = lblab_sim::shard::merge(&shards)?;
-    let _out_dir = output::prepare_dir(out)?;
+    let _out_dir = out_dir::prepare_dir(dir)?;
     let partial = points.iter().any(|p| p.partial);
     let meta = SweepMeta {
         scenario: &sweep.scenario,
@@ -239,19 +249,15 @@ pub fn merge(dirs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<ExitCode
         x: &sweep.x,
         policies: &sweep.policies,
     };
-    write(out, &meta, &points, partial)?;
-    outln!(
+    write(dir, &meta, &points, partial, out)?;
+    out(&format!(
         "merged {} shards ({} points) of the sweep of {}",
         shards.len(),
         points.len(),
         sweep.scenario
-    );
-    outln!("wrote {}", out.display());
-    Ok(if partial {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    ));
+    out(&format!("wrote {}", dir.display()));
+    Ok(Exit::of(partial))
 }
 
 /// Writes `sweep.csv`, `runs.csv`, `sweep.json` and the charts, and prints the points.
@@ -260,7 +266,8 @@ fn write(
     meta: &SweepMeta<'_>,
     points: &[PointResult],
     partial: bool,
-) -> anyhow::Result<()> {
+    out: &mut dyn FnMut(&str),
+) -> Result<()> {
     let paths = meta.paths;
     write_atomic(
         &dir.join(layout::SWEEP_CSV),
@@ -292,70 +299,13 @@ fn write(
         meta.x,
         meta.seeds,
     )?;
-    print_points(meta.policies, points, paths, meta.seeds);
+    for line in lblab_sim::space_lines::point_lines(meta.policies, points, paths, meta.seeds) {
+        out(&line);
+    }
     if !meta.policies.iter().any(|p| p == ORACLE) {
-        outln!(
-            "no p99_vs_oracle or p999_vs_oracle charts (and empty columns in sweep.csv): the sweep ran no `oracle` policy; add one to the scenario to get them"
-        );
+        out("no p99_vs_oracle or p999_vs_oracle charts (and empty columns in sweep.csv): the sweep ran no `oracle` policy; add one to the scenario to get them");
     }
     Ok(())
-}
-
-/// What the brackets of [`print_points`] are: the interval's coverage over `seeds` seeds (the
-/// lowest of any policy's p99), or that one seed gives none.
-fn interval_legend(points: &[PointResult], seeds: u64) -> String {
-    let coverage = points
-        .iter()
-        .flat_map(|p| p.policies.iter())
-        .filter_map(|p| p.get("p99_ms"))
-        .map(|i| i.coverage)
-        .fold(1.0f64, f64::min);
-    if seeds > 1 {
-        format!(
-            "median over {seeds} seeds [{:.1} % interval of the median]",
-            100.0 * coverage
-        )
-    } else {
-        "one seed: no interval".to_string()
-    }
-}
-
-/// One line per point: each policy's p99 with its interval.
-fn print_points(policies: &[String], points: &[PointResult], paths: &[String], seeds: u64) {
-    outln!("{}:", interval_legend(points, seeds));
-    for p in points {
-        let label: Vec<String> = p.overrides.iter().map(|o| o.to_string()).collect();
-        let label = if paths.is_empty() {
-            "scenario".to_string()
-        } else {
-            label.join(" ")
-        };
-        outln!(
-            "{label} ({} backends, {:.0} req/s, utilization {:.1} %):",
-            p.backends,
-            p.rate,
-            100.0 * p.utilization
-        );
-        for (name, pol) in policies.iter().zip(&p.policies) {
-            let f = |m: &str, d: usize| pol.get(m).map_or("–".to_string(), |i| i.display(d));
-            outln!(
-                "  {name:<24} p99 {} ms  p99.9 {} ms  to faulty {} %",
-                f("p99_ms", 2),
-                f("p999_ms", 2),
-                pol.get("slow_share")
-                    .map_or("–".into(), |i| scaled(i, 100.0).display(2))
-            );
-        }
-    }
-}
-
-fn scaled(i: &Interval, k: f64) -> Interval {
-    Interval {
-        median: i.median * k,
-        lo: i.lo * k,
-        hi: i.hi * k,
-        ..*i
-    }
 }
 
 /// The charts of a sweep (drawn by the report crate, which also redraws them from `sweep.json`).
@@ -366,7 +316,7 @@ fn charts(
     points: &[PointResult],
     x: &str,
     seeds: u64,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let sweep = Sweep {
         scenario: scenario.to_string(),
         seeds,

@@ -1,0 +1,118 @@
+//! The one error type of the lab's jobs: a message of its own, an error of a library crate as it
+//! is, or either with what was being done ([`Context::context`]). Displayed, each says what it
+//! is; its causes follow through [`std::error::Error::source`], as the binary prints them.
+
+/// An error of a lab job.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// A message of the lab's own (an invalid option, a refused run).
+    #[error("{0}")]
+    Message(String),
+    /// What was being done, caused by `source`.
+    #[error("{context}")]
+    Context {
+        /// What was being done ("writing results into lblab-out/one-slow/sim").
+        context: String,
+        /// What went wrong.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// An error of a library crate, as it is.
+    #[error(transparent)]
+    Library(Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+/// A lab job's result.
+pub type Result<T, E = LabError> = std::result::Result<T, E>;
+
+macro_rules! library_errors {
+    ($($t:ty),* $(,)?) => {
+        $(impl From<$t> for LabError {
+            fn from(e: $t) -> LabError {
+                LabError::Library(Box::new(e))
+            }
+        })*
+    };
+}
+
+library_errors!(
+    std::io::Error,
+    serde_json::Error,
+    csv::Error,
+    lblab_record::RecordError,
+    lblab_record::OutDirError,
+    lblab_report::ReportError,
+    lblab_sim::SimError,
+    lblab_sim::regress::RegressError,
+    lblab_sim::shard::ShardError,
+    lblab_harness::HarnessError,
+    lblab_model::vary::VaryError,
+    std::time::SystemTimeError,
+);
+
+/// Says what was being done when an error happened.
+pub trait Context<T> {
+    /// The error with `context` as its message and the error as its cause.
+    fn context(self, context: impl Into<String>) -> Result<T>;
+    /// [`Context::context`] with the message made only on an error.
+    fn with_context<S: Into<String>>(self, context: impl FnOnce() -> S) -> Result<T>;
+}
+
+impl<T, E: std::error::Error + Send + Sync + 'static> Context<T> for std::result::Result<T, E> {
+    fn context(self, context: impl Into<String>) -> Result<T> {
+        self.map_err(|e| LabError::Context {
+            context: context.into(),
+            source: Box::new(e),
+        })
+    }
+
+    fn with_context<S: Into<String>>(self, context: impl FnOnce() -> S) -> Result<T> {
+        self.map_err(|e| LabError::Context {
+            context: context().into(),
+            source: Box::new(e),
+        })
+    }
+}
+
+impl<T> Context<T> for Option<T> {
+    fn context(self, context: impl Into<String>) -> Result<T> {
+        self.ok_or_else(|| LabError::Message(context.into()))
+    }
+
+    fn with_context<S: Into<String>>(self, context: impl FnOnce() -> S) -> Result<T> {
+        self.ok_or_else(|| LabError::Message(context().into()))
+    }
+}
+
+/// Returns early with a [`LabError::Message`].
+macro_rules! bail {
+    ($($arg:tt)*) => {
+        return Err($crate::error::LabError::Message(format!($($arg)*)))
+    };
+}
+
+/// Returns early with a [`LabError::Message`] unless `cond` holds.
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)*) => {
+        if !($cond) {
+            return Err($crate::error::LabError::Message(format!($($arg)*)));
+        }
+    };
+}
+
+pub(crate) use {bail, ensure};
+
+impl LabError {
+    /// The error and its causes on one line, each after a colon (as `anyhow` shows an error
+    /// with `{:#}`).
+    pub fn chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
+        text
+    }
+}

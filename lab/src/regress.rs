@@ -1,0 +1,173 @@
+//! `lblab regress`'s job: scenarios over seeds in the simulator, then either the baseline
+//! written or the runs compared with it seed by seed ([`lblab_sim::regress`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use lblab_model::units::Dur;
+use lblab_sim::regress::{self, Thresholds};
+
+use crate::error::{bail, ensure, Context, Result};
+use crate::{Exit, Lab};
+
+/// What `lblab regress` runs.
+#[derive(Debug, Clone, Copy)]
+pub struct RegressJob<'a> {
+    /// The scenario files.
+    pub scenarios: &'a [PathBuf],
+    /// The baseline to compare with, if comparing.
+    pub baseline: Option<&'a Path>,
+    /// The baseline to write, if writing one.
+    pub write_baseline: Option<&'a Path>,
+    /// Seeds per scenario.
+    pub seeds: u64,
+    /// Only these policies (all if empty).
+    pub policies: &'a [String],
+    /// Shift every scenario's seeds by this much.
+    pub seed_offset: u64,
+    /// Shortened warm-up (the fault timeline scaled in proportion).
+    pub warmup: Option<Dur>,
+    /// Shortened measured duration.
+    pub duration: Option<Dur>,
+    /// What counts as worse.
+    pub thresholds: Thresholds,
+    /// A CSV file for every compared figure.
+    pub report: Option<&'a Path>,
+    /// Threads [default: all cores].
+    pub jobs: Option<usize>,
+}
+
+/// The thresholds of `--min-change` (percent), `--min-share-change` (percentage points),
+/// `--min-seconds-change` and `--confidence` (percent), checked.
+pub fn thresholds(
+    min_change: f64,
+    min_share_change: f64,
+    min_seconds_change: f64,
+    confidence: f64,
+) -> Result<Thresholds> {
+    ensure!(
+        (50.0..100.0).contains(&confidence),
+        "--confidence {} is not a percentage from 50 to below 100 (e.g. --confidence 99)",
+        confidence
+    );
+    ensure!(
+        min_change >= 0.0 && min_share_change >= 0.0 && min_seconds_change >= 0.0,
+        "--min-change, --min-share-change and --min-seconds-change must not be negative"
+    );
+    Ok(Thresholds {
+        relative: min_change / 100.0,
+        absolute_share: min_share_change / 100.0,
+        absolute_seconds: min_seconds_change,
+        confidence: confidence / 100.0,
+    })
+}
+
+/// Runs `job`: [`Exit::Worse`] if a figure is worse than the baseline (the lines to `out` say
+/// which).
+pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+    // Read the baseline first: a bad one fails before minutes of simulation.
+    let baseline = match &job.baseline {
+        Some(path) => Some(regress::read_baseline(path)?),
+        None => None,
+    };
+    let mut scenarios = Vec::new();
+    for path in job.scenarios {
+        let mut s = crate::scenario::load(path, None)?;
+        if job.seed_offset > 0 {
+            let seed = s.file.seed.wrapping_add(job.seed_offset);
+            s = s.with_seed(seed)?;
+        }
+        crate::scenario::check_policies(&s, job.policies)?;
+        if job.warmup.is_some() || job.duration.is_some() {
+            let warmup = job.warmup.unwrap_or(s.file.workload.warmup);
+            let duration = job.duration.unwrap_or(s.file.workload.duration);
+            ensure!(duration.0 > 0, "--duration must be greater than 0s");
+            s = s
+                .rescaled(warmup, duration)
+                .with_context(|| format!("{} shortened", path.display()))?;
+        }
+        let sim_policies = s
+            .policies
+            .iter()
+            .filter(|p| {
+                p.runs_in_sim() && (job.policies.is_empty() || job.policies.contains(&p.name))
+            })
+            .count();
+        lab.check_memory(
+            &s,
+            sim_policies,
+            lblab_model::budget::Mode::Sim {
+                jobs: job.jobs.unwrap_or_else(lblab_sim::batch::default_threads),
+            },
+        )?;
+        scenarios.push(s);
+    }
+    let mut names: Vec<&str> = scenarios.iter().map(|s| s.file.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(dup) = names.windows(2).find(|w| w[0] == w[1]) {
+        bail!("two scenarios are named {:?}: a baseline keys runs by scenario name; give each file its own name", dup[0]);
+    }
+
+    let started = Instant::now();
+    let total_hint: usize = scenarios
+        .iter()
+        .map(|s| s.policies.iter().filter(|p| p.runs_in_sim()).count())
+        .sum::<usize>()
+        * job.seeds as usize;
+    let bar = crate::progress::Progress::new(total_hint as u64, "simulations");
+    let progress = |n: usize, _total: usize| bar.set(n as u64);
+    let jobs = job.jobs.unwrap_or_else(lblab_sim::batch::default_threads);
+    let samples = match regress::measure(
+        &scenarios,
+        job.seeds,
+        job.policies,
+        jobs,
+        Some(lab.stop),
+        &progress,
+    ) {
+        Err(regress::RegressError::Interrupted { done, total }) => {
+            drop(bar);
+            eprintln!(
+                "interrupted after {done} of {total} simulations: nothing compared or written"
+            );
+            return Ok(Exit::Interrupted);
+        }
+        other => other?,
+    };
+    drop(bar);
+    let wall = started.elapsed();
+    eprintln!(
+        "regress: {} scenarios, {} runs ({} seeds each) in {:.1} s",
+        scenarios.len(),
+        samples.len(),
+        job.seeds,
+        wall.as_secs_f64()
+    );
+
+    let Some(baseline) = baseline else {
+        let path = job
+            .write_baseline
+            .context("neither a baseline to compare with nor one to write: give one of the two")?;
+        regress::write_baseline(path, &samples)?;
+        out(&format!(
+            "wrote the baseline {} ({} runs); compare with --baseline {}",
+            path.display(),
+            samples.len(),
+            path.display()
+        ));
+        return Ok(Exit::Success);
+    };
+    let comparison = regress::compare(&baseline, &samples, &job.thresholds)?;
+    if let Some(path) = job.report {
+        lblab_record::write_atomic(path, &regress::findings_csv(&comparison)?)
+            .with_context(|| format!("writing --report {}", path.display()))?;
+    }
+    for line in lblab_sim::regress_lines::comparison_lines(&comparison, &job.thresholds) {
+        out(&line);
+    }
+    Ok(if comparison.worse().next().is_some() {
+        Exit::Worse
+    } else {
+        Exit::Success
+    })
+}

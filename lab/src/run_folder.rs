@@ -1,0 +1,169 @@
+//! Writing a run's results folder: the data files (`lblab_record::write_run`) with what an
+//! earlier run there left removed, then the charts (`lblab_report`) within the chart budget.
+
+use std::path::Path;
+
+use lblab_record::{PolicyResult, RunSummary};
+
+use crate::error::{Context, Result};
+use crate::Lab;
+
+/// The `.hlog` and `.hgrm` files of the policies that the `summary.json` already in `dir` (an
+/// earlier run's, or this run's checkpoint) lists: the only ones [`remove_stale_hlogs`] may
+/// remove. None when there is no such file or it cannot be read.
+fn listed_policy_files(dir: &Path) -> Vec<String> {
+    let Ok(text) = lblab_record::read_result_file(&dir.join(lblab_record::layout::SUMMARY_JSON))
+    else {
+        return Vec::new();
+    };
+    let Ok(previous) = serde_json::from_str::<RunSummary>(&text) else {
+        return Vec::new();
+    };
+    policy_files(&previous)
+}
+
+/// The `.hlog` and `.hgrm` file names of `summary`'s policies.
+fn policy_files(summary: &RunSummary) -> Vec<String> {
+    summary
+        .rows
+        .iter()
+        .flat_map(|r| {
+            let stem = lblab_record::file_stem(&r.policy);
+            [format!("{stem}.hlog"), format!("{stem}.hgrm")]
+        })
+        .collect()
+}
+
+/// Removes the `.hlog` and `.hgrm` files that an earlier run in `dir` wrote (those its
+/// `summary.json` listed, `listed`) for policies that are not in `summary`: they would be read
+/// as this run's. Any other file is not lblab's to delete, whatever its name.
+fn remove_stale_hlogs(dir: &Path, summary: &RunSummary, listed: &[String]) {
+    let current = policy_files(summary);
+    for name in listed.iter().filter(|n| !current.contains(n)) {
+        let path = dir.join(name);
+        if path.is_file() && std::fs::remove_file(&path).is_ok() {
+            eprintln!(
+                "note: removed {} from an earlier run in {} (its policy is not in this one)",
+                name,
+                dir.display()
+            );
+        }
+    }
+}
+
+/// The note a checkpoint carries: results written after `measured` policies while the run
+/// went on (a finished run's files do not have it).
+pub fn in_progress_note(measured: usize) -> (String, String) {
+    (
+        "in progress".into(),
+        format!(
+            "written after {measured} measured policies while the run went on; had it finished, this note would be gone"
+        ),
+    )
+}
+
+/// Writes the data files and the charts into `dir` ([`write_data`], then [`write_charts`]).
+pub fn write(lab: &Lab, dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> Result<()> {
+    write_data(dir, summary, results)?;
+    write_charts(lab, dir, summary, results)
+}
+
+/// Writes the data files into `dir` and removes what an earlier run there left that would be
+/// read as this run's: the `.hlog`/`.hgrm` of policies not in this run, and the run charts
+/// (drawn again by [`write_charts`], or named as missing when they are not).
+pub fn write_data(dir: &Path, summary: &RunSummary, results: &[PolicyResult]) -> Result<()> {
+    // Read before this run's summary.json replaces it.
+    let listed = listed_policy_files(dir);
+    lblab_record::write_run(dir, summary, results)
+        .with_context(|| format!("writing results into {}", dir.display()))?;
+    remove_stale_hlogs(dir, summary, &listed);
+    remove_stale_charts(dir);
+    Ok(())
+}
+
+/// Removes the run charts (`spectrum.png` …) an earlier run drew in `dir`, so that a chart this
+/// run does not draw (skipped, interrupted, failed) is missing rather than another run's.
+fn remove_stale_charts(dir: &Path) {
+    for name in &lblab_report::ChartName::RUN {
+        for format in [lblab_report::Format::Png, lblab_report::Format::Svg] {
+            let path = name.path(dir, format);
+            if path.is_file() {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+}
+
+/// Draws the run charts into `dir`, whose data files [`write_data`] wrote, within
+/// the chart budget ([`Lab::chart_budget`]). If the charts cannot be drawn (a full disk), the data files stay and
+/// `summary.json` says which charts are missing. A stop (Ctrl-C) that arrives while the charts
+/// are drawn is honoured between two charts: the rest are left out, `summary.json` says so, and
+/// the write succeeds (the data files are whole). A stop that came before (the run was
+/// interrupted) does not skip them: a further Ctrl-C exits at once. Charts skipped because the
+/// budget was spent are named on stderr and in `summary.json`.
+pub fn write_charts(
+    lab: &Lab,
+    dir: &Path,
+    summary: &RunSummary,
+    results: &[PolicyResult],
+) -> Result<()> {
+    let already = std::sync::atomic::AtomicBool::new(false);
+    let stop = if lab.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        &already
+    } else {
+        lab.stop
+    };
+    let charts = match lblab_report::write_run_charts_within(
+        dir,
+        summary,
+        results,
+        stop,
+        lab.chart_budget,
+    ) {
+        Ok(charts) => charts,
+        Err(e) => {
+            if let lblab_report::ReportError::Interrupted { .. } = e {
+                let mut marked = summary.clone();
+                marked
+                    .notes
+                    .push(("charts".into(), format!("missing: not drawn ({e})")));
+                lblab_record::write_run(dir, &marked, results)
+                    .with_context(|| format!("writing results into {}", dir.display()))?;
+                eprintln!("interrupted while drawing charts: {e}; the data files are written");
+                return Ok(());
+            }
+            let mut marked = summary.clone();
+            marked
+                .notes
+                .push(("charts".into(), format!("missing: not drawn ({e})")));
+            // Best effort: the disk that refused a chart may refuse this too.
+            let _ = lblab_record::write_run(dir, &marked, results);
+            return Err(e).context(format!(
+                "drawing charts into {} (the data files are written)",
+                dir.display()
+            ));
+        }
+    };
+    if !charts.skipped.is_empty() {
+        let skipped = charts.skipped.join(", ");
+        let why = format!(
+            "missing: {skipped} not drawn (the --chart-budget of {} was spent)",
+            lab.chart_budget.map_or("unlimited".to_string(), |b| {
+                lblab_model::units::Dur(b.as_nanos() as u64).to_string()
+            })
+        );
+        eprintln!(
+            "charts skipped: {skipped} in {} (the --chart-budget was spent; a larger one, or 0 for none, draws them); the data files are written",
+            dir.display()
+        );
+        let mut marked = summary.clone();
+        marked.notes.push(("charts".into(), why));
+        let json = serde_json::to_string_pretty(&marked).context("encoding summary.json")?;
+        lblab_record::write_atomic(
+            &dir.join(lblab_record::layout::SUMMARY_JSON),
+            (json + "\n").as_bytes(),
+        )
+        .with_context(|| format!("writing results into {}", dir.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! A run's results folder: which one, made ready before any work (created, writable, locked
+//! for this run, temporary files of a killed run removed), and removed again when a run that
+//! created it fails before writing anything.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::OutDirError;
+use crate::layout::Layout;
+
+/// The run folder of `command` for the scenario file `file`: `--out` if given, else the scratch
+/// folder ([`Layout::scratch`]), which git ignores, so ad-hoc runs never overwrite the committed
+/// evidence in `results/` (the evidence scripts write there with `--out`).
+pub fn results_dir(file: &Path, command: &str, out: Option<&Path>) -> PathBuf {
+    match out {
+        Some(dir) => dir.to_path_buf(),
+        None => Layout::scratch(file).run(command),
+    }
+}
+
+/// Extensions of the files lblab writes into a results folder; a `.<name>.tmp` left by a run
+/// killed while writing one of them is lblab's, any other is not touched.
+const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".svg", ".html"];
+
+/// Creates the results folder before any work starts and checks that a file can be written in
+/// it, so a bad `--out` (a file, a folder that cannot be created, a read-only folder, `/proc`)
+/// fails at once rather than after a long run whose results would then be lost. Files inside
+/// are named by the program (policy labels go through `lblab_record::file_stem`), so nothing is
+/// written outside it.
+pub fn prepare_dir(dir: &Path) -> Result<OutDir, OutDirError> {
+    // The folders this run makes, deepest first: on failure each is removed again while empty.
+    let created: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    if dir.exists() && !dir.is_dir() {
+        return Err(OutDirError::new(format!(
+            "--out {}: exists and is not a folder; give a folder for the results",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| OutDirError {
+        message: format!("--out {}: cannot create the results folder", dir.display()),
+        source: Some(e),
+    })?;
+    // One writer per folder: taken before anything in it is touched (another run's temporary
+    // files included), held until the guard is dropped.
+    let lock = match crate::lock::FolderLock::acquire(dir) {
+        Ok(lock) => lock,
+        Err(e) => {
+            drop(OutDir {
+                lock: None,
+                created,
+            });
+            return Err(e);
+        }
+    };
+    let guard = OutDir {
+        lock: Some(lock),
+        created,
+    };
+    let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
+    std::fs::write(&probe, b"probe")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| OutDirError {
+            message: format!(
+                "--out {}: cannot write into the results folder (nothing was run)",
+                dir.display()
+            ),
+            source: Some(e),
+        })?;
+    // A run killed outright (SIGKILL) while writing can leave a temporary file behind: remove
+    // those, and only those: `.<name>.tmp` where `<name>` is a file lblab writes.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let own = name
+                .strip_prefix('.')
+                .and_then(|n| n.strip_suffix(".tmp"))
+                .is_some_and(|inner| OWN_EXTENSIONS.iter().any(|x| inner.ends_with(x)));
+            if own && e.path().is_file() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(guard)
+}
+
+/// A results folder [`prepare_dir`] made ready and locked for this run
+/// ([`crate::lock::FolderLock`]: a second run into it is refused). Hold it for the whole run:
+/// when it is dropped, the lock is released and its file removed, a folder this run created and
+/// left empty (the run failed before writing anything) is removed, and so are the parents it
+/// created for it (`lblab-out/<scenario>/`), so a failure leaves no empty folder behind. A folder
+/// with anything in it is kept.
+#[must_use = "hold the guard until the run has written its results"]
+pub struct OutDir {
+    lock: Option<crate::lock::FolderLock>,
+    /// Deepest first.
+    created: Vec<PathBuf>,
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        drop(self.lock.take());
+        for dir in &self.created {
+            // remove_dir only removes an empty folder; a parent with content stops the walk.
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
+    }
+}
