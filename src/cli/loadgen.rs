@@ -1,20 +1,16 @@
 //! `lblab loadgen`: policies against servers that run elsewhere — lblab's own fleet (`lblab
 //! backend`), or any gRPC service (`--call`). Flags → options → `lblab_harness::run_remote` →
-//! files and tables; the flag groups are in `loadgen/flags.rs`.
+//! files and tables; the flag groups and what they resolve to are in `lblab_lab::remote::flags`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
 use lblab_harness::RemoteOptions;
-use lblab_loadgen::method;
+use lblab_lab::remote::flags;
 use lblab_loadgen::report;
 use lblab_loadgen::run::CallOptions;
 use lblab_record::{layout, StatusRow};
-
-mod flags;
-mod print;
 
 /// Arguments of `lblab loadgen`.
 #[derive(Debug, clap::Args)]
@@ -75,52 +71,15 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.scenario {
         args.scenario = Some(super::args::scenario_path(path)?);
     }
-    let spec = args.targets.spec()?;
-    let data = args.calls.request_json()?;
-    args.calls.check(data.as_deref())?;
-    let metadata = args.calls.metadata()?;
-    let authority = args.targets.authority()?;
-    let server_name = authority
-        .as_ref()
-        .map(|a| a.host().to_string())
-        .or_else(|| {
-            spec.default_authority()
-                .map(|a| a.rsplit_once(':').map_or(a.clone(), |(h, _)| h.to_string()))
-        });
-    let transport = args.tls.transport(server_name)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting a runtime to resolve the targets")?;
-    let targets = rt.block_on(spec.resolve()).context("--targets")?;
-    for t in targets.iter().filter(|t| !t.is_on_this_host()) {
-        eprintln!(
-            "warning: --targets {} is not a loopback address: this run sends its load over a \
-             real network to that host",
-            t.label()
-        );
-    }
+    let flags::Prepared {
+        spec,
+        targets,
+        transport,
+        authority,
+        metadata,
+        call,
+    } = flags::prepare(&args.targets, &args.calls, &args.tls, args.dry_run)?;
     let name = args.calls.call.clone();
-    let call = match &name {
-        Some(name) => match args.calls.schema_files_call(name, data.as_deref())? {
-            Some(c) => Some(c),
-            None if args.dry_run => None,
-            None => {
-                let (service, _) = method::split_call(name).context("--call")?;
-                let schema = lblab_loadgen::reflection::schema_from_any(
-                    &targets,
-                    &transport,
-                    authority.as_ref(),
-                    &metadata,
-                    service,
-                );
-                let pool = rt.block_on(schema).context("--call")?;
-                Some(flags::resolve(&pool, name, data.as_deref())?)
-            }
-        },
-        None => None,
-    };
-    drop(rt);
     let given = flags::Given {
         file: args.scenario.as_deref(),
         load: &args.load,
@@ -153,7 +112,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     if args.dry_run {
-        print::dry_run(&scenario, &targets, name.as_deref(), call.as_ref());
+        for line in flags::dry_run_lines(&scenario, &targets, name.as_deref(), call.as_ref()) {
+            outln!("{line}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(c) = &call {
@@ -200,7 +161,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             "{}",
             std::fs::read_to_string(dir.join(layout::REPORT_HTML))?
         ),
-        _ => print::tables(&summary, &shares, &statuses),
+        _ => tables(&summary, &shares, &statuses),
     }
     match args.format.as_str() {
         "summary" => outln!("wrote {}", dir.display()),
@@ -216,8 +177,26 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     if StatusRow::none_succeeded(&statuses) {
-        print::none_succeeded(&statuses, args.calls.call.is_none(), &dir);
+        let echo = args.calls.call.is_none();
+        eprintln!("error: {}", flags::none_succeeded(&statuses, echo, &dir));
         return Ok(ExitCode::from(NO_CALL_SUCCEEDED));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The summary table, the traffic shares and the status distribution.
+fn tables(
+    summary: &lblab_record::RunSummary,
+    shares: &[lblab_record::TargetRow],
+    statuses: &[StatusRow],
+) {
+    super::print_table(summary);
+    for lines in [report::share_lines(shares), report::status_lines(statuses)] {
+        if !lines.is_empty() {
+            outln!();
+        }
+        for line in lines {
+            outln!("{line}");
+        }
+    }
 }

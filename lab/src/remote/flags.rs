@@ -1,11 +1,11 @@
-//! The flags of `lblab loadgen`, in groups, and what each group becomes in the libraries'
-//! options. Flag names are added to the libraries' errors here.
+//! The flags of `lblab loadgen`, in groups (clap's derive, flattened by the binary), and what each
+//! group becomes in the libraries' options: any front end that takes these flags gets the same
+//! checks and the same errors, each naming the flag it is about.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Context;
 use lblab_loadgen::method::{self, Call};
 use lblab_loadgen::schedule::{RateSchedule, Shape};
 use lblab_loadgen::target::{Target, TargetSpec};
@@ -15,6 +15,8 @@ use lblab_model::overrides::{policy_specs, LoadOverrides};
 use lblab_model::units::Dur;
 use lblab_model::Scenario;
 use lblab_record::file_stem;
+
+use crate::error::{Context, LabError, Result};
 
 /// Which servers, and how calls reach them.
 #[derive(Debug, clap::Args)]
@@ -54,18 +56,19 @@ pub struct Targets {
 
 impl Targets {
     /// The parsed target list.
-    pub fn spec(&self) -> anyhow::Result<TargetSpec> {
-        anyhow::ensure!(
-            self.resolve_every.0 >= 1_000_000_000,
-            "--resolve-every {} is too short: at least 1s (gRPC's own resolver waits 30 s)",
-            self.resolve_every
-        );
+    pub fn spec(&self) -> Result<TargetSpec> {
+        if self.resolve_every.0 < 1_000_000_000 {
+            return Err(LabError::Message(format!(
+                "--resolve-every {} is too short: at least 1s (gRPC's own resolver waits 30 s)",
+                self.resolve_every
+            )));
+        }
         TargetSpec::parse(&self.targets, Duration::from_nanos(self.resolve_every.0))
             .context("--targets")
     }
 
     /// `--authority`, parsed.
-    pub fn authority(&self) -> anyhow::Result<Option<http::uri::Authority>> {
+    pub fn authority(&self) -> Result<Option<http::uri::Authority>> {
         self.authority
             .as_deref()
             .map(|a| {
@@ -134,7 +137,7 @@ pub struct Calls {
 
 impl Calls {
     /// The request's JSON: `--data` (`@`: stdin), or the contents of `--data-file`.
-    pub fn request_json(&self) -> anyhow::Result<Option<String>> {
+    pub fn request_json(&self) -> Result<Option<String>> {
         match (&self.data, &self.data_file) {
             (Some(d), _) if d.trim() == "@" => {
                 let mut text = String::new();
@@ -155,7 +158,7 @@ impl Calls {
     }
 
     /// The metadata of `--metadata` and `--metadata-file`.
-    pub fn metadata(&self) -> anyhow::Result<tonic::metadata::MetadataMap> {
+    pub fn metadata(&self) -> Result<tonic::metadata::MetadataMap> {
         let mut entries = self.metadata.clone();
         if let Some(path) = &self.metadata_file {
             let text = lblab_record::read_result_file(path)
@@ -166,7 +169,7 @@ impl Calls {
     }
 
     /// Refuses request flags without `--call`.
-    pub fn check(&self, data: Option<&str>) -> anyhow::Result<()> {
+    pub fn check(&self, data: Option<&str>) -> Result<()> {
         if self.call.is_some() {
             return Ok(());
         }
@@ -177,18 +180,16 @@ impl Calls {
             ("--import-path", !self.import_paths.is_empty()),
         ];
         if let Some((flag, _)) = misplaced.iter().find(|(_, given)| *given) {
-            anyhow::bail!("{flag} describes the request of --call, which is not given");
+            return Err(LabError::Message(format!(
+                "{flag} describes the request of --call, which is not given"
+            )));
         }
         Ok(())
     }
 
     /// The method and its requests from `--proto` or `--protoset`, when given; `None` when the
     /// schema is to be asked by reflection.
-    pub fn schema_files_call(
-        &self,
-        name: &str,
-        data: Option<&str>,
-    ) -> anyhow::Result<Option<Call>> {
+    pub fn schema_files_call(&self, name: &str, data: Option<&str>) -> Result<Option<Call>> {
         let pool = if let Some(set) = &self.protoset {
             method::pool_from_protoset(set).context("--protoset")?
         } else if !self.protos.is_empty() {
@@ -201,18 +202,17 @@ impl Calls {
 }
 
 /// `method::resolve` with the flag of each error.
-pub fn resolve(
-    pool: &method::DescriptorPool,
-    name: &str,
-    data: Option<&str>,
-) -> anyhow::Result<Call> {
+pub fn resolve(pool: &method::DescriptorPool, name: &str, data: Option<&str>) -> Result<Call> {
     use method::MethodError as E;
     method::resolve(pool, name, data).map_err(|e| {
         let flag = match &e {
             E::Json { .. } | E::NoRequests | E::Mismatch { .. } => "--data",
             _ => "--call",
         };
-        anyhow::Error::new(e).context(flag)
+        LabError::Context {
+            context: flag.into(),
+            source: Box::new(e),
+        }
     })
 }
 
@@ -245,7 +245,7 @@ pub struct Tls {
 impl Tls {
     /// Plaintext, or TLS with these flags; `server_name` is the name to verify instead of each
     /// target's host.
-    pub fn transport(&self, server_name: Option<String>) -> anyhow::Result<Transport> {
+    pub fn transport(&self, server_name: Option<String>) -> Result<Transport> {
         let tls_flags = [
             ("--tls", self.tls),
             ("--skip-tls-verify", self.skip_tls_verify),
@@ -253,15 +253,17 @@ impl Tls {
             ("--cert", self.cert.is_some()),
         ];
         if let Some((flag, _)) = tls_flags.iter().find(|(_, given)| *given && self.insecure) {
-            anyhow::bail!(
+            return Err(LabError::Message(format!(
                 "--insecure means plaintext (as in ghz), but {flag} asks for TLS: for TLS without \
                  verifying the server's certificate, use --tls --skip-tls-verify (ghz's --skipTLS); \
                  for plaintext, leave out {flag}"
-            );
+            )));
         }
         if !(self.tls || self.skip_tls_verify) {
             if let Some((flag, _)) = tls_flags[2..].iter().find(|(_, given)| *given) {
-                anyhow::bail!("{flag} is a TLS setting: add --tls");
+                return Err(LabError::Message(format!(
+                    "{flag} is a TLS setting: add --tls"
+                )));
             }
             return Ok(Transport::plaintext());
         }
@@ -283,7 +285,10 @@ impl Tls {
                 TlsError::CertWithoutKey => "--cert/--key".into(),
                 _ => "--tls".into(),
             };
-            anyhow::Error::new(e).context(flag)
+            LabError::Context {
+                context: flag,
+                source: Box::new(e),
+            }
         })
     }
 }
@@ -406,7 +411,7 @@ impl Load {
         policies: Option<Vec<lblab_model::scenario::PolicySpec>>,
         seed: Option<u64>,
         scenario_rate: f64,
-    ) -> anyhow::Result<LoadOverrides> {
+    ) -> Result<LoadOverrides> {
         let mut o = LoadOverrides {
             rate: self.rate,
             concurrency: self.concurrency,
@@ -419,14 +424,20 @@ impl Load {
             policies,
         };
         if let Some(n) = self.total {
-            anyhow::ensure!(n > 0, "--total must be at least 1");
+            if n == 0 {
+                return Err(LabError::Message("--total must be at least 1".into()));
+            }
             o.warmup = Some(self.warmup.unwrap_or(Dur(0)));
             if self.concurrency.is_some() {
                 // A closed loop ends when its calls are sent; this only bounds it.
                 o.duration = Some(self.duration.unwrap_or(Dur(3_600 * 1_000_000_000)));
             } else {
                 let rate = self.rate.unwrap_or(scenario_rate);
-                anyhow::ensure!(rate > 0.0, "--total needs --rate or --concurrency");
+                if rate <= 0.0 {
+                    return Err(LabError::Message(
+                        "--total needs --rate or --concurrency".into(),
+                    ));
+                }
                 o.duration = Some(Dur((n as f64 / rate * 1e9).ceil() as u64));
                 o.constant = true;
             }
@@ -453,14 +464,18 @@ pub fn scenario(
     args: &Given<'_>,
     targets: &[Target],
     call: Option<&Call>,
-) -> anyhow::Result<lblab_harness::Plan> {
-    let from_file = args.file.map(Scenario::load).transpose()?;
+) -> Result<lblab_harness::Plan> {
+    let from_file = args
+        .file
+        .map(Scenario::load)
+        .transpose()
+        .map_err(|e| LabError::Library(Box::new(e)))?;
     let policies = (!args.policies.is_empty())
         .then(|| policy_specs(args.policies, from_file.as_ref()))
         .transpose()
-        .map_err(|e| {
-            let value = format!("--policy {:?}", e.value());
-            anyhow::Error::new(e).context(value)
+        .map_err(|e| LabError::Context {
+            context: format!("--policy {:?}", e.value()),
+            source: Box::new(e),
         })?;
     let rate = from_file.as_ref().map_or(100.0, |s| s.file.workload.rate);
     let name = call.map_or_else(|| "echo".into(), |c| file_stem(&c.name));
@@ -481,7 +496,10 @@ pub fn scenario(
             (_, Some(p)) => format!("{} with the command-line flags", p.display()),
             (_, None) => "the load flags".into(),
         };
-        anyhow::Error::new(e).context(what)
+        LabError::Context {
+            context: what,
+            source: Box::new(e),
+        }
     })?;
     for note in &plan.notes {
         eprintln!("{note}");
@@ -492,4 +510,137 @@ pub fn scenario(
         }
     }
     Ok(plan)
+}
+
+/// What the target, call and TLS flags resolve to before a run is planned.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The target list as given (re-resolved during the run for `dns:///` names).
+    pub spec: TargetSpec,
+    /// The targets, names resolved.
+    pub targets: Vec<Target>,
+    /// Plaintext or TLS.
+    pub transport: Transport,
+    /// `--authority`, parsed.
+    pub authority: Option<http::uri::Authority>,
+    /// The metadata of every call.
+    pub metadata: tonic::metadata::MetadataMap,
+    /// `--call`'s method and requests; `None` for lblab's Echo/Unary, or on a dry run whose
+    /// schema would come from reflection.
+    pub call: Option<Call>,
+}
+
+/// Checks the target, call and TLS flags, resolves the targets (warning on stderr about any that
+/// is not on this host) and reads `--call`'s schema from its files or, unless `dry_run`, by
+/// reflection from the targets.
+pub fn prepare(targets: &Targets, calls: &Calls, tls: &Tls, dry_run: bool) -> Result<Prepared> {
+    let spec = targets.spec()?;
+    let data = calls.request_json()?;
+    calls.check(data.as_deref())?;
+    let metadata = calls.metadata()?;
+    let authority = targets.authority()?;
+    let server_name = authority
+        .as_ref()
+        .map(|a| a.host().to_string())
+        .or_else(|| {
+            spec.default_authority()
+                .map(|a| a.rsplit_once(':').map_or(a.clone(), |(h, _)| h.to_string()))
+        });
+    let transport = tls.transport(server_name)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting a runtime to resolve the targets")?;
+    let resolved = rt.block_on(spec.resolve()).context("--targets")?;
+    for t in resolved.iter().filter(|t| !t.is_on_this_host()) {
+        eprintln!(
+            "warning: --targets {} is not a loopback address: this run sends its load over a \
+             real network to that host",
+            t.label()
+        );
+    }
+    let call = match &calls.call {
+        Some(name) => match calls.schema_files_call(name, data.as_deref())? {
+            Some(c) => Some(c),
+            None if dry_run => None,
+            None => {
+                let (service, _) = method::split_call(name).context("--call")?;
+                let schema = lblab_loadgen::reflection::schema_from_any(
+                    &resolved,
+                    &transport,
+                    authority.as_ref(),
+                    &metadata,
+                    service,
+                );
+                let pool = rt.block_on(schema).context("--call")?;
+                Some(resolve(&pool, name, data.as_deref())?)
+            }
+        },
+        None => None,
+    };
+    Ok(Prepared {
+        spec,
+        targets: resolved,
+        transport,
+        authority,
+        metadata,
+        call,
+    })
+}
+
+/// `--dry-run`'s plan as text: the load, the policies, the targets and the call.
+pub fn dry_run_lines(
+    scenario: &Scenario,
+    targets: &[Target],
+    name: Option<&str>,
+    call: Option<&Call>,
+) -> Vec<String> {
+    let w = &scenario.file.workload;
+    let load = match w.concurrency {
+        Some(c) => format!("closed loop, {c} calls in flight per client"),
+        None => format!(
+            "{} calls/s open loop ({})",
+            w.rate,
+            format!("{:?}", w.arrival).to_lowercase()
+        ),
+    };
+    let mut lines = vec![format!(
+        "dry run: nothing was sent. Would run {} clients at {load}, warm-up {} then {} measured, per policy:",
+        w.clients, w.warmup, w.duration
+    )];
+    for p in scenario.policies.iter().filter(|p| p.runs_in_real()) {
+        lines.push(format!("  policy {}", p.name));
+    }
+    for t in targets {
+        lines.push(format!("  target {}", t.label()));
+    }
+    lines.push(match (name, call) {
+        (Some(name), None) => format!(
+            "  calling {name}: its schema is read by reflection when the run starts (not checked)"
+        ),
+        (Some(_), Some(c)) => format!("  calling {}", c.describe()),
+        (None, _) => "  calling lblab's Echo/Unary (the scenario's backend behaviour)".into(),
+    });
+    lines
+}
+
+/// What to say when no call succeeded: the first error, a hint when every call was lblab's own
+/// Echo (`echo`), and where the statuses are.
+pub fn none_succeeded(statuses: &[lblab_record::StatusRow], echo: bool, dir: &Path) -> String {
+    use lblab_record::StatusRow;
+    let first = statuses
+        .iter()
+        .find(|r| r.status != StatusRow::OK && r.count > 0)
+        .map(|r| format!(": {} {}", r.status, r.message))
+        .unwrap_or_default();
+    let hint = if echo {
+        " (without --call every call is lblab's own lblab.v1.Echo/Unary, which only `lblab \
+         backend` serves: give --call package.Service/Method for your service)"
+    } else {
+        ""
+    };
+    format!(
+        "no call succeeded{first}{hint}; the statuses are in {}",
+        dir.join(lblab_record::layout::STATUSES_CSV).display()
+    )
 }
