@@ -49,30 +49,50 @@ pub fn pick<T: Copy>(
     rng: &mut dyn RngCore,
     cost: impl FnMut(T) -> f64,
 ) -> T {
-    let n = candidates.len();
+    pick_by(
+        candidates.len(),
+        |i| candidates[i],
+        choices,
+        sampling,
+        rng,
+        cost,
+    )
+}
+
+/// [`pick`] over `n >= 1` candidates read by `at(i)` rather than a slice (a list another thread
+/// may be changing, which the caller validates afterwards); the same draws from `rng`.
+#[inline]
+pub fn pick_by<T: Copy>(
+    n: usize,
+    at: impl Fn(usize) -> T,
+    choices: u32,
+    sampling: Sampling,
+    rng: &mut dyn RngCore,
+    cost: impl FnMut(T) -> f64,
+) -> T {
     debug_assert!(n > 0);
     if n == 1 {
-        return candidates[0];
+        return at(0);
     }
     let d = choices.clamp(1, MAX_CHOICES) as usize;
     match sampling {
-        Sampling::WithReplacement => cheapest(candidates, d, |_| index(rng, n), cost),
-        Sampling::Distinct => distinct(candidates, d, rng, cost),
+        Sampling::WithReplacement => cheapest(&at, d, |_| index(rng, n), cost),
+        Sampling::Distinct => distinct(n, &at, d, rng, cost),
     }
 }
 
 /// Kept out of line so the default path stays small.
 #[inline(never)]
 fn distinct<T: Copy>(
-    candidates: &[T],
+    n: usize,
+    at: &impl Fn(usize) -> T,
     d: usize,
     rng: &mut dyn RngCore,
     cost: impl FnMut(T) -> f64,
 ) -> T {
-    let n = candidates.len();
     let mut drawn = [usize::MAX; MAX_CHOICES as usize];
     cheapest(
-        candidates,
+        at,
         d.min(n),
         |k| {
             // Rejection sampling: d <= 10, and only d >= n/2 ever rejects much.
@@ -93,15 +113,15 @@ fn distinct<T: Copy>(
 /// earlier draw (strict `<`).
 #[inline]
 fn cheapest<T: Copy>(
-    candidates: &[T],
+    at: &impl Fn(usize) -> T,
     d: usize,
     mut draw: impl FnMut(usize) -> usize,
     mut cost: impl FnMut(T) -> f64,
 ) -> T {
-    let mut best = candidates[draw(0)];
+    let mut best = at(draw(0));
     let mut best_cost = cost(best);
     for k in 1..d {
-        let c = candidates[draw(k)];
+        let c = at(draw(k));
         let cc = cost(c);
         if cc < best_cost {
             best = c;

@@ -8,19 +8,20 @@
 //! takes the endpoint's write side for the few stores of a sample. The outstanding count shares
 //! one atomic word with the endpoint's generation, so the increment at a pick learns which
 //! generation it counted against, and a completion for an older generation (the endpoint
-//! reconnected or was removed since) changes nothing, as in the sans-IO policy. The READY list is
-//! an immutable snapshot swapped on connectivity changes (`arc_swap`), which gRPC's pickers are
-//! too. The pick clock is one atomic counter.
+//! reconnected or was removed since) changes nothing, as in the sans-IO policy. The cells sit
+//! at addresses that never change ([`Arena`]), so a completion finds its cell from the ticket
+//! alone. The READY list has a sequence lock of its own: a pick reads its length and the entries
+//! it draws and draws again if a connectivity change rewrote the list meanwhile. The pick clock
+//! is one atomic counter. No pick or completion allocates or takes a lock another pick waits on.
 //!
 //! The estimate's arithmetic is the sans-IO policy's own ([`super::split_cost`],
 //! [`super::split_observe`] over a [`Load`] rebuilt from the words), so the two cannot drift
 //! apart; one thread making the same calls picks exactly what [`super::PeakEwmaPolicy`] picks
 //! (tested below).
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
-use arc_swap::ArcSwap;
 use rand::RngCore;
 
 use super::{
@@ -40,7 +41,7 @@ use crate::{
 /// endpoint has been sampled.
 const WORDS: usize = 7;
 
-/// One endpoint's state: 80 bytes, contiguous with its neighbours' in the [`Arena`]. Not padded
+/// One endpoint's state: 88 bytes, contiguous with its neighbours' in the [`Arena`]. Not padded
 /// to a cache line each: at large fleets the memory a pick walks matters more than false
 /// sharing, which only few-endpoint fleets could see, and their threads share the endpoints
 /// themselves anyway.
@@ -52,6 +53,8 @@ struct Cell {
     writer: Mutex<()>,
     /// The generation (high 32 bits) and the calls outstanding (low 32 bits).
     counted: AtomicU64,
+    /// The endpoint the slot holds (set when the cell starts over).
+    id: AtomicU32,
     words: [AtomicU64; WORDS],
 }
 
@@ -78,14 +81,8 @@ impl Cell {
                     return decode(&w, outstanding);
                 }
             }
-            // A completion is storing the words: a few stores, unless its thread was
-            // descheduled in between, so give way after a while.
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            // A completion is storing the words.
+            back_off(&mut spins);
         }
     }
 
@@ -103,11 +100,13 @@ impl Cell {
         ran
     }
 
-    /// Starts the cell over at `generation` with `load` and nothing outstanding.
-    fn reset(&self, generation: u32, load: &Load) {
+    /// Starts the cell over for endpoint `id` at `generation` with `load` and nothing
+    /// outstanding.
+    fn reset(&self, id: EndpointId, generation: u32, load: &Load) {
         let (_writer, seq) = self.lock();
         self.counted
             .store(u64::from(generation) << 32, Ordering::Release);
+        self.id.store(id.0, Ordering::Relaxed);
         self.store(load);
         self.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
@@ -187,49 +186,73 @@ fn decode(w: &[u64; WORDS], outstanding: u32) -> Load {
     }
 }
 
-/// Every slot's [`Cell`], at an address that never changes: chunk `k` holds `64 × 2^k` cells
-/// and is allocated when the first slot in it is, so a completion finds its cell from the
-/// ticket's slot without any snapshot, and growing never moves a cell another thread reads.
-#[derive(Debug, Default)]
-struct Arena {
-    chunks: [OnceLock<Box<[Cell]>>; CHUNKS],
+/// Waits a little for a writer to finish: a few stores, unless its thread was descheduled in
+/// between, so spin briefly, then give way.
+#[inline]
+fn back_off(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
 }
 
-/// Chunks of an [`Arena`]: room for 64 × (2^26 − 1) slots, more than a `u32` counts.
+/// Grow-only storage at addresses that never change: chunk `k` holds `64 × 2^k` items and is
+/// allocated when the first index in it is needed, so a reader never follows a pointer another
+/// thread may free, and growing never moves an item another thread reads.
+#[derive(Debug, Default)]
+struct Arena<T> {
+    chunks: [OnceLock<Box<[T]>>; CHUNKS],
+}
+
+/// Chunks of an [`Arena`]: room for 64 × (2^26 − 1) items, more than a `u32` counts.
 const CHUNKS: usize = 26;
 
-impl Arena {
-    /// The chunk and the index in it of `slot`.
+impl<T: Default> Arena<T> {
+    /// The chunk and the index in it of item `i`.
     #[inline]
-    fn locate(slot: u32) -> (usize, usize) {
-        let q = u64::from(slot) / 64 + 1;
+    fn locate(i: u32) -> (usize, usize) {
+        let q = u64::from(i) / 64 + 1;
         let k = 63 - q.leading_zeros() as usize;
-        (k, (u64::from(slot) - 64 * ((1u64 << k) - 1)) as usize)
+        (k, (u64::from(i) - 64 * ((1u64 << k) - 1)) as usize)
     }
 
     #[inline]
-    fn get(&self, slot: u32) -> Option<&Cell> {
-        let (k, i) = Self::locate(slot);
-        self.chunks.get(k)?.get()?.get(i)
+    fn get(&self, i: u32) -> Option<&T> {
+        let (k, at) = Self::locate(i);
+        self.chunks.get(k)?.get()?.get(at)
     }
 
-    /// The cell of `slot`, its chunk allocated if need be (control side only).
-    fn ensure(&self, slot: u32) -> &Cell {
-        let (k, i) = Self::locate(slot);
-        let chunk = self.chunks[k].get_or_init(|| (0..64usize << k).map(|_| Cell::default()).collect());
-        &chunk[i]
+    /// Item `i`, its chunk allocated if need be (control side only).
+    fn ensure(&self, i: u32) -> &T {
+        let (k, at) = Self::locate(i);
+        let chunk = self.chunks[k].get_or_init(|| (0..64usize << k).map(|_| T::default()).collect());
+        &chunk[at]
     }
 }
 
-/// What picks read: the READY endpoints, swapped whole on a change.
+/// The READY slots picks draw from, in list order ([`Endpoints::ready`]), behind a sequence lock
+/// of their own: the control side rewrites them on a change, a pick reads the length and the
+/// entries it draws and draws again if the sequence moved meanwhile.
 #[derive(Debug, Default)]
-struct Table {
-    /// READY slots in list order, as [`Endpoints::ready`].
-    ready: Box<[u32]>,
-    /// The endpoint of each slot.
-    ids: Box<[EndpointId]>,
-    /// Nothing READY: queue (something may still connect) rather than fail.
-    queue: bool,
+struct Ready {
+    /// Odd while the control side rewrites the list.
+    seq: AtomicU64,
+    len: AtomicU32,
+    /// With nothing READY: queue (something may still connect) rather than fail.
+    queue: AtomicBool,
+    slots: Arena<AtomicU32>,
+}
+
+impl Ready {
+    /// Entry `i` (`i < len` as read under the same sequence).
+    #[inline]
+    fn entry(&self, i: usize) -> u32 {
+        self.slots
+            .get(i as u32)
+            .map_or(0, |e| e.load(Ordering::Relaxed))
+    }
 }
 
 /// The serialized side: the endpoint list and connectivity. A slot's data is the generation its
@@ -251,8 +274,8 @@ pub struct SharedPeakEwma {
     initial: Nanos,
     /// Picks made so far: the idle decay's pick clock.
     picks: AtomicU64,
-    table: ArcSwap<Table>,
-    cells: Arena,
+    ready: Ready,
+    cells: Arena<Cell>,
     control: Mutex<Control>,
 }
 
@@ -283,7 +306,7 @@ impl SharedPeakEwma {
             split: Split::new(config.decay_time, &a),
             initial,
             picks: AtomicU64::new(0),
-            table: ArcSwap::default(),
+            ready: Ready::default(),
             cells: Arena::default(),
             control: Mutex::new(Control::default()),
         })
@@ -305,14 +328,14 @@ impl SharedPeakEwma {
         Ok(policy)
     }
 
-    /// The cell of a slot the table lists (allocated before the table was published).
+    /// The cell of a slot the READY list holds (allocated before the list was published).
     #[inline]
     fn cell(&self, slot: u32) -> &Cell {
         self.cells.get(slot).expect("a listed slot has a cell")
     }
 
     fn control(&self) -> std::sync::MutexGuard<'_, Control> {
-        // A panic while holding the lock leaves a consistent table behind: keep using it.
+        // A panic while holding the lock leaves consistent state behind: keep using it.
         self.control
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -331,7 +354,7 @@ impl SharedPeakEwma {
         }
     }
 
-    /// Applies a connectivity change without publishing the table.
+    /// Applies a connectivity change without publishing the READY list.
     fn connectivity(&self, control: &mut Control, now: Nanos, id: EndpointId, state: Connectivity) {
         if let Some((slot, old)) = control.endpoints.set_state(id, state) {
             if state == Connectivity::Ready && old != Connectivity::Ready {
@@ -345,20 +368,28 @@ impl SharedPeakEwma {
     /// Starts `slot`'s cell over at a new generation with a fresh estimate.
     fn restart(&self, control: &mut Control, slot: u32, now: Nanos) {
         control.generations = control.generations.wrapping_add(1);
-        control.endpoints.slot_mut(slot).data = control.generations;
+        let s = control.endpoints.slot_mut(slot);
+        s.data = control.generations;
+        let id = s.id;
         self.cells
             .ensure(slot)
-            .reset(control.generations, &self.fresh(now));
+            .reset(id, control.generations, &self.fresh(now));
     }
 
-    /// Makes the control side's state what picks see.
+    /// Makes the control side's READY list what picks see.
     fn publish(&self, control: &Control) {
-        let e = &control.endpoints;
-        self.table.store(Arc::new(Table {
-            ready: e.ready().into(),
-            ids: (0..e.len() as u32).map(|s| e.slot(s).id).collect(),
-            queue: matches!(e.unready(), Pick::Queue),
-        }));
+        let (e, r) = (&control.endpoints, &self.ready);
+        // One writer: the control lock is held.
+        let seq = r.seq.load(Ordering::Relaxed);
+        r.seq.store(seq | 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        for (i, &slot) in e.ready().iter().enumerate() {
+            r.slots.ensure(i as u32).store(slot, Ordering::Relaxed);
+        }
+        r.len.store(e.ready().len() as u32, Ordering::Relaxed);
+        r.queue
+            .store(matches!(e.unready(), Pick::Queue), Ordering::Relaxed);
+        r.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
 }
 
@@ -393,17 +424,37 @@ impl ConcurrentPolicy for SharedPeakEwma {
     }
 
     fn pick_call(&self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
-        let table = self.table.load();
-        if table.ready.is_empty() {
-            return if table.queue { Pick::Queue } else { Pick::Fail };
-        }
-        let picks = self.picks.load(Ordering::Relaxed);
-        let (a, split) = (&self.ablation, &self.split);
-        // Each candidate's cost is read on its own; another thread may change it before the
-        // outstanding count below is raised, as in grpc-java's least_request picker.
-        let slot = p2c::pick(&table.ready, self.choices, a.sampling, rng, |s| {
-            split_cost(a, split, picks, &self.cell(s).read(), now)
-        });
+        let (a, split, ready) = (&self.ablation, &self.split, &self.ready);
+        let mut spins = 0u32;
+        let slot = loop {
+            let before = ready.seq.load(Ordering::Acquire);
+            if before & 1 == 0 {
+                let n = ready.len.load(Ordering::Relaxed) as usize;
+                let picks = self.picks.load(Ordering::Relaxed);
+                // Each candidate's cost is read on its own; another thread may change it before
+                // the outstanding count below is raised, as in grpc-java's least_request picker.
+                let slot = (n > 0).then(|| {
+                    let cost = |s: u32| {
+                        self.cells.get(s).map_or(f64::INFINITY, |cell| {
+                            split_cost(a, split, picks, &cell.read(), now)
+                        })
+                    };
+                    p2c::pick_by(n, |i| ready.entry(i), self.choices, a.sampling, rng, cost)
+                });
+                let queue = ready.queue.load(Ordering::Relaxed);
+                // Orders the list's loads before the second sequence load.
+                fence(Ordering::Acquire);
+                if ready.seq.load(Ordering::Relaxed) == before {
+                    match slot {
+                        Some(slot) => break slot,
+                        None if queue => return Pick::Queue,
+                        None => return Pick::Fail,
+                    }
+                }
+            }
+            // The list changed under the draw: draw again from the new one.
+            back_off(&mut spins);
+        };
         self.picks.fetch_add(1, Ordering::Relaxed);
         let cell = self.cell(slot);
         let generation = if a.streams.outstanding(kind) {
@@ -411,7 +462,8 @@ impl ConcurrentPolicy for SharedPeakEwma {
         } else {
             cell.generation()
         };
-        Pick::Endpoint(Ticket::new(table.ids[slot as usize], slot, generation, kind))
+        let id = EndpointId(cell.id.load(Ordering::Relaxed));
+        Pick::Endpoint(Ticket::new(id, slot, generation, kind))
     }
 
     fn on_done(&self, now: Nanos, ticket: Ticket, outcome: Outcome) {
@@ -476,15 +528,14 @@ impl SharedPicker for SharedPeakEwma {
     }
 
     fn endpoints(&self) -> usize {
-        self.table.load().ready.len()
+        self.ready.len.load(Ordering::Relaxed) as usize
     }
 
     fn bytes_per_endpoint(&self) -> usize {
-        // The cell, the table's id and READY entry, and the control side's slot (the arena's
-        // last chunk may be up to half empty: not counted).
+        // The cell, its READY entry and the control side's slot (the arenas' last chunks may be
+        // up to half empty: not counted).
         std::mem::size_of::<Cell>()
-            + std::mem::size_of::<EndpointId>()
-            + std::mem::size_of::<u32>()
+            + std::mem::size_of::<AtomicU32>()
             + std::mem::size_of::<crate::endpoints::Slot<u32>>()
     }
 }
@@ -621,6 +672,58 @@ mod tests {
             let mut config = Config::default();
             config.ablation.streams = super::super::Streams::Outstanding;
             same_as_sans_io(&events, config);
+        }
+    }
+
+    #[test]
+    fn picks_while_the_list_changes_leave_nothing_outstanding() {
+        let policy = SharedPeakEwma::new(Config::default(), 8).expect("supported");
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            for thread in 0..3u64 {
+                let (policy, stop) = (&policy, &stop);
+                scope.spawn(move || {
+                    let mut rng = SmallRng::seed_from_u64(thread);
+                    let mut k = 0u64;
+                    while !stop.load(Ordering::Relaxed) || k < 1000 {
+                        k += 1;
+                        let now = 1_000_000 + k * 1000;
+                        match policy.pick_call(now, RpcKind::Unary, &mut rng) {
+                            Pick::Endpoint(t) => {
+                                assert!(t.endpoint().0 < 12, "{t:?}");
+                                let outcome = Outcome::new(Status::Ok, 1_000 + k % 7_000);
+                                ConcurrentPolicy::on_done(policy, now + 500, t, outcome);
+                            }
+                            Pick::Queue | Pick::Fail => {}
+                        }
+                    }
+                });
+            }
+            // Meanwhile endpoints come and go, connect and fail.
+            let mut rng = SmallRng::seed_from_u64(99);
+            for round in 0..2_000u64 {
+                let now = 1_000_000 + round * 3_000;
+                if round % 50 == 0 {
+                    let ids: Vec<EndpointId> = (0..12)
+                        .filter(|_| rng.next_u32() % 3 != 0)
+                        .map(EndpointId)
+                        .collect();
+                    ConcurrentPolicy::set_endpoints(&policy, now, &ids);
+                }
+                let id = EndpointId(rng.next_u32() % 12);
+                let state = if rng.next_u32() % 2 == 0 {
+                    Connectivity::Ready
+                } else {
+                    Connectivity::TransientFailure
+                };
+                ConcurrentPolicy::on_connectivity(&policy, now, id, state);
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        for id in (0..12).map(EndpointId) {
+            if let Some(view) = ConcurrentPolicy::endpoint_view(&policy, 1 << 40, id) {
+                assert_eq!(view.outstanding, 0, "{id:?}: {view:?}");
+            }
         }
     }
 
