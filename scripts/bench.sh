@@ -22,8 +22,10 @@ cd "$(dirname "$0")/.."
 out=${OUT:-results/bench}
 target=${CARGO_TARGET_DIR:-target}
 mkdir -p "$out"
+# Read before machine.txt is opened: writing it would make the tree look changed.
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (with uncommitted changes)')"
 {
-    echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (with uncommitted changes)')"
+    echo "commit: $commit"
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "nproc: $(nproc)"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"

@@ -488,13 +488,16 @@ fn implementation(out: &mut String, ev: &Evidence) {
         "- Shared by the threads of a client as lblab's real client picks with it \
          (`policy/src/peak_ewma/shared.rs`: each endpoint's estimate in atomics that a pick reads \
          without a lock or a write, behind a sequence lock that completions of the same endpoint \
-         take in turn; its outstanding count an atomic; the READY list an immutable snapshot; an \
-         atomic pick counter), a pick and its completion take {} ns with one thread and {} ns of wall time per call with two at 1,000 \
+         take in turn; its outstanding count an atomic; the READY list behind a sequence lock of \
+         its own; an atomic pick counter), a pick and its completion take {} ns with one thread and {} ns of wall time per call with two at 1,000 \
          endpoints: {} and {} round_robin's (one atomic index), against least_request's {} and \
          {} (atomic counts) and a single lock around weighted_round_robin's {} and {} \
          (`bench/shared-pick.csv`, 1 to 8 threads on this 2-core machine). The estimate takes \
          {} bytes per endpoint shared ({} in lblab's single-threaded policy table), against \
-         least_request's {} (`bench/memory.csv`).\n",
+         least_request's {} (`bench/memory.csv`). With one thread that is about what the \
+         single-threaded policy costs (above): sharing adds little; the estimate's arithmetic \
+         (an exponential and a division per candidate read) is what a pick pays beyond \
+         least_request's.\n",
         ns(PROPOSAL, 1),
         ns(PROPOSAL, 2),
         ratio(PROPOSAL, 1),

@@ -33,9 +33,11 @@ pub(super) fn questions(out: &mut String, ev: &Evidence) {
         out,
         "Nothing the policy does needs more than a gRPC picker already has: the endpoint, the \
          start and end time of the call, its status and, for the unary-only rule, its kind by \
-         the time it ends. A pick and its completion cost {} ({}); the estimates share one decay \
-         epoch, so a pick computes no exponential. The implementation here is sans-IO and runs \
-         unchanged in the simulator and inside a tonic client. {}\n",
+         the time it ends. A pick and its completion cost {} ({}): an exponential and a \
+         division for each candidate's idle decay and one more exponential for the sample, well \
+         under a microsecond. The implementation here is sans-IO and runs unchanged in the \
+         simulator; a concurrent form with the same arithmetic (tested event for event against \
+         it) is what the tonic client picks with, without a lock over the policy. {}\n",
         if ns.is_empty() {
             "–".into()
         } else {
