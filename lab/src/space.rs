@@ -325,11 +325,7 @@ fn charts(
         points: points
             .iter()
             .map(|p| SweepPoint {
-                overrides: p
-                    .overrides
-                    .iter()
-                    .map(|o| (o.path.clone(), o.value.clone()))
-                    .collect(),
+                overrides: p.override_pairs(),
                 backends: p.backends,
                 faulty_backends: p.faulty_backends,
                 rate: p.rate,

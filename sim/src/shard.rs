@@ -295,11 +295,7 @@ impl ShardFile {
                 .iter()
                 .map(|p| ShardPoint {
                     index: p.index,
-                    overrides: p
-                        .overrides
-                        .iter()
-                        .map(|o| (o.path.clone(), o.value.clone()))
-                        .collect(),
+                    overrides: p.override_pairs(),
                     backends: p.backends,
                     faulty_backends: p.faulty_backends,
                     rate: Exact(p.rate),

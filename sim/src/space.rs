@@ -135,6 +135,17 @@ pub struct PointResult {
     pub partial: bool,
 }
 
+impl PointResult {
+    /// The overrides that make this point as (field path, value) pairs, as the sweep and shard
+    /// files write them.
+    pub fn override_pairs(&self) -> Vec<(String, String)> {
+        self.overrides
+            .iter()
+            .map(|o| (o.path.clone(), o.value.clone()))
+            .collect()
+    }
+}
+
 fn overrides_as_map<S: serde::Serializer>(o: &[Override], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut m = s.serialize_map(Some(o.len()))?;
