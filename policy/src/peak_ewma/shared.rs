@@ -2,8 +2,8 @@
 //! application threads pick and complete calls at once, with no lock over the policy and none on
 //! the pick path.
 //!
-//! Each endpoint's estimate lives in a cache line of its own ([`Cell`]): the estimate's words are
-//! atomics behind a sequence lock, so a pick reads a candidate's cost with plain loads and writes
+//! Each endpoint's estimate lives in its own [`Cell`]: the estimate's words are atomics behind a
+//! sequence lock, so a pick reads a candidate's cost with plain loads and writes
 //! nothing (a reader retries if a completion changed the words meanwhile), and only a completion
 //! takes the endpoint's write side for the few stores of a sample. The outstanding count shares
 //! one atomic word with the endpoint's generation, so the increment at a pick learns which
@@ -17,7 +17,7 @@
 //! The estimate's arithmetic is the sans-IO policy's own ([`super::split_cost`],
 //! [`super::split_observe`] over a [`Load`] rebuilt from the words), so the two cannot drift
 //! apart; one thread making the same calls picks exactly what [`super::PeakEwmaPolicy`] picks
-//! (tested below).
+//! (`shared/tests.rs` holds the two to that over random events).
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
