@@ -73,7 +73,8 @@ impl Cell {
         loop {
             let before = self.seq.load(Ordering::Acquire);
             if before & 1 == 0 {
-                let w: [u64; WORDS] = std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
+                let w: [u64; WORDS] =
+                    std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
                 // Orders the word loads before the second sequence load (the seqlock's read fence).
                 fence(Ordering::Acquire);
                 if self.seq.load(Ordering::Relaxed) == before {
@@ -125,7 +126,10 @@ impl Cell {
 
     fn read_locked(&self) -> Load {
         let w: [u64; WORDS] = std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
-        decode(&w, (self.counted.load(Ordering::Relaxed) & OUTSTANDING) as u32)
+        decode(
+            &w,
+            (self.counted.load(Ordering::Relaxed) & OUTSTANDING) as u32,
+        )
     }
 
     fn store(&self, load: &Load) {
@@ -227,7 +231,8 @@ impl<T: Default> Arena<T> {
     /// Item `i`, its chunk allocated if need be (control side only).
     fn ensure(&self, i: u32) -> &T {
         let (k, at) = Self::locate(i);
-        let chunk = self.chunks[k].get_or_init(|| (0..64usize << k).map(|_| T::default()).collect());
+        let chunk =
+            self.chunks[k].get_or_init(|| (0..64usize << k).map(|_| T::default()).collect());
         &chunk[at]
     }
 }

@@ -1,9 +1,9 @@
 //! The concurrent policy against the sans-IO one, and under threads.
 use super::*;
 use crate::peak_ewma::PeakEwmaPolicy;
+use crate::shared::ConcurrentPolicy;
 use crate::shared::{LeastRequest, RoundRobin};
 use crate::{Connectivity, EndpointId, Outcome, Pick, Policy, RpcKind, Status};
-use crate::shared::ConcurrentPolicy;
 use rand::{rngs::SmallRng, SeedableRng};
 
 fn elapsed(endpoint: u32, k: u64) -> Nanos {
@@ -89,10 +89,17 @@ fn same_as_sans_io(events: &[(u8, u8, u8)], config: Config) {
                 } else {
                     RpcKind::Unary
                 };
-                match (policy.pick(now, kind, &mut r1), shared.pick_call(now, kind, &mut r2)) {
+                match (
+                    policy.pick(now, kind, &mut r1),
+                    shared.pick_call(now, kind, &mut r2),
+                ) {
                     (Pick::Endpoint(t), Pick::Endpoint(s)) => {
                         assert_eq!(t.endpoint(), s.endpoint(), "event {k}");
-                        let elapsed = if t.endpoint().0 == 0 { 9_000_000 } else { 1_000_000 };
+                        let elapsed = if t.endpoint().0 == 0 {
+                            9_000_000
+                        } else {
+                            1_000_000
+                        };
                         open.push((t, s, elapsed + u64::from(y) * 10_000));
                     }
                     (Pick::Queue, Pick::Queue) | (Pick::Fail, Pick::Fail) => {}
@@ -104,8 +111,13 @@ fn same_as_sans_io(events: &[(u8, u8, u8)], config: Config) {
                     continue;
                 }
                 let (t, s, elapsed) = open.remove(usize::from(x) % open.len());
-                let status = [Status::Ok, Status::Ok, Status::Error, Status::DeadlineExceeded, Status::Cancelled]
-                    [usize::from(y % 5)];
+                let status = [
+                    Status::Ok,
+                    Status::Ok,
+                    Status::Error,
+                    Status::DeadlineExceeded,
+                    Status::Cancelled,
+                ][usize::from(y % 5)];
                 policy.on_done(now, t, Outcome::new(status, elapsed));
                 ConcurrentPolicy::on_done(&shared, now, s, Outcome::new(status, elapsed));
             }
@@ -238,4 +250,3 @@ fn threads_leave_no_call_outstanding_and_avoid_the_slow_endpoint() {
         .iter()
         .all(|c| c.load(Ordering::Relaxed) == 0));
 }
-
