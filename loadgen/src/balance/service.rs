@@ -37,8 +37,9 @@ pub(super) fn status_class(headers: &http::HeaderMap) -> Option<Status> {
 }
 
 /// Runs `f` with this thread's random source for a [`ConcurrentPolicy`]'s picks: one per thread,
-/// so picks on different threads share nothing; seeded from the balancer's seed and the thread's
-/// order of first use.
+/// so picks on different threads share nothing, and balancers on one thread share it; seeded,
+/// at a thread's first concurrent pick, from that balancer's seed and the thread's order of first
+/// use (so, unlike the locked path, the draws do not repeat run to run).
 fn with_pick_rng<R>(seed: u64, f: impl FnOnce(&mut SmallRng) -> R) -> R {
     use std::cell::RefCell;
     static THREADS: AtomicU64 = AtomicU64::new(0);
