@@ -49,8 +49,9 @@
 //! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), a decay adapted to
 //! the endpoint's rate of answers (`blendSamples`), an error-aware cost (`errorPenalty`), whether
 //! a failure is an RTT sample or only holds the estimate ([`Failures`]), decay-on-read as
-//! tower and Finagle do it, A48's with-replacement draw, and what streaming RPCs count for
-//! ([`Streams`]). `{"initial":"prior","idle":"to_zero"}` is the proposal as first written (with
+//! tower and Finagle do it, A48's with-replacement draw, what streaming RPCs count for
+//! ([`Streams`]), a stall-aware cost (`stall`), a first estimate of 0 ([`Initial::Zero`]) and
+//! failures that leave the estimate alone ([`Failures::Ignore`]). `{"initial":"prior","idle":"to_zero"}` is the proposal as first written (with
 //! `initial: "prior"` or `decay: "on_read"` the error-aware cost is off unless `errorPenalty` is
 //! given; `errorPenalty: 0` turns it off anywhere).
 //!
@@ -114,6 +115,10 @@ pub enum Failures {
     /// successful calls lower an estimate. The chosen default.
     #[default]
     Hold,
+    /// `"ignore"`: a failure is no RTT sample and leaves the estimate as it is (it still counts
+    /// toward the share of failures with an `errorPenalty`). A call that fails slowly is seen
+    /// while it is pending, by [`Ablation::stall`], not after.
+    Ignore,
 }
 
 /// How many calls an avoided endpoint whose estimate has decayed may get before it answers
@@ -146,6 +151,11 @@ pub enum Initial {
     /// (`results/design/`).
     #[default]
     Penalty,
+    /// `"zero"`: the estimate is 0 until the first sample replaces it; no penalty, no
+    /// `defaultRtt`. On its own a new endpoint would take every call until it answers; with
+    /// [`Ablation::stall`] its cost is the age of its oldest unanswered call, so it gets calls
+    /// until that age says it is slower than the others.
+    Zero,
 }
 
 /// How an estimate decays while its endpoint gives no samples (`lblabAblation.idle`).
@@ -265,6 +275,13 @@ pub struct Ablation {
     /// most calls, and the failures that follow then raise it only at `Δt / decayTime` each. With
     /// a floor, about `errorSamples` failures in a row bring the share back up.
     pub error_samples: Option<u32>,
+    /// Stall-aware cost (`stall`): while calls are outstanding on an endpoint, its estimate is at
+    /// least the time since it last answered (or since its oldest outstanding call was sent, if
+    /// later): a pending call's age is a lower bound on its RTT. A pause, a black hole or a
+    /// backend that stopped answering is avoided while it happens, before any slow answer comes
+    /// back, instead of only after it; so the estimate itself need not jump to keep a stall's
+    /// memory.
+    pub stall: bool,
     /// Per-method estimates (`perMethod`): each method the channel calls gets its own instance of
     /// the policy, with its own estimates and outstanding counts, as if each method had a channel
     /// of its own ([`per_method`]).
@@ -294,6 +311,7 @@ impl Default for Ablation {
             failures: Failures::Hold,
             blend_samples: None,
             error_samples: Some(DEFAULT_ERROR_SAMPLES),
+            stall: false,
             per_method: false,
         }
     }
@@ -313,6 +331,9 @@ impl Ablation {
             || self.failures == Failures::Hold
             || self.blend_samples.is_some()
             || self.error_samples.is_some()
+            || self.stall
+            || self.initial == Initial::Zero
+            || self.failures == Failures::Ignore
     }
 }
 
@@ -379,6 +400,9 @@ struct Load {
     sampled: bool,
     /// The policy's pick count at the last sample (or when the endpoint became READY).
     picks_at: u64,
+    /// With [`Ablation::stall`]: when the endpoint last showed progress while calls were
+    /// outstanding on it (its last answer, or the pick that made it busy, whichever is later).
+    progress: Nanos,
 }
 
 /// The cost as the picker compares it: proportional to `decayed × (outstanding + 1)` with the same
@@ -451,7 +475,7 @@ impl PeakEwmaPolicy {
 
     fn fresh(&self, now: Nanos) -> Load {
         let initial = match self.config.ablation.initial {
-            Initial::Penalty => 0,
+            Initial::Penalty | Initial::Zero => 0,
             Initial::Prior | Initial::FirstSample => self.config.default_rtt,
         };
         Load {
@@ -462,6 +486,7 @@ impl PeakEwmaPolicy {
             outstanding: 0,
             sampled: false,
             picks_at: self.picks,
+            progress: now,
         }
     }
 }
@@ -505,7 +530,13 @@ fn split_cost(a: &Ablation, split: &Split, picks: u64, load: &Load, now: Nanos) 
     if !load.sampled && a.initial == Initial::Penalty {
         return unsampled_cost(load);
     }
-    split_estimate(a, split, picks, load, now, true) * (f64::from(load.outstanding) + 1.0)
+    let estimate = split_estimate(a, split, picks, load, now, true);
+    let estimate = if a.stall && load.outstanding > 0 {
+        estimate.max(now.saturating_sub(load.progress) as f64)
+    } else {
+        estimate
+    };
+    estimate * (f64::from(load.outstanding) + 1.0)
 }
 
 impl Policy for PeakEwmaPolicy {
@@ -540,8 +571,10 @@ impl Policy for PeakEwmaPolicy {
         }
         let (choices, sampling) = (self.config.choice_count, self.config.ablation.sampling);
         let a = self.config.ablation;
-        let plain =
-            a.idle == Idle::ToZero && a.initial != Initial::Penalty && a.probes == Probes::Many;
+        let plain = a.idle == Idle::ToZero
+            && a.initial != Initial::Penalty
+            && a.probes == Probes::Many
+            && !a.split();
         let slot = match self.config.ablation.decay {
             DecayMode::TimeWeighted if plain => p2c::pick(ready, choices, sampling, rng, |s| {
                 comparable_cost(&slots[s as usize].data)
@@ -577,6 +610,9 @@ impl Policy for PeakEwmaPolicy {
         self.picks += 1;
         if self.config.ablation.streams.outstanding(kind) {
             let load = &mut self.endpoints.slot_mut(slot).data;
+            if load.outstanding == 0 {
+                load.progress = now;
+            }
             load.outstanding = load.outstanding.saturating_add(1);
         }
         Pick::Endpoint(self.endpoints.ticket(slot, kind))
@@ -593,9 +629,17 @@ impl Policy for PeakEwmaPolicy {
             return;
         };
         load.outstanding = load.outstanding.saturating_sub(1);
+        if outcome.status != Status::Cancelled {
+            load.progress = now;
+        }
         if outcome.status != Status::Cancelled && streams.samples(kind) {
             let rtt = outcome.elapsed;
             let failed = outcome.status != Status::Ok;
+            if failed && a.failures == Failures::Ignore && !load.sampled {
+                // No estimate yet and this answer gives none: only the share of failures moves.
+                load.errors = 1.0;
+                return;
+            }
             if !load.sampled && a.initial != Initial::Prior {
                 load.rtt.replace(at, rtt);
                 load.errors = if failed { 1.0 } else { 0.0 };

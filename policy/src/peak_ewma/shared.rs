@@ -187,6 +187,8 @@ fn decode(w: &[u64; WORDS], outstanding: u32) -> Load {
         picks_at: w[5],
         sampled: w[6] != 0,
         outstanding,
+        // The stall-aware cost is not supported here (`with_config`).
+        progress: 0,
     }
 }
 
@@ -296,13 +298,14 @@ impl SharedPeakEwma {
         // Without a decay factor per call (see `Moment::unscaled`), the variations that weigh a
         // sample by the wall-clock decay of the stored estimate are not supported.
         if !a.split()
+            || a.stall
             || a.decay != DecayMode::TimeWeighted
             || (a.blend_time.is_none() && (a.idle_decay_time.is_some() || a.idle == Idle::Frozen))
         {
             return Err(Unsupported);
         }
         let initial = match a.initial {
-            Initial::Penalty => 0,
+            Initial::Penalty | Initial::Zero => 0,
             Initial::Prior | Initial::FirstSample => config.default_rtt,
         };
         Ok(SharedPeakEwma {
@@ -356,6 +359,7 @@ impl SharedPeakEwma {
             outstanding: 0,
             sampled: false,
             picks_at: self.picks.load(Ordering::Relaxed),
+            progress: now,
         }
     }
 

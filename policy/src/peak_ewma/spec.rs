@@ -36,6 +36,7 @@ const INITIALS: &[(&str, Initial)] = &[
     ("prior", Initial::Prior),
     ("first_sample", Initial::FirstSample),
     ("penalty", Initial::Penalty),
+    ("zero", Initial::Zero),
 ];
 
 /// `lblabAblation.idle`'s values.
@@ -49,7 +50,11 @@ const IDLES: &[(&str, Idle)] = &[
 const PROBES: &[(&str, Probes)] = &[("many", Probes::Many), ("one", Probes::One)];
 
 /// `lblabAblation.failures`' values.
-const FAILURES: &[(&str, Failures)] = &[("sample", Failures::Sample), ("hold", Failures::Hold)];
+const FAILURES: &[(&str, Failures)] = &[
+    ("sample", Failures::Sample),
+    ("hold", Failures::Hold),
+    ("ignore", Failures::Ignore),
+];
 
 /// `lblabAblation.peak`'s values.
 const PEAKS: &[(&str, Peak)] = &[
@@ -124,6 +129,7 @@ impl Spec for Config {
                     } else {
                         error_samples_default
                     },
+                    stall: a.bool("stall", d.stall)?,
                     per_method: a.bool("perMethod", d.per_method)?,
                 };
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
@@ -193,6 +199,9 @@ impl Spec for Config {
             if let Some(n) = value {
                 ablation[key] = json!(n);
             }
+        }
+        if self.ablation.stall {
+            ablation["stall"] = json!(true);
         }
         if self.ablation.per_method {
             ablation["perMethod"] = json!(true);

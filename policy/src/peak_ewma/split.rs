@@ -153,6 +153,9 @@ pub(super) fn split_observe(
         None => w,
     };
     load.errors = load.errors * we + (1.0 - we) * failure;
+    if failed && a.failures == Failures::Ignore {
+        return;
+    }
     if failed && a.failures == Failures::Hold {
         // A failure says nothing about how fast the endpoint answers: it may raise the estimate
         // (a deadline), never lower it, and it restarts the idle decay as any answer does.

@@ -167,7 +167,7 @@ fn variant_fields_are_checked_and_normalized() {
         assert!(json.contains(want), "{json}");
     }
     for (bad, says) in [
-        (r#""initial":"zero""#, "initial"),
+        (r#""initial":"none""#, "initial"),
         (r#""idle":"floor""#, "idle"),
         (r#""idlePicks":0"#, "idlePicks"),
         (r#""decay":"on_read","idle":"frozen""#, "does not combine"),
@@ -568,4 +568,103 @@ fn error_samples_let_failures_after_an_ok_probe_raise_the_share_again() {
     );
     assert!(time_only < 1.05, "{time_only}");
     assert!(floored > 2.0, "{floored}");
+}
+
+#[test]
+fn a_stall_is_seen_while_it_happens_not_only_when_its_answer_returns() {
+    // Both endpoints answered in 1 ms. A call to one of them has now been pending for 50 ms: with
+    // the stall-aware cost that endpoint costs at least the call's age (times outstanding + 1);
+    // without it, its 1 ms estimate. Its answer ends the stall term.
+    let cost_after_pending = |ablation: &str| {
+        let mut lab = Lab::ready(&variant(ablation), 2);
+        for _ in 0..2 {
+            let t = lab.unary();
+            lab.step(MS);
+            lab.done(t, Status::Ok, MS);
+        }
+        let t = lab.unary();
+        let e = t.endpoint().0;
+        lab.step(50 * MS);
+        let pending = lab.cost(e);
+        lab.done(t, Status::Ok, 50 * MS);
+        (pending, lab.cost(e))
+    };
+    let (with, after) = cost_after_pending(r#""idle":"to_zero","stall":true"#);
+    let (without, _) = cost_after_pending(r#""idle":"to_zero""#);
+    assert!(with >= 2.0 * 50.0 * MS as f64, "{with}");
+    assert!(without < 2.0 * 2.0 * MS as f64, "{without}");
+    // After the answer (50 ms, a peak) the estimate is the answer itself, no stall term on top.
+    assert!((after - 50.0 * MS as f64).abs() < 1.0, "{after}");
+}
+
+#[test]
+fn a_first_estimate_of_zero_with_the_stall_term_costs_a_first_calls_age() {
+    let mut lab = Lab::ready(
+        &variant(r#""initial":"zero","idle":"to_zero","stall":true"#),
+        2,
+    );
+    assert_eq!(lab.cost(0), 0.0);
+    let t = lab.unary();
+    let e = t.endpoint().0;
+    lab.step(5 * MS);
+    assert_eq!(
+        lab.cost(e),
+        2.0 * 5.0 * MS as f64,
+        "the first call's age, times 2"
+    );
+    lab.done(t, Status::Ok, 5 * MS);
+    assert_eq!(
+        lab.cost(e),
+        5.0 * MS as f64,
+        "the first answer is the estimate"
+    );
+}
+
+#[test]
+fn an_ignored_failure_leaves_the_estimate_where_a_held_one_restarts_its_decay() {
+    // A 10 ms answer, then 10 s later a failure after 0.1 ms. "ignore" leaves the estimate as it
+    // was, decaying from the answer; "hold" restores the undecayed 10 ms as of the failure.
+    let cost = |failures: &str| {
+        let entry = variant(&format!(
+            r#""idle":"to_zero","errorPenalty":0,"failures":"{failures}""#
+        ));
+        let mut lab = Lab::ready(&entry, 1);
+        let t = lab.unary();
+        lab.step(10 * MS);
+        lab.done(t, Status::Ok, 10 * MS);
+        lab.step(10 * SEC);
+        let t = lab.unary();
+        lab.step(MS / 10);
+        lab.done(t, Status::Error, MS / 10);
+        lab.cost(0)
+    };
+    let (ignore, hold) = (cost("ignore"), cost("hold"));
+    assert!((hold - 10.0 * MS as f64).abs() < 1e3, "{hold}");
+    let decayed = 10.0 * MS as f64 * (-1.0f64).exp();
+    assert!(
+        (ignore / decayed - 1.0).abs() < 0.01,
+        "{ignore} vs {decayed}"
+    );
+}
+
+#[test]
+fn the_new_settings_parse_and_normalize() {
+    let cfg = parse_service_config(&format!(
+        r#"{{"loadBalancingConfig":[{}]}}"#,
+        variant(r#""initial":"zero","failures":"ignore","stall":true"#)
+    ))
+    .expect("valid");
+    let json = cfg.to_json().to_string();
+    for want in [
+        r#""initial":"zero""#,
+        r#""failures":"ignore""#,
+        r#""stall":true"#,
+    ] {
+        assert!(json.contains(want), "{json} lacks {want}");
+    }
+    let bad = parse_service_config(&format!(
+        r#"{{"loadBalancingConfig":[{}]}}"#,
+        variant(r#""stall":"yes""#)
+    ));
+    assert!(bad.is_err());
 }
