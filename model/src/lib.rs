@@ -8,6 +8,7 @@
 //! - [`backend`]: a sans-IO backend (workers, queue, service times, faults) that the simulator
 //!   runs in virtual time and `lblab backend` runs in wall-clock time.
 //! - [`method`]: a workload's methods, each with its share of calls and its work factor.
+//! - [`probe`]: what an out-of-band probe (a health Check, an HTTP/2 PING) sees of each fault.
 //! - [`vary`]: a scenario with fields set by dotted path, for sweeps over the scenario space.
 //! - `testing` (cargo feature `testing`): `ScenarioBuilder`, small scenarios for tests.
 //!
@@ -45,6 +46,7 @@ pub mod limits;
 mod locate;
 pub mod method;
 pub mod overrides;
+pub mod probe;
 pub mod scenario;
 // Test helpers: compiled for this crate's own tests, and for other crates' tests through the
 // `testing` feature (a dev-dependency), never into a release build.
