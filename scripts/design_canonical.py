@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes a copy of every canonical scenario (scenarios/*.toml) into OUT with its [[policies]]
-replaced by those of POLICIES (scenarios/design/variants.toml), for the design search to run the
-same variations and references everywhere. Usage: design_canonical.py POLICIES OUT"""
+"""Writes a copy of every canonical scenario (scenarios/*.toml), or of the SCENARIO files given,
+into OUT with its [[policies]] replaced by those of POLICIES (scenarios/design/variants.toml), for
+the design search to run the same variations and references everywhere.
+Usage: design_canonical.py POLICIES OUT [SCENARIO...]"""
 import glob
 import os
 import sys
@@ -10,10 +11,11 @@ import tomllib
 
 def main():
     policies, out = sys.argv[1], sys.argv[2]
+    paths = sys.argv[3:] or sorted(glob.glob("scenarios/*.toml"))
     with open(policies) as f:
         tail = f.read()
     os.makedirs(out, exist_ok=True)
-    for path in sorted(glob.glob("scenarios/*.toml")):
+    for path in paths:
         with open(path) as f:
             text = f.read()
         head = text[: text.index("[[policies]]")]
