@@ -78,6 +78,18 @@ def score_table(points, title, lines):
     lines.append("")
 
 
+def policy_columns(lines, first, rows, metric):
+    """A table of `metric`'s medians, one row per (name, by policy) of `rows`, one column per
+    candidate and reference (and the oracle)."""
+    columns = CANDIDATES + REFERENCES + ["oracle"]
+    lines.append(f"| {first} | " + " | ".join(f"`{c}`" for c in columns) + " |")
+    lines.append("|---|" + "---|" * len(columns))
+    for name, bp in rows:
+        row = [name] + [fmt(bp.get(c, {}).get(metric, (None,))[0], 1) for c in columns]
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+
+
 def main():
     d = sys.argv[1]
     lines = ["# The candidates for a policy a gRFC can specify", "",
@@ -131,26 +143,12 @@ def main():
     if os.path.exists(path):
         for k, bp in sorted(sweep(path).items(), key=lambda x: int(x[0][0])):
             rows.append((f"recovery, {k[0]} channels", bp))
-    others = REFERENCES + ["oracle"]
-    lines.append("| scenario | " + " | ".join(f"`{c}`" for c in CANDIDATES + others) + " |")
-    lines.append("|---|" + "---|" * (len(CANDIDATES) + len(others)))
-    for name, bp in rows:
-        row = [name]
-        for c in CANDIDATES + others:
-            v = bp.get(c, {}).get("time_to_fair_s")
-            row.append("–" if v is None else f"{v[0]:.1f}")
-        lines.append("| " + " | ".join(row) + " |")
-    lines.append("")
+    policy_columns(lines, "scenario", rows, "time_to_fair_s")
     path = os.path.join(d, "recovery-clients", "sweep.csv")
     if os.path.exists(path):
-        lines += ["p99.9 (ms) in the same runs, 168 s after the heal:", "",
-                  "| channels | " + " | ".join(f"`{c}`" for c in CANDIDATES + others) + " |",
-                  "|---|" + "---|" * (len(CANDIDATES) + len(others))]
-        for k, bp in sorted(sweep(path).items(), key=lambda x: int(x[0][0])):
-            row = [k[0]] + [fmt(bp.get(c, {}).get("p999_ms", (None,))[0], 1)
-                            for c in CANDIDATES + others]
-            lines.append("| " + " | ".join(row) + " |")
-        lines.append("")
+        lines += ["p99.9 (ms) in the same runs, 168 s after the heal:", ""]
+        points = sorted(sweep(path).items(), key=lambda x: int(x[0][0]))
+        policy_columns(lines, "channels", [(k[0], bp) for k, bp in points], "p999_ms")
 
     path = os.path.join(d, "cold-four", "intervals.csv")
     if os.path.exists(path):
