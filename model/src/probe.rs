@@ -90,7 +90,6 @@ mod tests {
     use crate::units::Dur;
 
     const MS: Nanos = 1_000_000;
-    const US: Nanos = 1_000;
 
     fn timeline(fault: FaultSpec) -> Timeline {
         Timeline::new(&[&fault], 1, 10_000 * MS, &Methods::default())
@@ -146,7 +145,6 @@ mod tests {
             Seen::Rtt(10 * HEALTH_CHECK_WORK)
         );
         // 200 µs: a tenth of a healthy call's 2 ms, so the check says little about the calls.
-        assert!(10 * HEALTH_CHECK_WORK <= 200 * US);
         assert!(matches!(seen(Probe::Ping, &t, 0, 0), Seen::Rtt(rtt) if rtt <= 10));
     }
 
