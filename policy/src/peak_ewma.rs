@@ -77,7 +77,7 @@ pub mod shared;
 mod spec;
 mod split;
 
-use split::{split_estimate, split_observe, Split};
+use split::{split_estimate, split_sample, Split};
 
 /// The policy's gRPC name.
 pub const NAME: &str = "peak_ewma_experimental";
@@ -98,6 +98,19 @@ pub enum Peak {
     /// endpoint (its own tail, a queueing spike) marks it for about `peakDecayTime`, not for
     /// about `decayTime`.
     Decaying,
+    /// `"refutable"`: a plain time-weighted EWMA of every sample, and a peak as with `"jump"`
+    /// (a sample above the estimate is the estimate at once, decaying over `peakDecayTime`,
+    /// default `decayTime`) that an answer at or below the EWMA to a call *sent after the peak*
+    /// refutes: the peak is dropped, since a slow answer followed by a typical one to a later
+    /// call was the endpoint's own tail, not a shift. Calls that were pending through the same
+    /// stall do not refute it, and an avoided endpoint gets no call to refute it with, so it
+    /// keeps the jump's memory.
+    Refutable,
+    /// `"stalled"`: a sample above the estimate replaces it (as `"jump"`) only if the endpoint
+    /// gave no other answer while that call was pending, a stall as a pause makes it; a slow
+    /// answer while the endpoint kept answering other calls (its own tail, a slow request) blends
+    /// in like any other sample.
+    Stalled,
 }
 
 /// What a call that fails does to the RTT estimate (`lblabAblation.failures`). With an
@@ -324,6 +337,8 @@ impl Ablation {
     #[inline]
     fn split(&self) -> bool {
         self.peak == Peak::Decaying
+            || self.peak == Peak::Refutable
+            || self.peak == Peak::Stalled
             || self.idle_decay_time.is_some()
             || self.idle_max_time.is_some()
             || self.blend_time.is_some()
@@ -629,22 +644,21 @@ impl Policy for PeakEwmaPolicy {
             return;
         };
         load.outstanding = load.outstanding.saturating_sub(1);
+        // Whether the endpoint gave no other answer while this call was pending (a stall).
+        let quiet = load.progress <= now.saturating_sub(outcome.elapsed);
         if outcome.status != Status::Cancelled {
             load.progress = now;
         }
         if outcome.status != Status::Cancelled && streams.samples(kind) {
             let rtt = outcome.elapsed;
             let failed = outcome.status != Status::Ok;
-            if failed && a.failures == Failures::Ignore && !load.sampled {
-                // No estimate yet and this answer gives none: only the share of failures moves.
-                load.errors = 1.0;
+            if a.split() {
+                split_sample(&a, &self.split, picks, load, at, rtt, failed, quiet);
                 return;
             }
             if !load.sampled && a.initial != Initial::Prior {
                 load.rtt.replace(at, rtt);
                 load.errors = if failed { 1.0 } else { 0.0 };
-            } else if a.split() {
-                split_observe(&a, &self.split, picks, load, at, rtt, failed);
             } else if a.peak == Peak::Blend {
                 let w = match (a.decay, a.idle) {
                     (DecayMode::TimeWeighted, Idle::PickClock) => {

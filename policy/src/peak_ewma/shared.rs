@@ -15,7 +15,7 @@
 //! is one atomic counter. No pick or completion allocates or takes a lock another pick waits on.
 //!
 //! The estimate's arithmetic is the sans-IO policy's own ([`super::split_cost`],
-//! [`super::split_observe`] over a [`Load`] rebuilt from the words), so the two cannot drift
+//! [`super::split_sample`] over a [`Load`] rebuilt from the words), so the two cannot drift
 //! apart; one thread making the same calls picks exactly what [`super::PeakEwmaPolicy`] picks
 //! (`shared/tests.rs` holds the two to that over random events).
 
@@ -25,7 +25,7 @@ use std::sync::{Mutex, OnceLock};
 use rand::RngCore;
 
 use super::{
-    split_cost, split_observe, Ablation, Config, DecayMode, Idle, Initial, Load, PeakEwma, Split,
+    split_cost, split_sample, Ablation, Config, DecayMode, Idle, Initial, Load, PeakEwma, Split,
     NAME,
 };
 use crate::endpoints::Endpoints;
@@ -299,6 +299,7 @@ impl SharedPeakEwma {
         // sample by the wall-clock decay of the stored estimate are not supported.
         if !a.split()
             || a.stall
+            || a.peak == super::Peak::Stalled
             || a.decay != DecayMode::TimeWeighted
             || (a.blend_time.is_none() && (a.idle_decay_time.is_some() || a.idle == Idle::Frozen))
         {
@@ -492,15 +493,8 @@ impl ConcurrentPolicy for SharedPeakEwma {
         let picks = self.picks.load(Ordering::Relaxed);
         let (rtt, failed) = (outcome.elapsed, outcome.status != Status::Ok);
         cell.update(ticket.generation(), |load| {
-            let at = Moment::unscaled(now);
-            if !load.sampled && a.initial != Initial::Prior {
-                load.rtt.replace(at, rtt);
-                load.errors = if failed { 1.0 } else { 0.0 };
-            } else {
-                split_observe(a, &self.split, picks, load, at, rtt, failed);
-            }
-            load.sampled = true;
-            load.picks_at = picks;
+            // `peak: "stalled"` is not carried here (`with_config`): no stall test.
+            split_sample(a, &self.split, picks, load, Moment::unscaled(now), rtt, failed, true);
         });
     }
 

@@ -61,6 +61,8 @@ const PEAKS: &[(&str, Peak)] = &[
     ("jump", Peak::Jump),
     ("blend", Peak::Blend),
     ("decaying", Peak::Decaying),
+    ("refutable", Peak::Refutable),
+    ("stalled", Peak::Stalled),
 ];
 
 impl Spec for Config {

@@ -5,7 +5,7 @@
 use crate::estimator::Moment;
 use crate::Nanos;
 
-use super::{Ablation, Failures, Idle, Load, Peak, Probes};
+use super::{Ablation, Failures, Idle, Initial, Load, Peak, Probes};
 
 /// The time constants of [`Ablation::split`]'s estimate, resolved against `decayTime`: the blend's
 /// `τ`, the idle decay's and the peak's, as `1/τ` in 1/ns.
@@ -24,7 +24,11 @@ pub(super) struct Split {
 impl Split {
     pub(super) fn new(decay_time: Nanos, a: &Ablation) -> Self {
         let idle = a.idle_decay_time.unwrap_or(decay_time).max(1);
-        let peak = a.peak_decay_time.unwrap_or(decay_time / 10).max(1);
+        let peak = match a.peak {
+            Peak::Refutable => a.peak_decay_time.unwrap_or(decay_time),
+            _ => a.peak_decay_time.unwrap_or(decay_time / 10),
+        }
+        .max(1);
         Split {
             tau: decay_time.max(1) as f64,
             inv_idle: 1.0 / idle as f64,
@@ -91,7 +95,7 @@ pub(super) fn split_estimate(
 fn estimate_with(a: &Ablation, split: &Split, load: &Load, now: Nanos, weight: f64) -> f64 {
     let ewma = load.rtt.stored() * weight;
     let estimate = match a.peak {
-        Peak::Decaying if load.peak > 0.0 => {
+        Peak::Decaying | Peak::Refutable if load.peak > 0.0 => {
             let age = now.saturating_sub(load.peak_stamp) as f64;
             ewma.max(load.peak * (-age * split.inv_peak).exp())
         }
@@ -108,16 +112,14 @@ fn estimate_with(a: &Ablation, split: &Split, load: &Load, now: Nanos, weight: f
     }
 }
 
-/// Takes a sample `rtt` into `load` at `at` under [`Ablation::split`]: the peak test compares it
-/// with the estimate now. The EWMA blends it as `stored × w + (1 − w) × rtt`: with one time
-/// constant, `w` is the [`idle_weight`] (the decayed estimate is what the sample blends into, as
-/// the proposal has it); with an `idleDecayTime` or a frozen estimate, `w = e^(−Δt/decayTime)`,
-/// Δt since the last sample; with a `blendTime`, `w = e^(−Δt/blendTime)` and the stored estimate is
-/// what the sample blends into. Under [`Peak::Jump`] a peak replaces the EWMA and under
-/// [`Peak::Decaying`] a peak also sets the separate peak. Under [`Failures::Hold`] a failure only
-/// counts toward the share of failures and holds the estimate (`PeakEwma::hold`).
+/// Takes an answer to a call into `load` at `at` under [`Ablation::split`], for the sans-IO
+/// policy and the concurrent one alike: the first answer of an endpoint is its estimate (unless
+/// the semantics as first written blend it into the prior, or it failed and failures are
+/// ignored), later ones go through [`split_observe`]. `quiet`: the endpoint gave no other answer
+/// while this call was pending.
 #[inline]
-pub(super) fn split_observe(
+#[allow(clippy::too_many_arguments)]
+pub(super) fn split_sample(
     a: &Ablation,
     split: &Split,
     picks: u64,
@@ -125,6 +127,43 @@ pub(super) fn split_observe(
     at: Moment,
     rtt: Nanos,
     failed: bool,
+    quiet: bool,
+) {
+    if failed && a.failures == Failures::Ignore && !load.sampled {
+        // No estimate yet and this answer gives none: only the share of failures moves.
+        load.errors = 1.0;
+        return;
+    }
+    if !load.sampled && a.initial != Initial::Prior {
+        load.rtt.replace(at, rtt);
+        load.errors = if failed { 1.0 } else { 0.0 };
+    } else {
+        split_observe(a, split, picks, load, at, rtt, failed, quiet);
+    }
+    load.sampled = true;
+    load.picks_at = picks;
+}
+
+/// Takes a sample `rtt` into `load` at `at` under [`Ablation::split`]: the peak test compares it
+/// with the estimate now. The EWMA blends it as `stored × w + (1 − w) × rtt`: with one time
+/// constant, `w` is the [`idle_weight`] (the decayed estimate is what the sample blends into, as
+/// the proposal has it); with an `idleDecayTime` or a frozen estimate, `w = e^(−Δt/decayTime)`,
+/// Δt since the last sample; with a `blendTime`, `w = e^(−Δt/blendTime)` and the stored estimate is
+/// what the sample blends into. Under [`Peak::Jump`] a peak replaces the EWMA and under
+/// [`Peak::Decaying`] a peak also sets the separate peak. Under [`Failures::Hold`] a failure only
+/// counts toward the share of failures and holds the estimate (`PeakEwma::hold`). `quiet`: the
+/// endpoint gave no other answer while this call was pending (what [`Peak::Stalled`] jumps on).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn split_observe(
+    a: &Ablation,
+    split: &Split,
+    picks: u64,
+    load: &mut Load,
+    at: Moment,
+    rtt: Nanos,
+    failed: bool,
+    quiet: bool,
 ) {
     let now = at.now();
     // The peak test compares RTTs: the estimate without the error factor.
@@ -165,9 +204,20 @@ pub(super) fn split_observe(
     let above = rtt as f64 > current;
     match a.peak {
         Peak::Jump if above => load.rtt.replace(at, rtt),
-        Peak::Decaying if above => {
+        Peak::Stalled if above && quiet => load.rtt.replace(at, rtt),
+        Peak::Decaying | Peak::Refutable if above => {
             load.peak = rtt as f64;
             load.peak_stamp = now;
+            load.rtt.observe_blend(at, rtt, w);
+        }
+        Peak::Refutable => {
+            // A call sent after the peak (not one that was pending through the same stall)
+            // answering at or below the plain EWMA (as of now, before this sample): the peak was
+            // a tail.
+            let sent = now.saturating_sub(rtt);
+            if sent >= load.peak_stamp && rtt as f64 <= load.rtt.stored() * idle {
+                load.peak = 0.0;
+            }
             load.rtt.observe_blend(at, rtt, w);
         }
         _ => load.rtt.observe_blend(at, rtt, w),

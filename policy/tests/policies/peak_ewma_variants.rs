@@ -668,3 +668,67 @@ fn the_new_settings_parse_and_normalize() {
     ));
     assert!(bad.is_err());
 }
+
+#[test]
+fn a_refutable_peak_is_dropped_by_a_typical_answer_to_a_later_call_only() {
+    // 2 ms answers, then a 50 ms one: the peak. A 2 ms answer to a call sent before the peak (it
+    // was pending through the same stall) keeps it; one to a call sent after it drops it.
+    let entry = variant(r#""idle":"to_zero","peak":"refutable","errorPenalty":0"#);
+    let mut lab = Lab::ready(&entry, 1);
+    for _ in 0..10 {
+        let t = lab.unary();
+        lab.step(2 * MS);
+        lab.done(t, Status::Ok, 2 * MS);
+    }
+    let before = lab.unary();
+    let slow = lab.unary();
+    lab.step(50 * MS);
+    lab.done(slow, Status::Ok, 50 * MS);
+    assert!(lab.cost(0) >= 50.0 * MS as f64, "{}", lab.cost(0));
+    lab.done(before, Status::Ok, 2 * MS);
+    assert!(
+        lab.cost(0) >= 40.0 * MS as f64,
+        "pending through the stall: {}",
+        lab.cost(0)
+    );
+    let after = lab.unary();
+    lab.step(2 * MS);
+    lab.done(after, Status::Ok, 2 * MS);
+    assert!(lab.cost(0) < 5.0 * MS as f64, "refuted: {}", lab.cost(0));
+}
+
+#[test]
+fn a_stalled_peak_jumps_on_a_stall_and_blends_a_slow_answer_among_others() {
+    // Answers of 2 ms; then two calls pending at once. In the first case the slow one (50 ms)
+    // answers while the endpoint answered nothing else since it was sent: a stall, the estimate
+    // jumps. In the second a fast call sent after it answers first: the endpoint kept answering,
+    // so the slow answer is its own tail and blends in.
+    let cost_after = |other_first: bool| {
+        let entry = variant(r#""idle":"to_zero","peak":"stalled","errorPenalty":0"#);
+        let mut lab = Lab::ready(&entry, 1);
+        for _ in 0..10 {
+            let t = lab.unary();
+            lab.step(2 * MS);
+            lab.done(t, Status::Ok, 2 * MS);
+        }
+        let slow = lab.unary();
+        lab.step(10 * MS);
+        let fast = lab.unary();
+        lab.step(2 * MS);
+        let fast = if other_first {
+            lab.done(fast, Status::Ok, 2 * MS);
+            None
+        } else {
+            Some(fast)
+        };
+        lab.step(38 * MS);
+        lab.done(slow, Status::Ok, 50 * MS);
+        if let Some(fast) = fast {
+            lab.done(fast, Status::Ok, 40 * MS);
+        }
+        lab.cost(0)
+    };
+    let (stall, tail) = (cost_after(false), cost_after(true));
+    assert!(stall >= 40.0 * MS as f64, "a stall jumps: {stall}");
+    assert!(tail < 5.0 * MS as f64, "a tail blends: {tail}");
+}
