@@ -494,7 +494,16 @@ impl ConcurrentPolicy for SharedPeakEwma {
         let (rtt, failed) = (outcome.elapsed, outcome.status != Status::Ok);
         cell.update(ticket.generation(), |load| {
             // `peak: "stalled"` is not carried here (`with_config`): no stall test.
-            split_sample(a, &self.split, picks, load, Moment::unscaled(now), rtt, failed, true);
+            split_sample(
+                a,
+                &self.split,
+                picks,
+                load,
+                Moment::unscaled(now),
+                rtt,
+                failed,
+                true,
+            );
         });
     }
 
