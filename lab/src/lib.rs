@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod builtin;
 pub mod check;
 pub mod compare;
 pub mod error;

@@ -1,6 +1,6 @@
 //! Finding and loading a scenario file as the commands do: a bare name found in `scenarios/`
-//! (or the closest name suggested), config warnings on stderr, and the seed, duration and warm-up
-//! overrides.
+//! or built into lblab (or the closest name suggested), config warnings on stderr, and the
+//! seed, duration and warm-up overrides.
 
 use std::path::{Path, PathBuf};
 
@@ -22,9 +22,11 @@ pub struct Length {
 /// Where the canonical scenarios are, relative to the working directory.
 const SCENARIOS: &str = "scenarios";
 
-/// The scenario file `given` names: the path itself if it exists, else, for a bare name
-/// (`one-slow`, `one-slow.toml`), `scenarios/<name>.toml` if that exists (said on stderr). A path
-/// that names nothing is an error that says where it looked and suggests the closest scenario.
+/// The scenario file `given` names: the path itself if it exists; else, for a bare name
+/// (`one-slow`, `one-slow.toml`), `scenarios/<name>.toml` in the working directory if that exists,
+/// else the scenario of that name built into lblab ([`crate::builtin`], written to its cache
+/// folder), each said on stderr with the folder it came from. A path that names nothing is an
+/// error that says where it looked and suggests the closest scenario.
 pub fn scenario_path(given: &Path) -> Result<PathBuf> {
     let missing = match std::fs::metadata(given) {
         Ok(_) => return Ok(given.to_path_buf()),
@@ -37,29 +39,62 @@ pub fn scenario_path(given: &Path) -> Result<PathBuf> {
         .unwrap_or_default();
     let stem = name.strip_suffix(".toml").unwrap_or(&name).to_string();
     let candidate = Path::new(SCENARIOS).join(format!("{stem}.toml"));
+    let here = std::env::current_dir()
+        .map(|d| d.join(SCENARIOS))
+        .unwrap_or_else(|_| PathBuf::from(SCENARIOS));
     if bare && !stem.is_empty() && candidate.is_file() {
         eprintln!(
-            "note: scenario {}: using {}",
+            "note: scenario {}: using {} (from {})",
             given.display(),
-            candidate.display()
+            candidate.display(),
+            here.display()
         );
         return Ok(candidate);
     }
-    let mut message = format!("scenario file {}: {missing}", given.display());
     if bare && !stem.is_empty() {
-        let _ =
-            std::fmt::Write::write_fmt(&mut message, format_args!(", nor {}", candidate.display()));
+        match crate::builtin::materialize(&stem) {
+            Some(Ok(path)) => {
+                eprintln!(
+                    "note: scenario {}: no {} here; using the one built into lblab {} (a copy in {})",
+                    given.display(),
+                    candidate.display(),
+                    env!("CARGO_PKG_VERSION"),
+                    path.parent().unwrap_or(&path).display()
+                );
+                return Ok(path);
+            }
+            Some(Err(e)) => {
+                return Err(LabError::Message(format!(
+                    "scenario {}: no {} here, and the built-in copy cannot be written into {}: {e}",
+                    given.display(),
+                    candidate.display(),
+                    crate::builtin::cache_dir().display()
+                )))
+            }
+            None => {}
+        }
     }
-    let known = find::scenario_names(Path::new(SCENARIOS));
-    if let Some(closest) = find::closest(&stem, &known) {
+    let mut message = format!("scenario file {}: {missing}", given.display());
+    let mut known = find::scenario_names(Path::new(SCENARIOS));
+    if bare && !stem.is_empty() {
         let _ = std::fmt::Write::write_fmt(
             &mut message,
-            format_args!("; did you mean {closest} ({SCENARIOS}/{closest}.toml)?"),
+            format_args!(
+                ", nor {} (looked in {}), nor a scenario built into lblab",
+                candidate.display(),
+                here.display()
+            ),
         );
+        known.extend(crate::builtin::names());
+        known.sort();
+        known.dedup();
+    }
+    if let Some(closest) = find::closest(&stem, &known) {
+        let _ = std::fmt::Write::write_fmt(&mut message, format_args!("; did you mean {closest}?"));
     } else if !known.is_empty() {
         let _ = std::fmt::Write::write_fmt(
             &mut message,
-            format_args!("; the scenarios in {SCENARIOS}/ are {}", known.join(", ")),
+            format_args!("; the scenarios are {}", known.join(", ")),
         );
     }
     Err(LabError::Message(message))
