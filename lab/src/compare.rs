@@ -38,6 +38,9 @@ pub fn run<'o>(
     let layout = Layout::new(base);
 
     let _out_dir = out_dir::prepare_dir(base)?;
+    // Its own sim/ too, so that a run already writing there is found before any work (a run
+    // starting into it later is refused by the lock of `base`, around it).
+    let _sim_dir = out_dir::prepare_dir(&layout.sim())?;
     eprintln!("simulating {} ...", scenario.file.name);
     let (sim_runs, sim_partial) = crate::sim::simulate(lab, scenario, policies, None)?;
     let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
@@ -105,7 +108,16 @@ pub fn run<'o>(
 
     let (name, seed) = (&scenario.file.name, scenario.file.seed);
     let order: Vec<&str> = scenario.policies.iter().map(|p| p.name.as_str()).collect();
-    for line in compare_lines::result_lines(name, seed, &order, &sim_summary, &real_summary) {
+    let intervals: Vec<(String, (f64, f64))> = real_results
+        .iter()
+        .filter_map(|r| {
+            let i = compare_lines::quantile_interval(&r.histogram, 0.99)?;
+            Some((r.summary.policy.clone(), i))
+        })
+        .collect();
+    let results =
+        compare_lines::result_lines(name, seed, &order, &sim_summary, &real_summary, &intervals);
+    for line in results {
         out(&line);
     }
     out("");

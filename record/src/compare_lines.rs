@@ -27,16 +27,216 @@ pub fn pct(value: f64) -> String {
     }
 }
 
+/// The 95 % interval of the `q` quantile of the latencies in `h` (ns), in ms: distribution-free,
+/// from the order statistics (the ranks `nq ± 1.96 √(nq(1 − q))` of `n` samples). It assumes
+/// independent samples; a run's latencies are correlated in time, so the true spread is wider, and
+/// a tie judged with it is the least a reader should allow for. `None` without samples.
+pub fn quantile_interval(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<(f64, f64)> {
+    let n = h.len() as f64;
+    if n < 1.0 || !(0.0..=1.0).contains(&q) {
+        return None;
+    }
+    let half = 1.96 * (n * q * (1.0 - q)).sqrt();
+    let lo = ((n * q - half).floor() / n).clamp(0.0, 1.0);
+    let hi = ((n * q + half).ceil() / n).clamp(0.0, 1.0);
+    let ms = |v: u64| v as f64 / 1e6;
+    Some((ms(h.value_at_quantile(lo)), ms(h.value_at_quantile(hi))))
+}
+
+/// What one real run can say about which policy had the lowest p99: the lowest, and the policies
+/// it cannot be told apart from, each with why ([`Tie`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lowest {
+    /// The policy with the lowest real p99.
+    pub best: String,
+    /// The policies tied with it, in the order of the run.
+    pub tied: Vec<(String, Tie)>,
+}
+
+/// Why a policy is tied with the lowest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tie {
+    /// Its simulation, from the same seed, gave the same figures, every one: in this scenario it
+    /// behaves as the lowest does (the same algorithm, or a wrapper that never acts).
+    SameBehaviour,
+    /// Its real p99's 95 % interval ([`quantile_interval`]) overlaps the lowest's: within the
+    /// run's noise.
+    WithinNoise,
+}
+
+/// The lowest real p99 of `real` and what it is tied with, by the stated rule: a policy is tied
+/// with the lowest when its simulated summary row equals the lowest's in every figure
+/// ([`Tie::SameBehaviour`]), or when the 95 % intervals of the two real p99s (`intervals`, from
+/// [`quantile_interval`]) overlap ([`Tie::WithinNoise`]). `None` when no policy measured any
+/// latency.
+pub fn lowest(
+    sim: &RunSummary,
+    real: &RunSummary,
+    intervals: &[(String, (f64, f64))],
+) -> Option<Lowest> {
+    let measured = |r: &&SummaryRow| r.p99_ms.is_finite() && r.requests > 0;
+    let best = real
+        .rows
+        .iter()
+        .filter(measured)
+        .min_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms))?;
+    let sim_row = |policy: &str| {
+        sim.rows
+            .iter()
+            .find(|r| r.policy == policy)
+            .map(|r| SummaryRow {
+                policy: String::new(),
+                ..r.clone()
+            })
+    };
+    let interval = |policy: &str| intervals.iter().find(|(p, _)| p == policy).map(|(_, i)| *i);
+    let best_sim = sim_row(&best.policy);
+    let best_interval = interval(&best.policy);
+    let tied = real
+        .rows
+        .iter()
+        .filter(measured)
+        .filter(|r| r.policy != best.policy)
+        .filter_map(|r| {
+            let same = best_sim.is_some() && sim_row(&r.policy) == best_sim;
+            let overlap = match (best_interval, interval(&r.policy)) {
+                (Some((_, best_hi)), Some((lo, _))) => lo <= best_hi,
+                _ => false,
+            };
+            if same {
+                Some((r.policy.clone(), Tie::SameBehaviour))
+            } else if overlap {
+                Some((r.policy.clone(), Tie::WithinNoise))
+            } else {
+                None
+            }
+        })
+        .collect();
+    Some(Lowest {
+        best: best.policy.clone(),
+        tied,
+    })
+}
+
+/// The headline: which policy had the lowest real p99, or which policies tied for it
+/// ([`lowest`]), against round_robin's; nothing is crowned when the real run did not measure
+/// every policy it was to run (`partial`), since the missing ones might have won.
+pub fn headline(
+    sim: &RunSummary,
+    real: &RunSummary,
+    intervals: &[(String, (f64, f64))],
+) -> Vec<String> {
+    if real.partial {
+        return vec![format!(
+            "no lowest real p99: the real run stopped after {} of its policies, and one it did not reach might have won",
+            real.rows.len()
+        )];
+    }
+    let Some(lowest) = lowest(sim, real, intervals) else {
+        return Vec::new();
+    };
+    let row = |policy: &str| real.rows.iter().find(|r| r.policy == policy);
+    let rr = row("round_robin");
+    let group: Vec<&str> = std::iter::once(lowest.best.as_str())
+        .chain(lowest.tied.iter().map(|(p, _)| p.as_str()))
+        .collect();
+    let p99s: Vec<f64> = group
+        .iter()
+        .filter_map(|p| row(p))
+        .map(|r| r.p99_ms)
+        .collect();
+    let (lo, hi) = p99s
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(*v), hi.max(*v))
+        });
+    let span = |f: &dyn Fn(f64) -> String| {
+        if group.len() == 1 {
+            f(lo)
+        } else {
+            format!("{}–{}", f(lo), f(hi))
+        }
+    };
+    let against = match rr {
+        Some(_) if group.contains(&"round_robin") => {
+            format!(
+                " ({} ms): no policy was told apart from round_robin",
+                span(&|v| format!("{v:.2}"))
+            )
+        }
+        Some(rr) => format!(
+            ": {} round_robin's p99 ({} ms against {:.2} ms)",
+            span(&|v| ratio(v, Some(rr.p99_ms))),
+            span(&|v| format!("{v:.2}")),
+            rr.p99_ms,
+        ),
+        None => format!(
+            " ({} ms; round_robin did not run, so there is nothing to compare it with)",
+            span(&|v| format!("{v:.2}"))
+        ),
+    };
+    let names = |items: &[&str]| english_list(items);
+    let mut lines = Vec::new();
+    if lowest.tied.is_empty() {
+        lines.push(format!("lowest real p99: {}{against}", lowest.best));
+        return lines;
+    }
+    lines.push(format!(
+        "lowest real p99, tied: {}{against}; one run cannot tell them apart:",
+        names(&group)
+    ));
+    let of = |kind: Tie| -> Vec<&str> {
+        lowest
+            .tied
+            .iter()
+            .filter(|(_, t)| *t == kind)
+            .map(|(p, _)| p.as_str())
+            .collect()
+    };
+    let same = of(Tie::SameBehaviour);
+    if !same.is_empty() {
+        lines.push(format!(
+            "  {} behave{} as {} does in this scenario (the same simulated figures from the same seed)",
+            names(&same),
+            if same.len() == 1 { "s" } else { "" },
+            lowest.best
+        ));
+    }
+    let noise = of(Tie::WithinNoise);
+    if !noise.is_empty() {
+        lines.push(format!(
+            "  {} {} within this run's noise of {} (the 95 % intervals of the p99s overlap)",
+            names(&noise),
+            if noise.len() == 1 { "is" } else { "are" },
+            lowest.best
+        ));
+    }
+    lines
+}
+
+/// `items` as an English list: `a`, `a and b`, `a, b and c`.
+fn english_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// The result of `scenario` (seed `seed`, its policies in the `order` of the scenario file),
 /// before anything about how well the two modes agree: each policy's p99 and p99.9,
 /// real and simulated, against round_robin's of the same mode (and the simulated p99 against the
-/// oracle's), its traffic to faulty backends, and which policy had the lowest real p99.
+/// oracle's), its traffic to faulty backends, and the [`headline`]: which policy had the lowest
+/// real p99, or which tied for it (`intervals`: each real policy's p99 interval,
+/// [`quantile_interval`]). The table is at most 100 columns wide for labels of up to 24
+/// characters.
 pub fn result_lines(
     scenario: &str,
     seed: u64,
     order: &[&str],
     sim: &RunSummary,
     real: &RunSummary,
+    intervals: &[(String, (f64, f64))],
 ) -> Vec<String> {
     let find = |summary: &RunSummary, policy: &str| {
         summary.rows.iter().find(|r| r.policy == policy).cloned()
@@ -51,29 +251,23 @@ pub fn result_lines(
         .filter(|p| find(real, p).is_some() || find(sim, p).is_some())
         .collect();
     let width = policies.iter().map(|p| p.len()).max().unwrap_or(6).max(6);
+    let real_width = 7 + 1 + 5 + 1 + 7 + 1 + 5 + 1 + 7;
     let mut lines = vec![
+        format!("scenario {scenario} (seed {seed}): each policy's tail latency in ms (below 1 is better:"),
+        "×rr against round_robin's in the same mode, ×oracle the simulated p99 against the oracle's)"
+            .to_string(),
         format!(
-            "scenario {} (seed {}): each policy's tail latency, ×rr against round_robin's in the same mode, ×oracle the simulated p99 against the oracle's (below 1 is better)",
-            scenario, seed
+            "{:<width$}  {:<real_width$}  {}",
+            "", "real", "simulated"
         ),
         format!(
-            "{:<width$}  {:>11} {:>6} {:>12} {:>6} {:>10}  {:>11} {:>6} {:>12} {:>6} {:>8}",
-            "policy",
-            "real p99",
-            "×rr",
-            "real p99.9",
-            "×rr",
-            "to faulty",
-            "sim p99",
-            "×rr",
-            "sim p99.9",
-            "×rr",
-            "×oracle"
+            "{:<width$}  {:>7} {:>5} {:>7} {:>5} {:>7}  {:>7} {:>5} {:>7} {:>5} {:>7}",
+            "policy", "p99", "×rr", "p99.9", "×rr", "faulty", "p99", "×rr", "p99.9", "×rr", "×oracle"
         ),
     ];
     let ms = |row: &Option<SummaryRow>, f: fn(&SummaryRow) -> f64| {
         row.as_ref()
-            .map_or_else(|| "–".to_string(), |r| format!("{:.2} ms", f(r)))
+            .map_or_else(|| "–".to_string(), |r| format!("{:.2}", f(r)))
     };
     let times = |row: &Option<SummaryRow>, base: &Option<SummaryRow>, f: fn(&SummaryRow) -> f64| {
         row.as_ref()
@@ -88,7 +282,7 @@ pub fn result_lines(
             |r| format!("{:.2}%", 100.0 * r.slow_share),
         );
         lines.push(format!(
-            "{:<width$}  {:>11} {:>6} {:>12} {:>6} {:>10}  {:>11} {:>6} {:>12} {:>6} {:>8}",
+            "{:<width$}  {:>7} {:>5} {:>7} {:>5} {:>7}  {:>7} {:>5} {:>7} {:>5} {:>7}",
             policy,
             ms(&r, p99),
             times(&r, &rr_real, p99),
@@ -102,28 +296,7 @@ pub fn result_lines(
             times(&s, &oracle, p99),
         ));
     }
-    let best = real
-        .rows
-        .iter()
-        .filter(|r| r.p99_ms.is_finite() && r.requests > 0)
-        .min_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms));
-    if let Some(best) = best {
-        let against = match &rr_real {
-            Some(rr) if rr.policy != best.policy => format!(
-                ": {} round_robin's p99 ({:.2} ms against {:.2} ms), p99.9 {}",
-                ratio(best.p99_ms, Some(rr.p99_ms)),
-                best.p99_ms,
-                rr.p99_ms,
-                ratio(best.p999_ms, Some(rr.p999_ms)),
-            ),
-            Some(_) => format!(" ({:.2} ms): no policy beat round_robin", best.p99_ms),
-            None => format!(
-                " ({:.2} ms; round_robin did not run, so there is nothing to compare it with)",
-                best.p99_ms
-            ),
-        };
-        lines.push(format!("lowest real p99: {}{against}", best.policy));
-    }
+    lines.extend(headline(sim, real, intervals));
     if real.partial {
         lines.push(
             "(the real run stopped early: the policies it did not reach are missing)".to_string(),
@@ -236,10 +409,20 @@ pub fn comparison_lines(
             .iter()
             .filter(|a| a.calibrated_agrees() == Some(true))
             .count();
-        lines.push(format!(
-            "{cal} of {} policies agree after calibration",
-            rows.len()
-        ));
+        let calibrated = rows
+            .iter()
+            .filter(|a| a.calibrated_agrees().is_some())
+            .count();
+        lines.push(if calibrated == 0 {
+            "the calibrated simulation did not run (the run was interrupted before it)".to_string()
+        } else if calibrated == rows.len() {
+            format!("{cal} of {calibrated} policies agree after calibration")
+        } else {
+            format!(
+                "{cal} of {calibrated} calibrated policies agree after calibration ({} not calibrated)",
+                rows.len() - calibrated
+            )
+        });
     }
     lines
 }
@@ -266,6 +449,176 @@ mod tests {
             line.contains("5%") && line.contains("50%") && line.contains("NO"),
             "{line}"
         );
+    }
+
+    fn row(policy: &str, p99: f64, requests: u64) -> SummaryRow {
+        SummaryRow {
+            policy: policy.into(),
+            requests,
+            ok: requests,
+            errors: 0,
+            deadline_exceeded: 0,
+            dropped: 0,
+            p50_ms: 2.0,
+            p90_ms: 4.0,
+            p99_ms: p99,
+            p999_ms: 2.0 * p99,
+            max_ms: 4.0 * p99,
+            mean_ms: 2.5,
+            slow_share: 0.01,
+            incidents: 0,
+        }
+    }
+
+    fn summary(rows: Vec<SummaryRow>, partial: bool) -> RunSummary {
+        RunSummary {
+            scenario: "s".into(),
+            mode: crate::Mode::Real,
+            seed: 1,
+            partial,
+            backends: vec!["a".into(), "b".into()],
+            fault_windows: Vec::new(),
+            warmup_s: 1.0,
+            measured_s: 10.0,
+            rows,
+            notes: Vec::new(),
+            incidents: Vec::new(),
+            rates: Vec::new(),
+        }
+    }
+
+    /// Real p99s of `rows` with intervals of ±`half` ms around each.
+    fn intervals(rows: &[SummaryRow], half: f64) -> Vec<(String, (f64, f64))> {
+        rows.iter()
+            .map(|r| (r.policy.clone(), (r.p99_ms - half, r.p99_ms + half)))
+            .collect()
+    }
+
+    #[test]
+    fn the_same_behaviour_is_never_crowned_over_itself() {
+        // od(pe) behaves as pe does (the same simulated row) and is 0.24 ms lower in the real
+        // run, outside the narrow intervals: still tied, never the winner alone.
+        let sim = summary(
+            vec![
+                row("round_robin", 33.0, 100),
+                row("pe", 8.2, 100),
+                row("od(pe)", 8.2, 100),
+            ],
+            false,
+        );
+        let real_rows = vec![
+            row("round_robin", 33.5, 90),
+            row("pe", 8.5, 90),
+            row("od(pe)", 8.26, 90),
+        ];
+        let real = summary(real_rows.clone(), false);
+        let l = lowest(&sim, &real, &intervals(&real_rows, 0.05)).unwrap();
+        assert_eq!(l.best, "od(pe)");
+        assert_eq!(l.tied, vec![("pe".to_string(), Tie::SameBehaviour)]);
+        let lines = headline(&sim, &real, &intervals(&real_rows, 0.05));
+        assert!(
+            lines[0].starts_with("lowest real p99, tied: od(pe) and pe"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("pe behaves as od(pe) does"), "{lines:?}");
+        assert!(!lines.join("\n").contains("lowest real p99: "), "{lines:?}");
+    }
+
+    #[test]
+    fn within_the_noise_is_a_tie_and_outside_it_a_winner() {
+        let sim = summary(
+            vec![
+                row("round_robin", 33.0, 100),
+                row("pe", 8.2, 100),
+                row("envoy", 8.1, 100),
+            ],
+            false,
+        );
+        let real_rows = vec![
+            row("round_robin", 33.5, 90),
+            row("pe", 8.2, 90),
+            row("envoy", 8.4, 90),
+        ];
+        let real = summary(real_rows.clone(), false);
+        // Intervals of ±0.15 ms overlap (8.35 ≥ 8.25): tied within the noise.
+        let lines = headline(&sim, &real, &intervals(&real_rows, 0.15));
+        assert!(
+            lines[0].starts_with("lowest real p99, tied: pe and envoy"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains("envoy is within this run's noise of pe"),
+            "{lines:?}"
+        );
+        // Intervals of ±0.05 ms do not: pe is the lowest, alone.
+        let lines = headline(&sim, &real, &intervals(&real_rows, 0.05));
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("lowest real p99: pe: 0.24× round_robin's"),
+            "{lines:?}"
+        );
+        // Tied with round_robin itself: nothing beat it.
+        let real_rows = vec![row("round_robin", 8.3, 90), row("pe", 8.2, 90)];
+        let real = summary(real_rows.clone(), false);
+        let lines = headline(&sim, &real, &intervals(&real_rows, 0.15));
+        assert!(
+            lines[0].contains("no policy was told apart from round_robin"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn an_interrupted_run_crowns_nothing() {
+        let sim = summary(
+            vec![row("round_robin", 33.0, 100), row("lr", 27.0, 100)],
+            false,
+        );
+        let real_rows = vec![row("round_robin", 33.5, 90), row("lr", 27.0, 90)];
+        let real = summary(real_rows.clone(), true);
+        let lines = headline(&sim, &real, &intervals(&real_rows, 0.05));
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("no lowest real p99: the real run stopped after 2"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn the_interval_of_a_quantile_follows_the_sample_count() {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for v in 1..=10_000u64 {
+            h.record(v * 1_000).unwrap(); // 1 µs … 10 ms
+        }
+        let (lo, hi) = quantile_interval(&h, 0.99).unwrap();
+        // n = 10,000: ranks 9,900 ± 19.5 → 9,880 … 9,920, i.e. 9.88 … 9.92 ms (3 digits).
+        assert!(
+            (9.86..9.89).contains(&lo) && (9.91..9.94).contains(&hi),
+            "{lo} {hi}"
+        );
+        assert!(
+            quantile_interval(&hdrhistogram::Histogram::<u64>::new(3).unwrap(), 0.99).is_none()
+        );
+    }
+
+    #[test]
+    fn the_result_table_fits_100_columns() {
+        let labels = [
+            "round_robin",
+            "peak_ewma(first_written)",
+            "oracle",
+            "tower_p2c_peak_ewma",
+        ];
+        let rows: Vec<SummaryRow> = labels.iter().map(|l| row(l, 1234.56, 10)).collect();
+        let sim = summary(rows.clone(), false);
+        let real = summary(rows.clone(), false);
+        let lines = result_lines("one-slow", 1, &labels, &sim, &real, &intervals(&rows, 0.1));
+        for line in &lines[..3 + labels.len()] {
+            assert!(
+                line.chars().count() <= 100,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
     }
 
     #[test]

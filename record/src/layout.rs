@@ -13,7 +13,9 @@
 //!   real-repeat/run-<n>/      repeated real runs
 //! ```
 //!
-//! A scratch `lblab compare` uses the scenario folder itself as its compare folder.
+//! A scratch `lblab compare` uses `lblab-out/<file stem>/compare/`, so that a `lblab sim` or
+//! `lblab real` of the same scenario (into `sim/`, `real/`) never writes into a comparison's
+//! folders.
 
 use std::path::{Path, PathBuf};
 

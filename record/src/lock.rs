@@ -5,14 +5,54 @@
 //! The lock is the operating system's advisory file lock (`flock` on Linux, through
 //! [`std::fs::File::try_lock`]), so it is released when the process exits however it exits;
 //! a lock file left behind by a killed run blocks nobody. A run that ends normally removes it.
+//!
+//! A run's folder may hold other runs' folders (`lblab compare` writes `sim/` and `real/` inside
+//! its own), so the lock covers the folders inside it too: a run into a folder inside one that
+//! another process holds is refused as well ([`FolderLock::acquire`]).
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::error::OutDirError;
 
 /// The lock file's name inside a results folder.
 pub const LOCK_FILE: &str = ".lblab.lock";
+
+/// The folders this process holds the lock of (canonical paths): a run's own folders inside
+/// one of them are its to write.
+static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The held folders, whatever a panicking holder left.
+fn held() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The nearest folder around `dir` (not `dir` itself) whose lock another process holds, if any.
+fn locked_ancestor(dir: &Path) -> Option<PathBuf> {
+    let canonical = dir.canonicalize().ok()?;
+    let mine = held().clone();
+    for ancestor in canonical.ancestors().skip(1) {
+        if mine.iter().any(|m| m == ancestor) {
+            // This process's own run: what is inside it is this run's.
+            return None;
+        }
+        let path = ancestor.join(LOCK_FILE);
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        // A shared probe: it fails only while a run holds the exclusive lock.
+        match file.try_lock_shared() {
+            Ok(()) => {
+                let _ = file.unlock();
+            }
+            Err(TryLockError::WouldBlock) => return Some(ancestor.to_path_buf()),
+            Err(TryLockError::Error(_)) => {}
+        }
+    }
+    None
+}
 
 /// An exclusive lock on a results folder, held until dropped; dropping it removes the lock file
 /// (while still holding the lock, so no other run can have it meanwhile) and releases the lock.
@@ -20,12 +60,24 @@ pub const LOCK_FILE: &str = ".lblab.lock";
 pub struct FolderLock {
     path: PathBuf,
     file: File,
+    /// The folder's canonical path, in [`HELD`] while the lock is.
+    canonical: Option<PathBuf>,
 }
 
 impl FolderLock {
     /// Takes the lock of `dir` (an existing folder), or fails at once with a message naming the
-    /// folder if another run holds it.
+    /// folder if another run holds it, or holds a folder `dir` is inside of (a `lblab sim --out`
+    /// into the `sim/` of a running `compare`).
     pub fn acquire(dir: &Path) -> Result<FolderLock, OutDirError> {
+        if let Some(outer) = locked_ancestor(dir) {
+            return Err(OutDirError::new(format!(
+                "--out {}: it is inside {}, into which another lblab run is writing its results \
+                 (it holds {}); wait for it to finish, or give another --out",
+                dir.display(),
+                outer.display(),
+                outer.join(LOCK_FILE).display()
+            )));
+        }
         let path = dir.join(LOCK_FILE);
         // A run that ends removes its lock file while holding it: one that opened the file just
         // before that would lock a file no longer in the folder. It checks, and tries again.
@@ -65,7 +117,15 @@ impl FolderLock {
                 let _ = file.set_len(0);
                 use std::io::Write as _;
                 let _ = writeln!(&file, "{}", std::process::id());
-                return Ok(FolderLock { path, file });
+                let canonical = dir.canonicalize().ok();
+                if let Some(c) = &canonical {
+                    held().push(c.clone());
+                }
+                return Ok(FolderLock {
+                    path,
+                    file,
+                    canonical,
+                });
             }
         }
         Err(OutDirError::new(format!(
@@ -93,6 +153,12 @@ fn same_file(_: &File, path: &Path) -> bool {
 
 impl Drop for FolderLock {
     fn drop(&mut self) {
+        if let Some(c) = &self.canonical {
+            let mut held = held();
+            if let Some(i) = held.iter().position(|h| h == c) {
+                held.swap_remove(i);
+            }
+        }
         // Removed while held, then released when the file closes.
         let _ = std::fs::remove_file(&self.path);
         let _ = self.file.unlock();

@@ -9,7 +9,8 @@ use lblab_model::units::Dur;
 #[derive(Debug, clap::Args)]
 pub struct Run {
     /// Results folder [default: lblab-out/<scenario file's stem>/<command>, which git ignores;
-    /// for compare, lblab-out/<scenario file's stem> itself, holding sim/, real/ and compare.csv].
+    /// for compare, lblab-out/<scenario file's stem>/compare, holding its own sim/, real/ and
+    /// compare.csv].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Override the scenario's seed.
@@ -56,7 +57,8 @@ impl Charts {
     }
 }
 
-/// How long each policy is measured, and after what warm-up: `real`, `compare` and `loadgen`.
+/// How long each policy is measured, and after what warm-up: `sim`, `real`, `compare` and
+/// `loadgen`.
 #[derive(Debug, clap::Args)]
 pub struct Length {
     /// Measured duration per policy, replacing the scenario's (e.g. 20s); the warm-up is kept

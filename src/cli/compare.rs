@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use lblab_model::units::Dur;
 use lblab_record::Layout;
 
-/// The scenario `lblab compare` runs when given none.
-pub const DEFAULT_SCENARIO: &str = "scenarios/one-slow.toml";
+/// The scenario `lblab compare` runs when given none (found as a bare name is: in `scenarios/`
+/// or built into lblab).
+pub const DEFAULT_SCENARIO: &str = "one-slow";
 
 /// Arguments of `lblab compare`.
 #[derive(Debug, clap::Args)]
@@ -16,7 +17,8 @@ pub struct Args {
     budget: super::args::Budget,
     #[command(flatten)]
     charts: super::args::Charts,
-    /// Scenario file (TOML) [default: scenarios/one-slow.toml].
+    /// Scenario file (TOML), or the bare name of one in scenarios/ or built into lblab
+    /// [default: one-slow].
     scenario: Option<PathBuf>,
     #[command(flatten)]
     run: super::args::Run,
@@ -39,10 +41,11 @@ const DEFAULT_DURATION: Dur = Dur(10_000_000_000);
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.budget.apply();
     args.charts.apply();
-    let path = match &args.scenario {
-        Some(path) => super::args::scenario_path(path)?,
-        None => PathBuf::from(DEFAULT_SCENARIO),
-    };
+    let given = args
+        .scenario
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO));
+    let path = super::args::scenario_path(&given)?;
     let length = lblab_lab::scenario::Length {
         duration: if args.full {
             None
@@ -57,7 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .run
         .out
         .clone()
-        .unwrap_or_else(|| Layout::scratch(&path).root().to_path_buf());
+        .unwrap_or_else(|| Layout::scratch(&path).compare().root().to_path_buf());
     let lab = super::lab();
     let exit = lblab_lab::compare::run(
         &lab,
@@ -78,7 +81,9 @@ mod tests {
 
     /// The run time the README and `--help` give for the main job, as `minutes` prints it.
     fn one_slow_schedule(length: Length) -> String {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_SCENARIO);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(format!("{DEFAULT_SCENARIO}.toml"));
         let scenario = lblab_lab::scenario::load_with_length(&path, None, length, &[]).unwrap();
         minutes(real_schedule(
             &scenario,
