@@ -38,6 +38,11 @@ pub struct Args {
     charts: super::args::Charts,
 }
 
+/// The results folder as the flags give it, for messages.
+fn results_dir_display(args: &Args) -> String {
+    args.root.join(&args.results).display().to_string()
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.merge.is_empty() {
         args.charts.apply();
@@ -60,6 +65,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let evidence = lblab_evidence::Evidence::load(&args.root, &args.scenarios, &args.results)
         .context("reading the results")?;
+    let found = evidence
+        .scenarios
+        .iter()
+        .filter(|s| s.sim.is_some() || s.compare.is_some())
+        .count();
+    anyhow::ensure!(
+        found > 0 || !evidence.sweeps.is_empty(),
+        "--results {}: no results of any scenario of {} there (looked for <name>/sim/summary.json \
+         and <name>/compare/ under {}), so the documents would be empty; run `lblab sim` or \
+         `lblab compare` into it first, or give the folder of the committed evidence (results)",
+        args.results,
+        args.root.join(&args.scenarios).display(),
+        results_dir_display(&args)
+    );
     let docs = lblab_evidence::documents(&evidence);
     let results = args.root.join(&args.results);
     if args.check {

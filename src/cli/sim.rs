@@ -12,10 +12,13 @@ pub struct Args {
     budget: super::args::Budget,
     #[command(flatten)]
     charts: super::args::Charts,
-    /// Scenario file (TOML).
+    /// Scenario file (TOML), or the bare name of one in scenarios/ or built into lblab
+    /// (`one-slow`).
     scenario: PathBuf,
     #[command(flatten)]
     run: args::Run,
+    #[command(flatten)]
+    length: args::Length,
     /// Also run this many seeds (the scenario's and the next ones) and write the median and its
     /// interval (at least 95 % coverage; the exact coverage, e.g. 96.9 % for 6 seeds, is printed) of every percentile, and of each policy's ratio to round_robin and oracle, to
     /// intervals.csv (every run in seeds.csv). The other files show the scenario's seed.
@@ -30,7 +33,16 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.scenario = args::scenario_path(&args.scenario)?;
     args.budget.apply();
     args.charts.apply();
-    let scenario = args::load(&args.scenario, args.run.seed)?;
+    let length = lblab_lab::scenario::Length {
+        duration: args.length.duration,
+        warmup: args.length.warmup,
+    };
+    let scenario = lblab_lab::scenario::load_with_length(
+        &args.scenario,
+        args.run.seed,
+        length,
+        &args.run.policies,
+    )?;
     args::check_policies(&scenario, &args.run.policies)?;
     let dir = lblab_record::out_dir::results_dir(&args.scenario, "sim", args.run.out.as_deref());
     let job = lblab_lab::sim::SimJob {
