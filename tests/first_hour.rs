@@ -153,3 +153,67 @@ fn report_refuses_a_results_folder_without_results() {
     assert_says(&text(&run.stderr), &["no results of any scenario", "empty"]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The README's section `heading`, up to the next `## `.
+fn readme_section(heading: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find(heading).expect("the section");
+    let rest = &readme[start + heading.len()..];
+    rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+}
+
+#[test]
+fn the_readme_set_up_gives_the_quick_check_and_what_the_first_hour_costs() {
+    let setup = readme_section("## Set up").replace('\n', " ");
+    for said in [
+        "cargo run --release -- sim one-slow",
+        "The first build takes",
+        "GB",
+        "3 min 51 s scheduled",
+        "in all",
+        "lblab-out/one-slow/compare/",
+        "tied",
+    ] {
+        assert!(
+            setup.contains(said),
+            "the set-up section does not say {said:?}"
+        );
+    }
+    // The README's examples write into the scratch folder, never into the checkout's root.
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut baselines = 0;
+    for line in readme.lines().filter(|l| l.starts_with("lblab ")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for pair in words.windows(2) {
+            if ["--write-baseline", "--baseline"].contains(&pair[0]) {
+                baselines += 1;
+                assert!(pair[1].starts_with("lblab-out/"), "{line}");
+            }
+        }
+    }
+    assert!(baselines >= 2, "the regress example is gone");
+}
+
+#[test]
+fn regress_writes_its_baseline_into_a_folder_it_makes() {
+    let toml = trickle("regress-folder", &["round_robin"])
+        .warmup("500ms")
+        .duration("1s")
+        .group("main", 2, LOGNORMAL_2MS, &[])
+        .toml();
+    let (dir, scenario) = scenario_file("first-hour-regress", "s.toml", &toml);
+    let baseline = dir.join("lblab-out/baseline.csv");
+    let args = [
+        "regress",
+        arg(&scenario),
+        "--seeds",
+        "2",
+        "--write-baseline",
+        arg(&baseline),
+    ];
+    ok(&lblab_in(&dir, &args));
+    assert!(baseline.is_file());
+    std::fs::remove_dir_all(&dir).ok();
+}

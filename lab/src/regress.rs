@@ -148,6 +148,16 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
         let path = job
             .write_baseline
             .context("neither a baseline to compare with nor one to write: give one of the two")?;
+        // Its folder too (`lblab-out/` in a fresh clone), as a run's results folder is.
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!(
+                    "--write-baseline {}: cannot create its folder {}",
+                    path.display(),
+                    parent.display()
+                )
+            })?;
+        }
         regress::write_baseline(path, &samples)?;
         out(&format!(
             "wrote the baseline {} ({} runs); compare with --baseline {}",

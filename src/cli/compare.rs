@@ -26,8 +26,8 @@ pub struct Args {
     length: super::args::Length,
     /// Measure each policy for the scenario's full duration, as the committed evidence does
     /// (one-slow: 10 min 31 s scheduled); without it or --duration, each policy is measured for
-    /// 10s after its warm-up in both modes (one-slow: 3 min 51 s scheduled, about four minutes in
-    /// all).
+    /// 10s after its warm-up in both modes (one-slow: 3 min 51 s scheduled, 6 min 14 s in all on a
+    /// busy 2-core machine).
     #[arg(long, conflicts_with = "duration")]
     full: bool,
     /// How the real harness runs.
