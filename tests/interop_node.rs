@@ -33,6 +33,12 @@ fn install() -> &'static Path {
                 "LBLAB_NODE_PREFIX",
                 Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-packages"),
             )
+            // npm's cache and logs (~/.npm by default) into the test build's scratch space too.
+            .env(
+                "npm_config_cache",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm-cache"),
+            )
+            .env("npm_config_update_notifier", "false")
             .output()
             .map_err(|e| format!("cannot run bash scripts/interop-node.sh --install: {e}"))?;
         if out.status.success() {

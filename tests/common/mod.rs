@@ -457,6 +457,11 @@ pub fn interop_python() -> &'static Path {
                 "LBLAB_VENV",
                 Path::new(env!("CARGO_TARGET_TMPDIR")).join("interop-venv"),
             )
+            // pip's cache (~/.cache/pip by default) into the test build's scratch space too.
+            .env(
+                "PIP_CACHE_DIR",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("pip-cache"),
+            )
             .output()
             .expect("runs scripts/interop-env.sh");
         assert!(
