@@ -147,16 +147,10 @@ const FRAME: Frame = super::line::FRAME;
 const GROUP_MARGIN: f64 = 0.12;
 const BAR_W: f64 = (1.0 - 2.0 * GROUP_MARGIN) / 4.4;
 
-impl Chart for Compare<'_> {
-    fn size(&self) -> (u32, u32) {
-        (
-            (420 + 140 * self.points.len() as u32).clamp(1000, 1600),
-            600,
-        )
-    }
-
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let body = titled(root, self.title)?;
+impl Compare<'_> {
+    /// The legend: the bars, the agreement band, the intervals if any are drawn, and each
+    /// policy's colour, which underlines its group (as its lines are coloured in the run charts).
+    fn legend_entries(&self) -> Vec<Entry> {
         let mut entries: Vec<Entry> = bars()
             .iter()
             .map(|b| Entry::new(b.label, b.colour, Mark::Swatch))
@@ -173,6 +167,29 @@ impl Chart for Compare<'_> {
         if intervals {
             entries.push(Entry::new("p99 interval", INK, Mark::Line(1)));
         }
+        for p in self.points {
+            entries.push(Entry::new(
+                p.policy.clone(),
+                policy_colour(&p.policy),
+                Mark::Line(4),
+            ));
+        }
+        entries
+    }
+}
+
+impl Chart for Compare<'_> {
+    fn size(&self) -> (u32, u32) {
+        // 80 px more than the bars need, for the legend's policy entries.
+        (
+            (420 + 140 * self.points.len() as u32).clamp(1000, 1600) + 80,
+            600,
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let body = titled(root, self.title)?;
+        let entries = self.legend_entries();
         let (plot, legend) = with_legend(&body, None, &entries, (140, 220))?;
         let n = self.points.len().max(1);
         let (lo, hi) = (self.axis.range.start, self.axis.range.end);
@@ -313,6 +330,35 @@ impl Chart for Compare<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_group_underline_has_a_legend_entry() {
+        let point = |policy: &str| ComparePoint {
+            policy: policy.into(),
+            sim_p50_ms: 2.0,
+            sim_p99_ms: 8.0,
+            real_p50_ms: 2.5,
+            real_p99_ms: 9.0,
+            sim_p99_interval: None,
+            real_p99_range: None,
+        };
+        let points = [point("round_robin"), point("finagle_peak_ewma")];
+        let chart = Compare {
+            title: "t",
+            points: &points,
+            axis: LogAxis::new(1.0, 20.0),
+        };
+        let entries = chart.legend_entries();
+        for p in &points {
+            assert!(
+                entries
+                    .iter()
+                    .any(|e| e.colour == policy_colour(&p.policy) && e.label.contains(&p.policy)),
+                "no legend entry for {}'s underline",
+                p.policy
+            );
+        }
+    }
 
     #[test]
     fn agreement_band_is_evidence_rule() {

@@ -33,7 +33,7 @@ pub(crate) struct PolicyStyle {
 }
 
 /// The policies lblab knows, each with its own colour in every chart.
-const KNOWN: [(&str, RGBColor); 10] = [
+const KNOWN: [(&str, RGBColor); 11] = [
     ("round_robin", CATEGORY[0]),
     ("pick_first", CATEGORY[5]),
     ("least_request", CATEGORY[1]),
@@ -44,17 +44,20 @@ const KNOWN: [(&str, RGBColor); 10] = [
     ("weighted_round_robin", CATEGORY[6]),
     ("tower_p2c_peak_ewma", CATEGORY[3]),
     (ORACLE, CATEGORY[7]),
+    // Beyond tab10: near black, unlike any other policy's colour.
+    ("finagle_peak_ewma", RGBColor(30, 30, 30)),
 ];
 
 /// Dash patterns of variants (`peak_ewma(with_replacement)`): the known ablations get their own,
 /// other variants one by the hash of what is in the brackets.
-const VARIANT_DASHES: [Dash; 4] = [(10, 4), (3, 3), (14, 4), (6, 6)];
-const KNOWN_VARIANTS: [(&str, usize); 5] = [
+const VARIANT_DASHES: [Dash; 5] = [(10, 4), (3, 3), (14, 4), (6, 6), (2, 5)];
+const KNOWN_VARIANTS: [(&str, usize); 6] = [
     ("with_replacement", 0),
     ("streams=outstanding", 1),
     ("streams=count", 2),
     ("streams=ignore", 3),
     ("on_read", 3),
+    ("first_written", 4),
 ];
 
 /// FNV-1a: a stable hash (std's hasher may change between Rust releases).
@@ -103,13 +106,14 @@ pub(crate) fn policy_style(label: &str) -> PolicyStyle {
             }
         }
     }
+    // Darker than the palette, so that it never takes the colour of a policy lblab knows.
     let h = fnv1a(label);
     let c = CATEGORY[(h % CATEGORY.len() as u64) as usize];
     PolicyStyle {
         colour: if (h / CATEGORY.len() as u64).is_multiple_of(2) {
-            c
-        } else {
             shade(c, 0.35)
+        } else {
+            shade(c, 0.55)
         },
         dash: None,
     }
@@ -203,6 +207,51 @@ mod tests {
         // Anything else: deterministic.
         assert_eq!(policy_style("my_policy"), policy_style("my_policy"));
         assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    /// The policy labels of a scenario file: the `name` of each `[[policies]]` table.
+    fn labels(toml: &str) -> Vec<String> {
+        let mut labels = Vec::new();
+        let mut in_policy = false;
+        for line in toml.lines().map(str::trim) {
+            if line.starts_with('[') {
+                in_policy = line == "[[policies]]";
+            } else if let Some(v) = line.strip_prefix("name = \"").filter(|_| in_policy) {
+                labels.push(v.split('"').next().unwrap_or_default().to_string());
+            }
+        }
+        labels
+    }
+
+    #[test]
+    fn no_two_policies_of_a_canonical_scenario_look_alike() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let labels = labels(&std::fs::read_to_string(&path).unwrap());
+            assert!(labels.len() > 1, "{}", path.display());
+            for (i, a) in labels.iter().enumerate() {
+                for b in &labels[..i] {
+                    assert_ne!(
+                        policy_style(a),
+                        policy_style(b),
+                        "{a} and {b} look alike in {}",
+                        path.display()
+                    );
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked >= 10);
+        // A label lblab does not know never takes a known policy's colour.
+        let known: Vec<RGBColor> = KNOWN.iter().map(|(_, c)| *c).collect();
+        for label in ["my_policy", "a", "b", "c", "custom_lb", "x(y)"] {
+            assert!(!known.contains(&policy_colour(label)), "{label}");
+        }
     }
 
     #[test]
