@@ -330,6 +330,7 @@ fn charts(
                 faulty_backends: p.faulty_backends,
                 rate: p.rate,
                 utilization: p.utilization,
+                deadline_ms: Some(p.deadline_ms),
                 policies: p.policies.clone(),
             })
             .collect(),

@@ -264,6 +264,7 @@ pub fn redraw_sweep(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
             utilization: p["utilization"]
                 .as_f64()
                 .ok_or_else(|| bad("utilization"))?,
+            deadline_ms: p["deadline_ms"].as_f64(),
             policies,
         });
     }

@@ -24,6 +24,9 @@ pub struct SweepPoint {
     pub rate: f64,
     /// `rate` over the fleet's capacity at full speed.
     pub utilization: f64,
+    /// The calls' deadline at this point, ms, where a saturated policy's latency stops (`None` in
+    /// a `sweep.json` written before it was recorded: the charts then do not mark it).
+    pub deadline_ms: Option<f64>,
     /// Per policy (in [`Sweep::policies`] order), the intervals across seeds.
     pub policies: Vec<PolicyIntervals>,
 }
@@ -64,6 +67,30 @@ fn x_value(point: &SweepPoint, x: &str) -> f64 {
                     .unwrap_or(f64::NAN)
             }),
     }
+}
+
+/// The deadline of each point as a reference line (`deadline 1000 ms`, or `deadline` when it
+/// varies), if every point records one.
+fn deadline_line(points: &[SweepPoint], xs: &[f64]) -> Option<Line> {
+    let deadlines: Vec<f64> = points
+        .iter()
+        .map(|p| p.deadline_ms)
+        .collect::<Option<_>>()?;
+    let first = *deadlines.first()?;
+    let label = if deadlines.iter().all(|d| *d == first) {
+        format!("deadline ({})", Dur((first * 1e6).round() as u64))
+    } else {
+        "deadline".to_string()
+    };
+    Some(Line {
+        label,
+        reference: true,
+        points: deadlines
+            .iter()
+            .zip(xs)
+            .map(|(&y, &x)| LinePoint { x, y, lo: y, hi: y })
+            .collect(),
+    })
 }
 
 /// Writes the charts of a sweep into `dir`, one quantity each against `sweep.x`, one line per
@@ -146,19 +173,31 @@ pub fn write_sweep_charts(dir: &Path, sweep: &Sweep) -> Result<Vec<PathBuf>, Rep
         };
     let all =
         |m: &str, k: f64| -> Vec<Line> { policies.iter().map(|p| line_of(p, m, k)).collect() };
-    chart(
-        ChartName::SweepP99,
-        "p99 latency",
-        "p99 (ms)",
-        all("p99_ms", 1.0),
-        band.clone(),
-    )?;
+    // The deadline, where the latency of a policy that saturates the fleet stops: a call counts
+    // at its deadline when it runs out of time.
+    let deadline = deadline_line(points, &xs);
+    let with_deadline = |m: &str| -> (Vec<Line>, String) {
+        let mut lines = all(m, 1.0);
+        match &deadline {
+            Some(line) => {
+                lines.push(line.clone());
+                (
+                    lines,
+                    format!("{band} Dashed: the calls' deadline, where a saturated policy's percentiles stop (a call that runs out of time counts at it)."),
+                )
+            }
+            None => (lines, band.clone()),
+        }
+    };
+    let (lines, note) = with_deadline("p99_ms");
+    chart(ChartName::SweepP99, "p99 latency", "p99 (ms)", lines, note)?;
+    let (lines, note) = with_deadline("p999_ms");
     chart(
         ChartName::SweepP999,
         "p99.9 latency",
         "p99.9 (ms)",
-        all("p999_ms", 1.0),
-        band.clone(),
+        lines,
+        note,
     )?;
     if policies.iter().any(|p| p == ORACLE) {
         let rel = |m: &str| -> Vec<Line> {

@@ -154,6 +154,7 @@ fn a_redrawn_sweep_is_byte_identical() {
             faulty_backends: 1,
             rate: 100.0 * n as f64,
             utilization: 0.1 + 0.013 * n as f64,
+            deadline_ms: Some(1000.0),
             policies: labels
                 .iter()
                 .map(|l| {
@@ -184,6 +185,7 @@ fn a_redrawn_sweep_is_byte_identical() {
     assert_eq!(written.len(), 12);
     let svg = std::fs::read_to_string(ChartName::SweepP99.path(&dir, Format::Svg)).unwrap();
     assert!(svg.contains("od(round_robin) (= round_robin)"));
+    assert!(svg.contains("deadline (1s)"), "the deadline is marked");
     // sweep.json as `lblab sweep` writes it.
     let json = serde_json::json!({
         "scenario": sweep.scenario,
@@ -199,6 +201,7 @@ fn a_redrawn_sweep_is_byte_identical() {
             "faulty_backends": p.faulty_backends,
             "rate": p.rate,
             "utilization": p.utilization,
+            "deadline_ms": p.deadline_ms,
             "policies": p.policies,
             "partial": false,
         })).collect::<Vec<_>>(),

@@ -26,8 +26,8 @@ use crate::space::{self, PointResult};
 /// The name of a shard's file in its folder.
 pub const SHARD_JSON: &str = "shard.json";
 
-/// The shard file format this build writes and reads.
-pub const FORMAT: u32 = 1;
+/// The shard file format this build writes and reads (2: each point has its `deadline_ms`).
+pub const FORMAT: u32 = 2;
 
 /// Most shards of one sweep (more than the point cap would leave shards empty).
 pub const MAX_SHARDS: usize = 10_000;
@@ -265,6 +265,8 @@ pub struct ShardPoint {
     pub rate: Exact,
     /// [`PointResult::utilization`].
     pub utilization: Exact,
+    /// [`PointResult::deadline_ms`].
+    pub deadline_ms: Exact,
     /// Whether a run of the point was cut short or not run.
     pub partial: bool,
     /// Every run, in the order the sweep ran them (seed, then policy).
@@ -300,6 +302,7 @@ impl ShardFile {
                     faulty_backends: p.faulty_backends,
                     rate: Exact(p.rate),
                     utilization: Exact(p.utilization),
+                    deadline_ms: Exact(p.deadline_ms),
                     partial: p.partial,
                     runs: p
                         .runs
@@ -455,6 +458,7 @@ pub fn merge(
                 faulty_backends: p.faulty_backends,
                 rate: p.rate.0,
                 utilization: p.utilization.0,
+                deadline_ms: p.deadline_ms.0,
                 policies: Vec::new(),
                 runs: p.runs.iter().map(ShardRun::sample).collect(),
                 partial: p.partial,

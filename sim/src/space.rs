@@ -126,6 +126,9 @@ pub struct PointResult {
     pub rate: f64,
     /// `rate` over the fleet's capacity at full speed.
     pub utilization: f64,
+    /// The calls' deadline at this point, ms: the latency a saturated policy's percentiles stop
+    /// at (the sweep charts draw it).
+    pub deadline_ms: f64,
     /// Per policy, the intervals across seeds.
     pub policies: Vec<PolicyIntervals>,
     /// Every run: seed, policy, sample.
@@ -227,6 +230,7 @@ pub fn run(
                 faulty_backends: faulty,
                 rate,
                 utilization: rate / vary::capacity(s),
+                deadline_ms: s.workload.deadline as f64 / 1e6,
                 policies: Vec::new(),
                 runs: Vec::new(),
                 partial: false,
