@@ -3,24 +3,27 @@
 // peak-sensitive EWMA, the cost, and the pick among explicit candidate draws. Time is a Number of
 // nanoseconds from an arbitrary origin (exact up to 2^53 ns, about 104 days). The semantics are
 // lblab's (policy/src/peak_ewma.rs and policy/src/estimator.rs), as its design search chose them
-// (results/design/README.md); the proposal as first written is kept as FIRST_WRITTEN:
+// (results/design/candidates/README.md); the proposal as first written is kept as FIRST_WRITTEN:
 //
 //   per endpoint: estimate, errors (the time-weighted share of failed calls), stamp (time of the
-//   last sample), sampled, picksAt (the policy's pick count at the last sample), outstanding; the
+//   last sample), sampled, picksAt (the policy's pick count at the last sample), outstanding,
+//   progress (CHOSEN: its last answer, or the pick that made it busy, whichever is later); the
 //   policy counts its picks.
 //   w(now) = exp(−(now − stamp)/decayTime), and on the pick clock (CHOSEN) the larger of that and
 //            exp(−(picks − picksAt)/idlePicks), but at most exp(−(now − stamp)/max(idleMaxTime,
 //            decayTime)) (CHOSEN: idleMaxTime 60 s, so a client that picks rarely still probes)
-//   cost(now) = estimate × w(now) × (1 + errorPenalty × e/(1 − e)) × (outstanding + 1), with
-//               e = min(errors, 0.999) and errorPenalty 1 (CHOSEN; 0 in FIRST_WRITTEN); before the
-//               first sample (CHOSEN): 0 while nothing is outstanding, else
-//               PENALTY × (1 + 1e−6 × outstanding)
-//   sample rtt at now, failed (any status but OK): the first one replaces the estimate and sets
-//   errors to 1 or 0 (CHOSEN); otherwise, with w = w(now) and we = min(w, 1 − 1/errorSamples)
-//   (CHOSEN: errorSamples 10; FIRST_WRITTEN: we = w),
+//   cost(now) = max(estimate × w(now) × (1 + errorPenalty × e/(1 − e)), stall) × (outstanding + 1),
+//               with e = min(errors, 0.999), errorPenalty 1 (CHOSEN; 0 in FIRST_WRITTEN), and
+//               stall = now − progress while calls are outstanding (CHOSEN), else 0; the estimate
+//               is 0 before the first sample (CHOSEN; defaultRtt in FIRST_WRITTEN)
+//   sample rtt at now, failed (any status but OK), quiet (CHOSEN: no other answer came from the
+//   endpoint since this call was sent): the first one replaces the estimate and sets errors to 1
+//   or 0 (CHOSEN); otherwise, with w = w(now) and we = min(w, 1 − 1/errorSamples) (CHOSEN:
+//   errorSamples 10; FIRST_WRITTEN: we = w),
 //     errors = errors × we + (1 − we) × (failed ? 1 : 0)
-//     failed, CHOSEN      → estimate = max(estimate, rtt)           (a failure only holds it)
-//     rtt > estimate × w  → estimate = rtt                         (the peak)
+//     failed, CHOSEN      → nothing else                            (a failure is no sample)
+//     rtt > estimate × w and (quiet or FIRST_WRITTEN)
+//                         → estimate = rtt                         (the peak: a stall)
 //     otherwise           → estimate = estimate × w + (1 − w) × rtt
 //     stamp = now (never moved backwards), picksAt = picks
 //   pick: choiceCount distinct draws among READY endpoints (all when fewer), lowest cost, the
@@ -132,18 +135,20 @@ function configToJson(c) {
 }
 
 /**
- * The semantics lblab chose: Finagle's first estimate, idle decay on the pick clock bounded by
- * idleMaxTime on the wall clock, the error-aware cost.
+ * The semantics lblab chose: the first estimate 0 and a stall-aware cost, a peak only on a stall,
+ * idle decay on the pick clock bounded by idleMaxTime on the wall clock, the error-aware cost,
+ * failures no samples.
  */
 const CHOSEN = Object.freeze({
-  initial: 'penalty', idle: 'pick_clock', idlePicks: 5000, idleMaxTime: 60 * NANOS_PER_SEC, errorPenalty: 1,
-  failures: 'hold', errorSamples: 10,
+  initial: 'zero', idle: 'pick_clock', idlePicks: 5000, idleMaxTime: 60 * NANOS_PER_SEC, errorPenalty: 1,
+  failures: 'ignore', errorSamples: 10, peak: 'stalled', stall: true,
 });
 /** The proposal as first written: the defaultRtt prior, decay toward 0 on the wall clock. */
 const FIRST_WRITTEN = Object.freeze({
   initial: 'prior', idle: 'to_zero', idlePicks: 5000, idleMaxTime: 0, errorPenalty: 0, failures: 'sample', errorSamples: 0,
+  peak: 'jump', stall: false,
 });
-/** The cost of an endpoint without a sample but with calls outstanding (CHOSEN). */
+/** Finagle's cost of an endpoint without a sample but with calls outstanding (initial 'penalty'). */
 const PENALTY = 1e300;
 
 /**
@@ -158,6 +163,7 @@ function context(config, semantics = CHOSEN) {
  * One endpoint's load: the peak EWMA of its RTT and its outstanding (unary) calls. A new one is
  * made when the endpoint becomes READY, with nothing outstanding and no sample; its estimate is
  * `initial` if given (tests), else 0 (CHOSEN) or defaultRtt (FIRST_WRITTEN).
+ *
  */
 class EndpointLoad {
   constructor(ctx, now, initial) {
@@ -168,6 +174,7 @@ class EndpointLoad {
     this.sampled = false;
     this.picksAt = ctx.picks;
     this.outstanding = 0;
+    this.progress = now;
   }
 
   /** The decay weight at `now`; a clock behind the stamp counts as no time passed. */
@@ -183,7 +190,7 @@ class EndpointLoad {
     return Math.min(w, Math.exp(-dt / Math.max(max, ctx.config.decayTime)));
   }
 
-  /** Whether the cost is CHOSEN's before-the-first-sample rule. */
+  /** Whether the cost is Finagle's before-the-first-sample penalty. */
   unsampled(ctx) {
     return !this.sampled && ctx.semantics.initial === 'penalty';
   }
@@ -198,7 +205,12 @@ class EndpointLoad {
     if (this.unsampled(ctx)) {
       return this.outstanding === 0 ? 0 : PENALTY * (1 + 1e-6 * this.outstanding);
     }
-    return this.estimate * this.weight(now, ctx) * this.errorFactor(ctx) * (this.outstanding + 1);
+    let estimate = this.estimate * this.weight(now, ctx) * this.errorFactor(ctx);
+    if (ctx.semantics.stall && this.outstanding > 0) {
+      // A pending call's age is a lower bound on its RTT: a stall is seen while it happens.
+      estimate = Math.max(estimate, Math.max(0, now - this.progress));
+    }
+    return estimate * (this.outstanding + 1);
   }
 
   /** `1 + errorPenalty × e/(1 − e)`: the cost of the failures (1 without an errorPenalty). */
@@ -209,8 +221,11 @@ class EndpointLoad {
     return 1 + (p * e) / (1 - e);
   }
 
-  /** Takes an RTT sample `rtt` (ns) observed at `now`; `failed`: the call did not end OK. */
-  observe(now, rtt, ctx, failed = false) {
+  /**
+   * Takes an RTT sample `rtt` (ns) observed at `now`; `failed`: the call did not end OK; `quiet`:
+   * the endpoint gave no other answer while the call was pending.
+   */
+  observe(now, rtt, ctx, failed = false, quiet = true) {
     const failure = failed ? 1 : 0;
     if (!this.sampled && ctx.semantics.initial !== 'prior') {
       this.estimate = rtt;
@@ -222,11 +237,15 @@ class EndpointLoad {
       const n = ctx.semantics.errorSamples || 0;
       const we = n > 0 ? Math.min(w, 1 - 1 / n) : w;
       this.errors = this.errors * we + (1 - we) * failure;
+      // A failure is no sample: only the share of failures moved.
+      if (failed && ctx.semantics.failures === 'ignore') return;
       if (failed && ctx.semantics.failures === 'hold') {
         // A failure never lowers the estimate: the larger of the stored one and its time.
         this.estimate = Math.max(this.estimate, rtt);
       } else {
-        this.estimate = rtt > decayed ? rtt : decayed + (1 - w) * rtt;
+        // CHOSEN: a slow answer is the new peak only if it came out of a stall.
+        const peak = rtt > decayed && (ctx.semantics.peak !== 'stalled' || quiet);
+        this.estimate = peak ? rtt : decayed + (1 - w) * rtt;
       }
     }
     if (now > this.stamp) this.stamp = now;
@@ -234,8 +253,9 @@ class EndpointLoad {
     this.picksAt = ctx.picks;
   }
 
-  /** A call was started on this endpoint. */
-  onStart() {
+  /** A call was started on this endpoint at `now`; one that makes it busy is progress. */
+  onStart(now) {
+    if (this.outstanding === 0) this.progress = Math.max(this.progress, now);
     this.outstanding += 1;
   }
 
@@ -246,7 +266,11 @@ class EndpointLoad {
    */
   onEnd(now, elapsed, sample, ctx, failed = false) {
     if (this.outstanding > 0) this.outstanding -= 1;
-    if (sample) this.observe(now, elapsed, ctx, failed);
+    if (!sample) return;
+    // An answer is progress; no other answer since this call was sent means it waited out a stall.
+    const quiet = this.progress <= now - elapsed;
+    this.progress = Math.max(this.progress, now);
+    this.observe(now, elapsed, ctx, failed, quiet);
   }
 }
 

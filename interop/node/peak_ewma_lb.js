@@ -81,7 +81,7 @@ class PeakEwmaPicker {
       ...result,
       onCallStarted: () => {
         t0 = nowNs();
-        load.onStart();
+        load.onStart(t0);
         if (started) started();
       },
       onCallEnded: (code, details, metadata) => {

@@ -22,7 +22,7 @@ use crate::config::fields::{ConfigError, Fields};
 use crate::config::spec::Spec;
 use crate::estimator::DecayMode;
 use crate::p2c::Sampling;
-use crate::peak_ewma::{self, Ablation, Idle, Initial, PeakEwmaPolicy, Streams};
+use crate::peak_ewma::{self, Ablation, Failures, Idle, Initial, Peak, PeakEwmaPolicy, Streams};
 use crate::{duration, Nanos, Policy, NANOS_PER_SEC};
 
 /// The policy's name (an lblab name, not a gRPC policy).
@@ -58,6 +58,11 @@ impl Config {
                 initial: Initial::Penalty,
                 idle: Idle::ToZero,
                 error_penalty: None,
+                // What it inherited from the default of the first two design rounds, pinned so
+                // that the reference does not move with the default.
+                peak: Peak::Jump,
+                stall: false,
+                failures: Failures::Hold,
                 ..Ablation::default()
             },
         }

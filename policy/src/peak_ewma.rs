@@ -87,7 +87,6 @@ pub const NAME: &str = "peak_ewma_experimental";
 pub enum Peak {
     /// `"jump"`: it replaces the estimate at once (the peak EWMA of Finagle, tower and the
     /// proposal).
-    #[default]
     Jump,
     /// `"blend"`: it blends in like any other sample (a plain time-weighted EWMA, as Envoy's).
     Blend,
@@ -109,7 +108,9 @@ pub enum Peak {
     /// `"stalled"`: a sample above the estimate replaces it (as `"jump"`) only if the endpoint
     /// gave no other answer while that call was pending, a stall as a pause makes it; a slow
     /// answer while the endpoint kept answering other calls (its own tail, a slow request) blends
-    /// in like any other sample.
+    /// in like any other sample. The default, chosen by the design search's third round
+    /// (`results/design/candidates/`).
+    #[default]
     Stalled,
 }
 
@@ -125,12 +126,12 @@ pub enum Failures {
     /// stored estimate (as of the last answer, undecayed) and the failure's elapsed time, as of
     /// now: a slow failure (a deadline) still raises it at once, and a fast one restarts the idle
     /// decay from the last measured latency instead of blending its near-zero time in. Only
-    /// successful calls lower an estimate. The chosen default.
-    #[default]
+    /// successful calls lower an estimate. The default before the design search's third round.
     Hold,
     /// `"ignore"`: a failure is no RTT sample and leaves the estimate as it is (it still counts
     /// toward the share of failures with an `errorPenalty`). A call that fails slowly is seen
-    /// while it is pending, by [`Ablation::stall`], not after.
+    /// while it is pending, by [`Ablation::stall`], not after. The default.
+    #[default]
     Ignore,
 }
 
@@ -160,14 +161,14 @@ pub enum Initial {
     /// `"penalty"`, Finagle's: before the first sample the cost is 0 while nothing is
     /// outstanding and a penalty above any measured cost (growing with the outstanding count)
     /// while calls are, so each new endpoint gets one call and then waits for its answer, which
-    /// becomes the estimate. `defaultRtt` is not used. The default, chosen by the design search
-    /// (`results/design/`).
-    #[default]
+    /// becomes the estimate. `defaultRtt` is not used. The default of the first two design
+    /// rounds (`results/design/`).
     Penalty,
     /// `"zero"`: the estimate is 0 until the first sample replaces it; no penalty, no
     /// `defaultRtt`. On its own a new endpoint would take every call until it answers; with
     /// [`Ablation::stall`] its cost is the age of its oldest unanswered call, so it gets calls
-    /// until that age says it is slower than the others.
+    /// until that age says it is slower than the others. The default.
+    #[default]
     Zero,
 }
 
@@ -311,20 +312,20 @@ impl Default for Ablation {
             decay: DecayMode::TimeWeighted,
             sampling: Sampling::Distinct,
             streams: Streams::Ignore,
-            initial: Initial::Penalty,
+            initial: Initial::Zero,
             idle: Idle::PickClock,
             idle_picks: DEFAULT_IDLE_PICKS,
             probes: Probes::Many,
-            peak: Peak::Jump,
+            peak: Peak::Stalled,
             peak_decay_time: None,
             idle_decay_time: None,
             idle_max_time: Some(DEFAULT_IDLE_MAX_TIME),
             blend_time: None,
             error_penalty: Some(DEFAULT_ERROR_PENALTY),
-            failures: Failures::Hold,
+            failures: Failures::Ignore,
             blend_samples: None,
             error_samples: Some(DEFAULT_ERROR_SAMPLES),
-            stall: false,
+            stall: true,
             per_method: false,
         }
     }

@@ -97,8 +97,8 @@ test('a clock that goes backwards is clamped: no negative dt, stamp never moves 
 
 test('cost is decayed x (outstanding + 1); completion takes one off and samples unless cancelled', () => {
   const e = new core.EndpointLoad(FW, 0, 10 * MS);
-  e.onStart();
-  e.onStart();
+  e.onStart(0);
+  e.onStart(0);
   close(e.cost(1 * S, FW), 10 * MS * Math.exp(-0.1) * 3);
   e.onEnd(1 * S, 40 * MS, true, FW);
   assert.equal(e.outstanding, 1);
@@ -115,7 +115,7 @@ test('the cheapest draw wins; the earlier draw wins ties', () => {
   const b = new core.EndpointLoad(FW, 0, 10 * MS);
   assert.equal(core.cheapest([a, b], 0, FW), 0);
   assert.equal(core.cheapest([b, a], 0, FW), 0);
-  b.onStart();
+  b.onStart(0);
   assert.equal(core.cheapest([b, a], 0, FW), 1);
   assert.equal(core.cheapest([], 0, FW), -1);
 });
@@ -128,8 +128,8 @@ test('a slow endpoint becomes cheap again by decay and is probed', () => {
   const t1 = 1 * S;
   assert.equal(core.cheapest([fast, slow], t1, FW), 0);
   // Not picked for a while, the slow endpoint's estimate decays below the busy fast one's.
-  fast.onStart();
-  fast.onStart();
+  fast.onStart(t1);
+  fast.onStart(t1);
   const later = t1 + 30 * S;
   fast.observe(later, 2 * MS, FW);
   assert.equal(core.cheapest([fast, slow], later, FW), 1);
@@ -191,20 +191,42 @@ test('aggregate state: READY, else queue while anything is CONNECTING or IDLE, e
   assert.equal(core.aggregateState([]), 'TRANSIENT_FAILURE');
 });
 
-test('chosen: an endpoint without a sample costs 0 idle, the penalty while a call is pending, then its first answer', () => {
+test('chosen: an endpoint without a sample costs 0 idle, its first call\'s age while it is pending, then its first answer', () => {
   const ctx = core.context(core.parseConfig({}));
   const e = new core.EndpointLoad(ctx, 0);
   assert.equal(e.cost(0, ctx), 0);
-  e.onStart();
-  assert.ok(e.cost(0, ctx) >= core.PENALTY);
+  e.onStart(0);
+  assert.equal(e.cost(2 * MS, ctx), 2 * MS * 2);
   e.onEnd(3 * MS, 3 * MS, true, ctx);
   assert.equal(e.cost(3 * MS, ctx), 3 * MS);
+});
+
+test('chosen: a slow answer jumps the estimate only out of a stall; a failure is no sample', () => {
+  const ctx = core.context(core.parseConfig({}));
+  const run = (otherFirst) => {
+    const e = new core.EndpointLoad(ctx, 0);
+    e.onStart(0);
+    e.onEnd(2 * MS, 2 * MS, true, ctx); // 2 ms
+    e.onStart(10 * MS); // the slow call
+    e.onStart(12 * MS); // a later one
+    if (otherFirst) e.onEnd(14 * MS, 2 * MS, true, ctx);
+    e.onEnd(60 * MS, 50 * MS, true, ctx);
+    return e;
+  };
+  assert.equal(run(false).estimate, 50 * MS); // nothing else answered: a stall, the peak
+  assert.ok(run(true).estimate < 3 * MS); // the endpoint kept answering: its own tail, blended
+  const e = run(true);
+  const before = e.estimate;
+  e.onStart(70 * MS);
+  e.onEnd(80 * MS, 10 * MS, true, ctx, true); // a failure: only the share of failures moves
+  assert.equal(e.estimate, before);
+  assert.ok(e.errors > 0);
 });
 
 test('chosen: idle decay runs on the pick clock, capped by the wall clock', () => {
   const ctx = core.context(core.parseConfig({}), { ...core.CHOSEN, idleMaxTime: 0 });
   const e = new core.EndpointLoad(ctx, 0);
-  e.onStart();
+  e.onStart(0);
   e.onEnd(0, 20 * MS, true, ctx); // estimate 20 ms at t = 0, pick count 0
   // 100 s later without picks: the pick clock has not moved, so no decay.
   close(e.cost(100 * S, ctx), 20 * MS);
@@ -217,7 +239,7 @@ test('chosen: idle decay runs on the pick clock, capped by the wall clock', () =
 test('chosen: idleMaxTime bounds the pick clock by a slower wall clock', () => {
   const ctx = core.context(core.parseConfig({}));
   const e = new core.EndpointLoad(ctx, 0);
-  e.onStart();
+  e.onStart(0);
   e.onEnd(0, 20 * MS, true, ctx);
   // No picks for 120 s: the pick clock alone would not decay it; idleMaxTime (60 s) does.
   close(e.cost(120 * S, ctx), 20 * MS * Math.exp(-2));
@@ -229,10 +251,10 @@ test('chosen: idleMaxTime bounds the pick clock by a slower wall clock', () => {
 test('chosen: the error-aware cost multiplies by 1/(1 − e), e weighted as the RTT blend', () => {
   const ctx = core.context(core.parseConfig({}));
   const e = new core.EndpointLoad(ctx, 0);
-  e.onStart();
+  e.onStart(0);
   e.onEnd(0, 1 * MS, true, ctx, true); // the first answer, a failure: e = 1, capped at 0.999
   close(e.cost(0, ctx), 1 * MS * 1000);
-  e.onStart();
+  e.onStart(10 * S - 1 * MS);
   // One decayTime later an OK answer: e = 1 × w + (1 − w) × 0, w = exp(−1) (the cap of 0.999
   // applies to the cost, not to the stored share).
   ctx.picks = 5000;

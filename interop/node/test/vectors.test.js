@@ -65,14 +65,15 @@ function scripted(draws, n, where) {
 function semanticsOf(seq) {
   const a = seq.config.lblabAblation || {};
   const s = { ...core.CHOSEN };
-  for (const k of ['initial', 'idle', 'idlePicks', 'errorPenalty', 'failures', 'errorSamples']) if (k in a) s[k] = a[k];
+  for (const k of ['initial', 'idle', 'idlePicks', 'errorPenalty', 'failures', 'errorSamples', 'peak', 'stall']) if (k in a) s[k] = a[k];
   // idleMaxTime: "0s" is no bound; as lblab, only the pick clock has one by default.
   if ('idleMaxTime' in a) s.idleMaxTime = core.parseDuration(a.idleMaxTime);
   else if (s.idle !== 'pick_clock') s.idleMaxTime = 0;
   // As lblab: the semantics as first written have no error-aware cost, take a failure's time as a
-  // sample and give every answer only its time weight in the share of failures, unless told.
+  // sample, give every answer only its time weight in the share of failures, jump on any slow
+  // answer and have no stall-aware cost, unless told.
   if (s.initial === 'prior') {
-    for (const k of ['errorPenalty', 'failures', 'errorSamples']) if (!(k in a)) s[k] = core.FIRST_WRITTEN[k];
+    for (const k of ['errorPenalty', 'failures', 'errorSamples', 'peak', 'stall']) if (!(k in a)) s[k] = core.FIRST_WRITTEN[k];
   }
   const known = [core.CHOSEN, core.FIRST_WRITTEN].some((t) => t.initial === s.initial && t.idle === s.idle);
   assert.ok(known, `${seq.name}: lblabAblation ${JSON.stringify(a)} is not a semantics this port implements`);
@@ -128,7 +129,7 @@ function replay(seq) {
           got = { result: 'endpoint', endpoint: id };
           const load = ready[i];
           const unary = step.kind === 'unary';
-          if (unary) load.onStart();
+          if (unary) load.onStart(now);
           if (step.call !== undefined) calls.set(step.call, { load, unary });
         } else {
           assert.deepEqual(step.draws, [], `${where}: draws without a READY endpoint`);

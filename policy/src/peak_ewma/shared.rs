@@ -41,7 +41,7 @@ use crate::{
 /// endpoint has been sampled.
 const WORDS: usize = 7;
 
-/// One endpoint's state: 88 bytes, contiguous with its neighbours' in the [`Arena`]. Not padded
+/// One endpoint's state: 96 bytes, contiguous with its neighbours' in the [`Arena`]. Not padded
 /// to a cache line each: at large fleets the memory a pick walks matters more than false
 /// sharing, which only few-endpoint fleets could see, and their threads share the endpoints
 /// themselves anyway.
@@ -56,6 +56,10 @@ struct Cell {
     /// The endpoint the slot holds (set when the cell starts over).
     id: AtomicU32,
     words: [AtomicU64; WORDS],
+    /// When the endpoint last showed progress while calls were outstanding on it (its last
+    /// answer, or the pick that made it busy): outside the sequence lock, since a pick sets it.
+    /// Only ever moves forward.
+    progress: AtomicU64,
 }
 
 const OUTSTANDING: u64 = 0xFFFF_FFFF;
@@ -79,7 +83,7 @@ impl Cell {
                 fence(Ordering::Acquire);
                 if self.seq.load(Ordering::Relaxed) == before {
                     let outstanding = (self.counted.load(Ordering::Relaxed) & OUTSTANDING) as u32;
-                    return decode(&w, outstanding);
+                    return decode(&w, outstanding, self.progress.load(Ordering::Relaxed));
                 }
             }
             // A completion is storing the words.
@@ -108,6 +112,7 @@ impl Cell {
         self.counted
             .store(u64::from(generation) << 32, Ordering::Release);
         self.id.store(id.0, Ordering::Relaxed);
+        self.progress.store(load.progress, Ordering::Relaxed);
         self.store(load);
         self.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
@@ -129,6 +134,7 @@ impl Cell {
         decode(
             &w,
             (self.counted.load(Ordering::Relaxed) & OUTSTANDING) as u32,
+            self.progress.load(Ordering::Relaxed),
         )
     }
 
@@ -138,10 +144,16 @@ impl Cell {
         }
     }
 
-    /// Counts a call picked for this endpoint; returns the generation it counts against.
+    /// Counts a call picked at `now` for this endpoint; returns the generation it counts
+    /// against. A call that makes the endpoint busy is progress (the stall-aware cost counts
+    /// from it).
     #[inline]
-    fn count(&self) -> u32 {
-        (self.counted.fetch_add(1, Ordering::AcqRel) >> 32) as u32
+    fn count(&self, now: Nanos) -> u32 {
+        let word = self.counted.fetch_add(1, Ordering::AcqRel);
+        if word & OUTSTANDING == 0 {
+            self.progress.fetch_max(now, Ordering::Relaxed);
+        }
+        (word >> 32) as u32
     }
 
     /// Takes back a call counted against `generation`; false (and no change) if the cell has
@@ -178,7 +190,7 @@ fn encode(load: &Load) -> [u64; WORDS] {
     ]
 }
 
-fn decode(w: &[u64; WORDS], outstanding: u32) -> Load {
+fn decode(w: &[u64; WORDS], outstanding: u32, progress: Nanos) -> Load {
     Load {
         rtt: PeakEwma::unscaled(f64::from_bits(w[0]), w[1]),
         errors: f64::from_bits(w[2]),
@@ -187,8 +199,7 @@ fn decode(w: &[u64; WORDS], outstanding: u32) -> Load {
         picks_at: w[5],
         sampled: w[6] != 0,
         outstanding,
-        // The stall-aware cost is not supported here (`with_config`).
-        progress: 0,
+        progress,
     }
 }
 
@@ -298,8 +309,6 @@ impl SharedPeakEwma {
         // Without a decay factor per call (see `Moment::unscaled`), the variations that weigh a
         // sample by the wall-clock decay of the stored estimate are not supported.
         if !a.split()
-            || a.stall
-            || a.peak == super::Peak::Stalled
             || a.decay != DecayMode::TimeWeighted
             || (a.blend_time.is_none() && (a.idle_decay_time.is_some() || a.idle == Idle::Frozen))
         {
@@ -468,7 +477,7 @@ impl ConcurrentPolicy for SharedPeakEwma {
         self.picks.fetch_add(1, Ordering::Relaxed);
         let cell = self.cell(slot);
         let generation = if a.streams.outstanding(kind) {
-            cell.count()
+            cell.count(now)
         } else {
             cell.generation()
         };
@@ -487,13 +496,18 @@ impl ConcurrentPolicy for SharedPeakEwma {
         if !cell.uncount(ticket.generation()) {
             return;
         }
-        if outcome.status == Status::Cancelled || !a.streams.samples(kind) {
+        if outcome.status == Status::Cancelled {
+            return;
+        }
+        // Whether the endpoint gave no other answer while this call was pending (a stall).
+        let previous = cell.progress.fetch_max(now, Ordering::Relaxed);
+        let quiet = previous <= now.saturating_sub(outcome.elapsed);
+        if !a.streams.samples(kind) {
             return;
         }
         let picks = self.picks.load(Ordering::Relaxed);
         let (rtt, failed) = (outcome.elapsed, outcome.status != Status::Ok);
         cell.update(ticket.generation(), |load| {
-            // `peak: "stalled"` is not carried here (`with_config`): no stall test.
             split_sample(
                 a,
                 &self.split,
@@ -502,7 +516,7 @@ impl ConcurrentPolicy for SharedPeakEwma {
                 Moment::unscaled(now),
                 rtt,
                 failed,
-                true,
+                quiet,
             );
         });
     }

@@ -80,17 +80,24 @@ impl Spec for Config {
                     DecayMode::OnRead => Idle::ToZero,
                     DecayMode::TimeWeighted => d.idle,
                 };
-                let initial = a.choice("initial", INITIALS, d.initial)?;
+                // tower's and Finagle's decay on read keeps Finagle's first estimate.
+                let initial_default = match decay {
+                    DecayMode::OnRead => Initial::Penalty,
+                    DecayMode::TimeWeighted => d.initial,
+                };
+                let initial = a.choice("initial", INITIALS, initial_default)?;
                 let idle_choice = a.choice("idle", IDLES, idle)?;
                 // The semantics as first written and tower's had no error-aware cost, and took a
                 // failure's time as a sample like any other.
                 let as_defined = decay == DecayMode::OnRead || initial == Initial::Prior;
                 let error_default = if as_defined { None } else { d.error_penalty };
-                let (failures_default, error_samples_default) = if as_defined {
-                    (Failures::Sample, None)
-                } else {
-                    (d.failures, d.error_samples)
-                };
+                // Nor the peak that jumps only on a stall, nor the stall-aware cost.
+                let (failures_default, error_samples_default, peak_default, stall_default) =
+                    if as_defined {
+                        (Failures::Sample, None, Peak::Jump, false)
+                    } else {
+                        (d.failures, d.error_samples, d.peak, d.stall)
+                    };
                 let ablation = Ablation {
                     decay,
                     sampling: a.choice("sampling", SAMPLINGS, d.sampling)?,
@@ -99,7 +106,7 @@ impl Spec for Config {
                     idle: idle_choice,
                     idle_picks: a.u32("idlePicks", d.idle_picks)?,
                     probes: a.choice("probes", PROBES, d.probes)?,
-                    peak: a.choice("peak", PEAKS, d.peak)?,
+                    peak: a.choice("peak", PEAKS, peak_default)?,
                     peak_decay_time: optional_duration(a, "peakDecayTime")?,
                     idle_decay_time: optional_duration(a, "idleDecayTime")?,
                     // Given: "0s" is no bound. Not given: the default bound with the pick clock.
@@ -131,7 +138,7 @@ impl Spec for Config {
                     } else {
                         error_samples_default
                     },
-                    stall: a.bool("stall", d.stall)?,
+                    stall: a.bool("stall", stall_default)?,
                     per_method: a.bool("perMethod", d.per_method)?,
                 };
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
@@ -180,6 +187,7 @@ impl Spec for Config {
             "probes": choice_name(PROBES, self.ablation.probes),
             "peak": choice_name(PEAKS, self.ablation.peak),
             "failures": choice_name(FAILURES, self.ablation.failures),
+            "stall": self.ablation.stall,
         });
         for (key, value) in [
             ("peakDecayTime", self.ablation.peak_decay_time),
@@ -201,9 +209,6 @@ impl Spec for Config {
             if let Some(n) = value {
                 ablation[key] = json!(n);
             }
-        }
-        if self.ablation.stall {
-            ablation["stall"] = json!(true);
         }
         if self.ablation.per_method {
             ablation["perMethod"] = json!(true);

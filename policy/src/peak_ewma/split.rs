@@ -113,9 +113,10 @@ fn estimate_with(a: &Ablation, split: &Split, load: &Load, now: Nanos, weight: f
 }
 
 /// Takes an answer to a call into `load` at `at` under [`Ablation::split`], for the sans-IO
-/// policy and the concurrent one alike: the first answer of an endpoint is its estimate (unless
-/// the semantics as first written blend it into the prior, or it failed and failures are
-/// ignored), later ones go through [`split_observe`]. `quiet`: the endpoint gave no other answer
+/// policy and the concurrent one alike: the first answer of an endpoint, OK or not, is its
+/// estimate (unless the semantics as first written blend it into the prior), so that an endpoint
+/// that has only failed is not costed at 0 times its share of failures; later ones go through
+/// [`split_observe`]. `quiet`: the endpoint gave no other answer
 /// while this call was pending.
 #[inline]
 #[allow(clippy::too_many_arguments)]
@@ -129,16 +130,14 @@ pub(super) fn split_sample(
     failed: bool,
     quiet: bool,
 ) {
-    if failed && a.failures == Failures::Ignore && !load.sampled {
-        // No estimate yet and this answer gives none: only the share of failures moves.
-        load.errors = 1.0;
-        return;
-    }
     if !load.sampled && a.initial != Initial::Prior {
         load.rtt.replace(at, rtt);
         load.errors = if failed { 1.0 } else { 0.0 };
     } else {
         split_observe(a, split, picks, load, at, rtt, failed, quiet);
+        if failed && a.failures == Failures::Ignore {
+            return; // only the share of failures moved
+        }
     }
     load.sampled = true;
     load.picks_at = picks;

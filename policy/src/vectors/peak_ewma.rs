@@ -258,14 +258,16 @@ pub(super) fn file() -> Value {
             }
         },
     );
-    // From here on the sequences encode the chosen default: Finagle's first estimate, the idle
-    // decay on the pick clock and the error-aware cost.
+    // From here on the sequences encode the chosen default: the first estimate 0 with the
+    // stall-aware cost, a peak only out of a stall, the idle decay on the pick clock, the
+    // error-aware cost and failures that are no samples.
     s.pin = None;
     s.add(
         "first_answer_sets_the_estimate",
-        "The chosen default: an endpoint without a sample costs 0 while nothing is outstanding on \
-         it and more than any measured endpoint while a call is; its first answer becomes the \
-         estimate outright; a cancelled call is no sample.",
+        "The chosen default: an endpoint without a sample has the estimate 0; while calls are \
+         outstanding on an endpoint its estimate is at least the time since it last answered or \
+         became busy, so one whose first call is pending costs that call's age × (outstanding + \
+         1); its first answer becomes the estimate outright; a cancelled call is no sample.",
         defaults.clone(),
         |r| {
             r.ready_all(0, &[0, 1, 2]);
@@ -347,8 +349,8 @@ pub(super) fn file() -> Value {
          0.999. Endpoint 1 fails its first call fast: e = 1, so it costs 1000 × its 1 ms. It is \
          avoided until its decayed cost falls below endpoint 0's (about 6.7 s); the probe's OK \
          answer then outweighs the old share, which has decayed with the time since its last \
-         answer, and it is back. A DEADLINE_EXCEEDED counts as a failure too, and being slower than \
-         the estimate it raises it.",
+         answer, and it is back. A DEADLINE_EXCEEDED counts as a failure too and, being no sample, \
+         leaves the estimate alone (the stall-aware cost saw it while it was pending).",
         json!({"decayTime": "1s", "lblabAblation": {"idlePicks": 1}}),
         |r| {
             r.ready_all(0, &[0, 1]);
@@ -369,15 +371,15 @@ pub(super) fn file() -> Value {
         },
     );
     s.add(
-        "a_failure_holds_the_estimate_and_raises_the_share_of_failures",
-        "The chosen default's failures (failures \"hold\", errorSamples 10): a failed call is no RTT \
-         sample. Endpoint 0 answers in 20 ms, endpoint 1 in 2 ms; then endpoint 1 fails 5 calls in \
-         0.1 ms, 10 ms apart: its estimate stays 2 ms (the larger of the stored estimate and the \
-         failure's time), and each failure weighs at least a tenth in the share of failures, so e \
-         rises to about 0.41 and its cost to about 1.7 × its estimate, where 10 ms apart the time \
-         weight alone would give each failure 0.1 %. Two calls then go to endpoint 1: an OK answer \
-         in 2 ms lowers e by a tenth, and a failure slower than the estimate (a 50 ms \
-         DEADLINE_EXCEEDED) raises the estimate at once.",
+        "a_failure_is_no_sample_and_raises_the_share_of_failures",
+        "The chosen default's failures (failures \"ignore\", errorSamples 10): a failed call is no \
+         RTT sample. Endpoint 0 answers in 20 ms, endpoint 1 in 2 ms; then endpoint 1 fails 5 \
+         calls in 0.1 ms, 10 ms apart: its estimate stays 2 ms, decaying from its last answer, \
+         and each failure weighs at least a tenth in the share of failures, so e rises to about \
+         0.41 and its cost to about 1.7 × its estimate, where 10 ms apart the time weight alone \
+         would give each failure 0.1 %. Two calls then go to endpoint 1: an OK answer in 2 ms \
+         lowers e by a tenth, and a failure slower than the estimate (a 50 ms DEADLINE_EXCEEDED) \
+         leaves the estimate alone; while it was pending, its age was the estimate.",
         defaults.clone(),
         |r| {
             r.ready_all(0, &[0, 1]);
@@ -399,13 +401,42 @@ pub(super) fn file() -> Value {
             r.check(140 * MS);
         },
     );
+    s.add(
+        "a_slow_answer_jumps_the_estimate_only_out_of_a_stall",
+        "The chosen default's peak: a slow answer replaces the estimate only if the endpoint gave \
+         no other answer while that call was pending (a stall, as a pause makes); otherwise it \
+         blends like any other sample (the endpoint's own tail). Both endpoints answer in 2 ms. \
+         Endpoint 0 then gets a call that takes 50 ms while a later call to it answers in 2 ms: \
+         the 50 ms blends in. Endpoint 1 gets a call that takes 50 ms while a later one to it \
+         also waits (answering after it): the 50 ms is the new estimate. While they are pending, \
+         each endpoint's estimate is at least the time since it last answered or became busy.",
+        defaults.clone(),
+        |r| {
+            r.ready_all(0, &[0, 1]);
+            let a = r.unary(0, &[0, 1]);
+            let b = r.unary(0, &[1, 0]);
+            r.done(2 * MS, a, Ok, 2 * MS);
+            r.done(2 * MS, b, Ok, 2 * MS);
+            let slow0 = r.unary(10 * MS, &[0, 1]);
+            let slow1 = r.unary(10 * MS, &[1, 0]);
+            let later0 = r.unary(12 * MS, &[0, 1]);
+            let later1 = r.unary(12 * MS, &[1, 0]);
+            r.done(14 * MS, later0, Ok, 2 * MS);
+            r.check(40 * MS);
+            r.done(60 * MS, slow0, Ok, 50 * MS);
+            r.done(60 * MS, slow1, Ok, 50 * MS);
+            r.done(61 * MS, later1, Ok, 49 * MS);
+            r.check(100 * MS);
+        },
+    );
     document(
         policy,
         "peak_ewma_experimental: per endpoint a peak-EWMA estimate of unary RTT; cost = \
          decayed estimate × (outstanding + 1); pick the cheapest of choiceCount distinct draws. \
          The first sequences pin the semantics as first written (lblabAblation initial prior, idle \
-         to_zero, no error-aware cost); the later ones encode lblab's default since the design \
-         search, which differs in all three.",
+         to_zero, no error-aware cost); the later ones encode lblab's default since its design \
+         search's third round (the first estimate 0 with a stall-aware cost, a peak only out of a \
+         stall, idle decay on the pick clock, the error-aware cost, failures no samples).",
         cases,
         s.out,
     )

@@ -400,7 +400,7 @@ fn the_error_penalty_is_checked_and_normalized() {
     assert!(norm(r#""initial":"prior","errorPenalty":2"#)
         .unwrap()
         .contains(r#""errorPenalty":2.0"#));
-    assert!(norm("").unwrap().contains(r#""failures":"hold""#));
+    assert!(norm("").unwrap().contains(r#""failures":"ignore""#));
     assert!(norm(r#""initial":"prior""#)
         .unwrap()
         .contains(r#""failures":"sample""#));
@@ -590,7 +590,7 @@ fn a_stall_is_seen_while_it_happens_not_only_when_its_answer_returns() {
         (pending, lab.cost(e))
     };
     let (with, after) = cost_after_pending(r#""idle":"to_zero","stall":true"#);
-    let (without, _) = cost_after_pending(r#""idle":"to_zero""#);
+    let (without, _) = cost_after_pending(r#""idle":"to_zero","stall":false"#);
     assert!(with >= 2.0 * 50.0 * MS as f64, "{with}");
     assert!(without < 2.0 * 2.0 * MS as f64, "{without}");
     // After the answer (50 ms, a peak) the estimate is the answer itself, no stall term on top.
