@@ -26,13 +26,16 @@ fn with_extra_rtt(scenario: &Scenario, extra: u64) -> Scenario {
 /// Runs `scenario` (its run length applied) in the simulator and then over real TCP with the
 /// options `harness` gives (asked for once the simulation is written) into `base` (`sim/`,
 /// `real/`, `compare.csv` and the chart), printing the results and the agreement (each line to
-/// `out`).
+/// `out`). With `repeat` above 1 the real run is repeated (without the floor) into
+/// `real-repeat/run-<k>/`, and the headline is judged over every run
+/// ([`compare_lines::headline`]).
 pub fn run<'o>(
     lab: &Lab,
     scenario: &Scenario,
     policies: &[String],
     harness: impl FnOnce() -> HarnessOptions<'o>,
     base: &Path,
+    repeat: u32,
     out: &mut dyn FnMut(&str),
 ) -> Result<Exit> {
     let layout = Layout::new(base);
@@ -62,15 +65,49 @@ pub fn run<'o>(
     }
 
     let options = &harness();
+    let repeat = repeat.max(1);
+    let again = HarnessOptions {
+        floor: None,
+        ..options.clone()
+    };
+    let schedule =
+        real_schedule(scenario, options) + real_schedule(scenario, &again) * (repeat - 1);
     eprintln!(
-        "running {} over real TCP: {} scheduled ...",
+        "running {} over real TCP{}: {} scheduled ...",
         scenario.file.name,
-        minutes(real_schedule(scenario, options))
+        if repeat > 1 {
+            format!(" {repeat} times")
+        } else {
+            String::new()
+        },
+        minutes(schedule)
     );
     let (real, real_summary, real_results, real_dir) =
         crate::real::run_and_write(lab, scenario, options, &layout.real())?;
     run_folder::write_charts(lab, &real_dir, &real_summary, &real_results)
         .context("writing real-harness results")?;
+    // The repeats: the same scenario and seed again, each a run folder of its own.
+    let mut repeats: Vec<(
+        RunSummary,
+        Vec<lblab_record::PolicyResult>,
+        std::path::PathBuf,
+    )> = Vec::new();
+    let mut repeat_failed = None;
+    for k in 2..=repeat {
+        if real.failed.is_some() || lab.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        eprintln!("real run {k} of {repeat} ...");
+        let dir = layout.real_repeat().join(format!("run-{k}"));
+        let (run, summary, results, dir) = crate::real::run_and_write(lab, scenario, &again, &dir)?;
+        run_folder::write_charts(lab, &dir, &summary, &results)
+            .with_context(|| format!("writing the results of real run {k}"))?;
+        repeats.push((summary, results, dir));
+        if let Some(why) = run.failed {
+            repeat_failed = Some(format!("real run {k}: {why}"));
+            break;
+        }
+    }
 
     // The simulator models no cost per RPC; the real stack has one, which the floor measures. A
     // second simulation with the floor's median as network round trip separates that fixed cost
@@ -108,17 +145,37 @@ pub fn run<'o>(
 
     let (name, seed) = (&scenario.file.name, scenario.file.seed);
     let order: Vec<&str> = scenario.policies.iter().map(|p| p.name.as_str()).collect();
-    let intervals: Vec<(String, (f64, f64))> = real_results
-        .iter()
-        .filter_map(|r| {
-            let i = compare_lines::quantile_interval(&r.histogram, 0.99)?;
-            Some((r.summary.policy.clone(), i))
-        })
+    let intervals_of = |results: &[lblab_record::PolicyResult]| -> Vec<(String, (f64, f64))> {
+        results
+            .iter()
+            .filter_map(|r| {
+                let i = compare_lines::quantile_interval(&r.histogram, 0.99)?;
+                Some((r.summary.policy.clone(), i))
+            })
+            .collect()
+    };
+    let intervals: Vec<Vec<(String, (f64, f64))>> = std::iter::once(&real_results)
+        .chain(repeats.iter().map(|(_, results, _)| results))
+        .map(|results| intervals_of(results))
         .collect();
-    let results =
-        compare_lines::result_lines(name, seed, &order, &sim_summary, &real_summary, &intervals);
+    // The headline is judged over the first run and the repeats that finished (a repeat cut
+    // short is left out, and said so).
+    let runs: Vec<compare_lines::RealRun<'_>> = std::iter::once(&real_summary)
+        .chain(repeats.iter().map(|(summary, _, _)| summary))
+        .zip(&intervals)
+        .enumerate()
+        .filter(|(i, (summary, _))| *i == 0 || !summary.partial)
+        .map(|(_, (summary, intervals))| compare_lines::RealRun { summary, intervals })
+        .collect();
+    let cut_short = repeats.iter().filter(|(s, _, _)| s.partial).count();
+    let results = compare_lines::result_lines(name, seed, &order, &sim_summary, &runs);
     for line in results {
         out(&line);
+    }
+    if cut_short > 0 {
+        out(&format!(
+            "({cut_short} repeated real run(s) stopped early and are left out of the headline)"
+        ));
     }
     out("");
     for line in compare_lines::comparison_lines(name, seed, &rows, &real_summary, floor_ns) {
@@ -131,8 +188,9 @@ pub fn run<'o>(
     let mut written = vec![
         layout.sim().display().to_string(),
         real_dir.display().to_string(),
-        layout.compare_csv().display().to_string(),
     ];
+    written.extend(repeats.iter().map(|(_, _, dir)| dir.display().to_string()));
+    written.push(layout.compare_csv().display().to_string());
     // The chart in PNG (its SVG twin lies beside it).
     written.extend(
         charts
@@ -141,13 +199,22 @@ pub fn run<'o>(
             .map(|c| c.display().to_string()),
     );
     out(&format!("wrote {}", list(&written)));
+    if let Some(why) = &repeat_failed {
+        bail!(
+            "{why}; the results measured before it are in {}",
+            base.display()
+        );
+    }
     if let Some(why) = &real.failed {
         bail!(
             "{why}; the results measured before it are in {}",
             base.display()
         );
     }
-    Ok(Exit::of(real.partial))
+    let partial = real.partial
+        || repeats.iter().any(|(s, _, _)| s.partial)
+        || (repeats.len() + 1 < repeat as usize);
+    Ok(Exit::of(partial))
 }
 
 /// How long the real half of a comparison is scheduled to run: the floor's and every real

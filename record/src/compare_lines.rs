@@ -43,13 +43,23 @@ pub fn quantile_interval(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<(f6
     Some((ms(h.value_at_quantile(lo)), ms(h.value_at_quantile(hi))))
 }
 
-/// What one real run can say about which policy had the lowest p99: the lowest, and the policies
-/// it cannot be told apart from, each with why ([`Tie`]).
+/// One real run as the headline reads it: its summary and each policy's p99 interval
+/// ([`quantile_interval`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RealRun<'a> {
+    /// The run's summary.
+    pub summary: &'a RunSummary,
+    /// Per policy, the 95 % interval of its p99, ms.
+    pub intervals: &'a [(String, (f64, f64))],
+}
+
+/// What the real runs can say about which policy had the lowest p99: the lowest, and the
+/// policies it cannot be told apart from, each with why ([`Tie`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lowest {
-    /// The policy with the lowest real p99.
+    /// The policy with the lowest real p99 (the median over the runs).
     pub best: String,
-    /// The policies tied with it, in the order of the run.
+    /// The policies tied with it, in the order of the first run.
     pub tied: Vec<(String, Tie)>,
 }
 
@@ -57,29 +67,65 @@ pub struct Lowest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tie {
     /// Its simulation, from the same seed, gave the same figures, every one: in this scenario it
-    /// behaves as the lowest does (the same algorithm, or a wrapper that never acts).
+    /// behaves as the lowest does (the same algorithm, or a wrapper that never acts). Repeats do
+    /// not separate these.
     SameBehaviour,
-    /// Its real p99's 95 % interval ([`quantile_interval`]) overlaps the lowest's: within the
-    /// run's noise.
+    /// Within the noise: with one run, the 95 % intervals of the two p99s
+    /// ([`quantile_interval`]) overlap; with repeated runs, the ranges of their p99s over the
+    /// runs overlap.
     WithinNoise,
 }
 
-/// The lowest real p99 of `real` and what it is tied with, by the stated rule: a policy is tied
-/// with the lowest when its simulated summary row equals the lowest's in every figure
-/// ([`Tie::SameBehaviour`]), or when the 95 % intervals of the two real p99s (`intervals`, from
-/// [`quantile_interval`]) overlap ([`Tie::WithinNoise`]). `None` when no policy measured any
-/// latency.
-pub fn lowest(
-    sim: &RunSummary,
-    real: &RunSummary,
-    intervals: &[(String, (f64, f64))],
-) -> Option<Lowest> {
-    let measured = |r: &&SummaryRow| r.p99_ms.is_finite() && r.requests > 0;
-    let best = real
+/// The median of `values` (not empty).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// Each policy's real p99 in every run (in the first run's order), for the policies that
+/// measured latencies in all of them.
+fn p99s_over(runs: &[RealRun<'_>]) -> Vec<(String, Vec<f64>)> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .summary
         .rows
         .iter()
-        .filter(measured)
-        .min_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms))?;
+        .filter_map(|r| {
+            let p99s: Option<Vec<f64>> = runs
+                .iter()
+                .map(|run| {
+                    run.summary
+                        .rows
+                        .iter()
+                        .find(|x| x.policy == r.policy && x.requests > 0 && x.p99_ms.is_finite())
+                        .map(|x| x.p99_ms)
+                })
+                .collect();
+            Some((r.policy.clone(), p99s?))
+        })
+        .collect()
+}
+
+/// The lowest real p99 over `runs` (the median over them) and what it is tied with, by the
+/// stated rule: a policy is tied with the lowest when its simulated summary row equals the
+/// lowest's in every figure ([`Tie::SameBehaviour`]), or when the two cannot be told apart in the
+/// real runs ([`Tie::WithinNoise`]): with one run, when the 95 % intervals of the two p99s
+/// overlap; with several, unless every run's p99 of the policy is above every run's p99 of the
+/// lowest. `None` when no policy measured latencies in every run.
+pub fn lowest(sim: &RunSummary, runs: &[RealRun<'_>]) -> Option<Lowest> {
+    let p99s = p99s_over(runs);
+    let medians: Vec<(String, f64)> = p99s
+        .iter()
+        .map(|(p, v)| (p.clone(), median(&mut v.clone())))
+        .collect();
+    let (best, _) = medians.iter().min_by(|a, b| a.1.total_cmp(&b.1))?.clone();
     let sim_row = |policy: &str| {
         sim.rows
             .iter()
@@ -89,63 +135,77 @@ pub fn lowest(
                 ..r.clone()
             })
     };
-    let interval = |policy: &str| intervals.iter().find(|(p, _)| p == policy).map(|(_, i)| *i);
-    let best_sim = sim_row(&best.policy);
-    let best_interval = interval(&best.policy);
-    let tied = real
-        .rows
+    let interval = |policy: &str| {
+        runs.first()?
+            .intervals
+            .iter()
+            .find(|(p, _)| p == policy)
+            .map(|(_, i)| *i)
+    };
+    let range = |policy: &str| {
+        let v = &p99s.iter().find(|(p, _)| p == policy)?.1;
+        Some(
+            v.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                    (lo.min(*x), hi.max(*x))
+                }),
+        )
+    };
+    let best_sim = sim_row(&best);
+    let tied = p99s
         .iter()
-        .filter(measured)
-        .filter(|r| r.policy != best.policy)
-        .filter_map(|r| {
-            let same = best_sim.is_some() && sim_row(&r.policy) == best_sim;
-            let overlap = match (best_interval, interval(&r.policy)) {
-                (Some((_, best_hi)), Some((lo, _))) => lo <= best_hi,
-                _ => false,
+        .filter(|(p, _)| *p != best)
+        .filter_map(|(p, _)| {
+            let same = best_sim.is_some() && sim_row(p) == best_sim;
+            let noise = if runs.len() == 1 {
+                match (interval(&best), interval(p)) {
+                    (Some((_, best_hi)), Some((lo, _))) => lo <= best_hi,
+                    _ => false,
+                }
+            } else {
+                match (range(&best), range(p)) {
+                    (Some((_, best_hi)), Some((lo, _))) => lo <= best_hi,
+                    _ => false,
+                }
             };
             if same {
-                Some((r.policy.clone(), Tie::SameBehaviour))
-            } else if overlap {
-                Some((r.policy.clone(), Tie::WithinNoise))
+                Some((p.clone(), Tie::SameBehaviour))
+            } else if noise {
+                Some((p.clone(), Tie::WithinNoise))
             } else {
                 None
             }
         })
         .collect();
-    Some(Lowest {
-        best: best.policy.clone(),
-        tied,
-    })
+    Some(Lowest { best, tied })
 }
 
 /// The headline: which policy had the lowest real p99, or which policies tied for it
-/// ([`lowest`]), against round_robin's; nothing is crowned when the real run did not measure
-/// every policy it was to run (`partial`), since the missing ones might have won.
-pub fn headline(
-    sim: &RunSummary,
-    real: &RunSummary,
-    intervals: &[(String, (f64, f64))],
-) -> Vec<String> {
-    if real.partial {
+/// ([`lowest`]), against round_robin's (medians over the runs); nothing is crowned when a real
+/// run did not measure every policy it was to run (`partial`), since a missing one might have
+/// won.
+pub fn headline(sim: &RunSummary, runs: &[RealRun<'_>]) -> Vec<String> {
+    if let Some(cut) = runs.iter().find(|r| r.summary.partial) {
         return vec![format!(
-            "no lowest real p99: the real run stopped after {} of its policies, and one it did not reach might have won",
-            real.rows.len()
+            "no lowest real p99: a real run stopped after {} of its policies, and one it did not reach might have won",
+            cut.summary.rows.len()
         )];
     }
-    let Some(lowest) = lowest(sim, real, intervals) else {
+    let Some(lowest) = lowest(sim, runs) else {
         return Vec::new();
     };
-    let row = |policy: &str| real.rows.iter().find(|r| r.policy == policy);
-    let rr = row("round_robin");
+    let p99s = p99s_over(runs);
+    let p99 = |policy: &str| {
+        p99s.iter()
+            .find(|(p, _)| p == policy)
+            .map(|(_, v)| median(&mut v.clone()))
+    };
+    let rr = p99("round_robin");
     let group: Vec<&str> = std::iter::once(lowest.best.as_str())
         .chain(lowest.tied.iter().map(|(p, _)| p.as_str()))
         .collect();
-    let p99s: Vec<f64> = group
-        .iter()
-        .filter_map(|p| row(p))
-        .map(|r| r.p99_ms)
-        .collect();
-    let (lo, hi) = p99s
+    let values: Vec<f64> = group.iter().filter_map(|p| p99(p)).collect();
+    let (lo, hi) = values
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(*v), hi.max(*v))
@@ -157,32 +217,48 @@ pub fn headline(
             format!("{}–{}", f(lo), f(hi))
         }
     };
+    let ms = |v: f64| format!("{v:.2}");
     let against = match rr {
         Some(_) if group.contains(&"round_robin") => {
             format!(
                 " ({} ms): no policy was told apart from round_robin",
-                span(&|v| format!("{v:.2}"))
+                span(&ms)
             )
         }
         Some(rr) => format!(
-            ": {} round_robin's p99 ({} ms against {:.2} ms)",
-            span(&|v| ratio(v, Some(rr.p99_ms))),
-            span(&|v| format!("{v:.2}")),
-            rr.p99_ms,
+            ": {} round_robin's p99 ({} ms against {rr:.2} ms)",
+            span(&|v| ratio(v, Some(rr))),
+            span(&ms),
         ),
         None => format!(
             " ({} ms; round_robin did not run, so there is nothing to compare it with)",
-            span(&|v| format!("{v:.2}"))
+            span(&ms)
         ),
+    };
+    let over = if runs.len() > 1 {
+        format!(" (medians of {} runs)", runs.len())
+    } else {
+        String::new()
     };
     let names = |items: &[&str]| english_list(items);
     let mut lines = Vec::new();
     if lowest.tied.is_empty() {
-        lines.push(format!("lowest real p99: {}{against}", lowest.best));
+        lines.push(format!("lowest real p99{over}: {}{against}", lowest.best));
+        if runs.len() > 1 {
+            lines.push(format!(
+                "  told apart by the repeats: every run's p99 of {} is below every run's p99 of the others",
+                lowest.best
+            ));
+        }
         return lines;
     }
+    let cannot = if runs.len() > 1 {
+        format!("{} runs cannot tell them apart", runs.len())
+    } else {
+        "one run cannot tell them apart (--repeat runs it again)".to_string()
+    };
     lines.push(format!(
-        "lowest real p99, tied: {}{against}; one run cannot tell them apart:",
+        "lowest real p99{over}, tied: {}{against}; {cannot}:",
         names(&group)
     ));
     let of = |kind: Tie| -> Vec<&str> {
@@ -204,8 +280,13 @@ pub fn headline(
     }
     let noise = of(Tie::WithinNoise);
     if !noise.is_empty() {
+        let why = if runs.len() > 1 {
+            "their p99s over the runs overlap"
+        } else {
+            "the 95 % intervals of the p99s overlap"
+        };
         lines.push(format!(
-            "  {} {} within this run's noise of {} (the 95 % intervals of the p99s overlap)",
+            "  {} {} within the noise of {} ({why})",
             names(&noise),
             if noise.len() == 1 { "is" } else { "are" },
             lowest.best
@@ -226,18 +307,21 @@ fn english_list(items: &[&str]) -> String {
 /// The result of `scenario` (seed `seed`, its policies in the `order` of the scenario file),
 /// before anything about how well the two modes agree: each policy's p99 and p99.9,
 /// real and simulated, against round_robin's of the same mode (and the simulated p99 against the
-/// oracle's), its traffic to faulty backends, and the [`headline`]: which policy had the lowest
-/// real p99, or which tied for it (`intervals`: each real policy's p99 interval,
-/// [`quantile_interval`]). The table is at most 100 columns wide for labels of up to 24
-/// characters.
+/// oracle's), its traffic to faulty backends, all from the first of the real `runs`, and the
+/// [`headline`] over all of them: which policy had the lowest real p99, or which tied for it. The
+/// table is at most 100 columns wide for labels of up to 24 characters.
 pub fn result_lines(
     scenario: &str,
     seed: u64,
     order: &[&str],
     sim: &RunSummary,
-    real: &RunSummary,
-    intervals: &[(String, (f64, f64))],
+    runs: &[RealRun<'_>],
 ) -> Vec<String> {
+    let empty = RunSummary {
+        rows: Vec::new(),
+        ..sim.clone()
+    };
+    let real = runs.first().map_or(&empty, |r| r.summary);
     let find = |summary: &RunSummary, policy: &str| {
         summary.rows.iter().find(|r| r.policy == policy).cloned()
     };
@@ -296,7 +380,7 @@ pub fn result_lines(
             times(&s, &oracle, p99),
         ));
     }
-    lines.extend(headline(sim, real, intervals));
+    lines.extend(headline(sim, runs));
     if real.partial {
         lines.push(
             "(the real run stopped early: the policies it did not reach are missing)".to_string(),
@@ -512,10 +596,23 @@ mod tests {
             row("od(pe)", 8.26, 90),
         ];
         let real = summary(real_rows.clone(), false);
-        let l = lowest(&sim, &real, &intervals(&real_rows, 0.05)).unwrap();
+        let l = lowest(
+            &sim,
+            &[RealRun {
+                summary: &real,
+                intervals: &intervals(&real_rows, 0.05),
+            }],
+        )
+        .unwrap();
         assert_eq!(l.best, "od(pe)");
         assert_eq!(l.tied, vec![("pe".to_string(), Tie::SameBehaviour)]);
-        let lines = headline(&sim, &real, &intervals(&real_rows, 0.05));
+        let lines = headline(
+            &sim,
+            &[RealRun {
+                summary: &real,
+                intervals: &intervals(&real_rows, 0.05),
+            }],
+        );
         assert!(
             lines[0].starts_with("lowest real p99, tied: od(pe) and pe"),
             "{lines:?}"
@@ -541,17 +638,29 @@ mod tests {
         ];
         let real = summary(real_rows.clone(), false);
         // Intervals of ±0.15 ms overlap (8.35 ≥ 8.25): tied within the noise.
-        let lines = headline(&sim, &real, &intervals(&real_rows, 0.15));
+        let lines = headline(
+            &sim,
+            &[RealRun {
+                summary: &real,
+                intervals: &intervals(&real_rows, 0.15),
+            }],
+        );
         assert!(
             lines[0].starts_with("lowest real p99, tied: pe and envoy"),
             "{lines:?}"
         );
         assert!(
-            lines[1].contains("envoy is within this run's noise of pe"),
+            lines[1].contains("envoy is within the noise of pe"),
             "{lines:?}"
         );
         // Intervals of ±0.05 ms do not: pe is the lowest, alone.
-        let lines = headline(&sim, &real, &intervals(&real_rows, 0.05));
+        let lines = headline(
+            &sim,
+            &[RealRun {
+                summary: &real,
+                intervals: &intervals(&real_rows, 0.05),
+            }],
+        );
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
             lines[0].starts_with("lowest real p99: pe: 0.24× round_robin's"),
@@ -560,9 +669,88 @@ mod tests {
         // Tied with round_robin itself: nothing beat it.
         let real_rows = vec![row("round_robin", 8.3, 90), row("pe", 8.2, 90)];
         let real = summary(real_rows.clone(), false);
-        let lines = headline(&sim, &real, &intervals(&real_rows, 0.15));
+        let lines = headline(
+            &sim,
+            &[RealRun {
+                summary: &real,
+                intervals: &intervals(&real_rows, 0.15),
+            }],
+        );
         assert!(
             lines[0].contains("no policy was told apart from round_robin"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn repeats_turn_a_tie_within_the_noise_into_a_decision() {
+        let sim = summary(
+            vec![
+                row("round_robin", 33.0, 100),
+                row("pe", 8.2, 100),
+                row("envoy", 8.1, 100),
+            ],
+            false,
+        );
+        let run = |pe: f64, envoy: f64| {
+            summary(
+                vec![
+                    row("round_robin", 33.5, 90),
+                    row("pe", pe, 90),
+                    row("envoy", envoy, 90),
+                ],
+                false,
+            )
+        };
+        // Wide intervals: one run is a tie.
+        let (a, b, c) = (run(8.2, 8.4), run(8.25, 8.45), run(8.22, 8.5));
+        let wide = intervals(&a.rows, 0.3);
+        let one = [RealRun {
+            summary: &a,
+            intervals: &wide,
+        }];
+        assert!(headline(&sim, &one)[0].contains("tied"));
+        assert!(headline(&sim, &one)[0].contains("--repeat"));
+        // Three runs, pe below envoy in every one and the ranges apart: pe alone.
+        let three = [
+            RealRun {
+                summary: &a,
+                intervals: &wide,
+            },
+            RealRun {
+                summary: &b,
+                intervals: &wide,
+            },
+            RealRun {
+                summary: &c,
+                intervals: &wide,
+            },
+        ];
+        let lines = headline(&sim, &three);
+        assert!(
+            lines[0].starts_with("lowest real p99 (medians of 3 runs): pe: 0.25× round_robin's"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("told apart by the repeats"), "{lines:?}");
+        // Ranges that overlap (envoy below pe in one run): still tied, said so.
+        let d = run(8.3, 8.28);
+        let overlapping = [
+            RealRun {
+                summary: &a,
+                intervals: &wide,
+            },
+            RealRun {
+                summary: &d,
+                intervals: &wide,
+            },
+        ];
+        let lines = headline(&sim, &overlapping);
+        assert!(
+            lines[0].contains("tied") && lines[0].contains("2 runs cannot tell them apart"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains("their p99s over the runs overlap"),
             "{lines:?}"
         );
     }
@@ -575,10 +763,16 @@ mod tests {
         );
         let real_rows = vec![row("round_robin", 33.5, 90), row("lr", 27.0, 90)];
         let real = summary(real_rows.clone(), true);
-        let lines = headline(&sim, &real, &intervals(&real_rows, 0.05));
+        let lines = headline(
+            &sim,
+            &[RealRun {
+                summary: &real,
+                intervals: &intervals(&real_rows, 0.05),
+            }],
+        );
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
-            lines[0].starts_with("no lowest real p99: the real run stopped after 2"),
+            lines[0].starts_with("no lowest real p99: a real run stopped after 2"),
             "{lines:?}"
         );
     }
@@ -611,7 +805,16 @@ mod tests {
         let rows: Vec<SummaryRow> = labels.iter().map(|l| row(l, 1234.56, 10)).collect();
         let sim = summary(rows.clone(), false);
         let real = summary(rows.clone(), false);
-        let lines = result_lines("one-slow", 1, &labels, &sim, &real, &intervals(&rows, 0.1));
+        let lines = result_lines(
+            "one-slow",
+            1,
+            &labels,
+            &sim,
+            &[RealRun {
+                summary: &real,
+                intervals: &intervals(&rows, 0.1),
+            }],
+        );
         for line in &lines[..3 + labels.len()] {
             assert!(
                 line.chars().count() <= 100,

@@ -71,6 +71,16 @@ pub struct Length {
     pub warmup: Option<Dur>,
 }
 
+/// `--repeat`, on the commands that judge policies by their real runs: `compare`.
+#[derive(Debug, clap::Args)]
+pub struct Repeat {
+    /// Run the real measurement this many times (1 to 20; the repeats, without the floor, go to
+    /// real-repeat/run-<k>/): policies that one run cannot tell apart are told apart when every
+    /// run's p99 of one is below every run's p99 of the other.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub repeat: u32,
+}
+
 /// Real-time scheduling of the real harness's threads: `real`, `compare`, `loadgen`, `backend`.
 #[derive(Debug, clap::Args)]
 pub struct Realtime {
