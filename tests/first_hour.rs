@@ -58,21 +58,19 @@ fn compare_never_crowns_a_policy_over_the_same_algorithm_and_has_its_own_folder(
             && !first.contains("runs): again"),
         "crowned one of two labels of the same algorithm:\n{printed}"
     );
-    if first.contains("peak_ewma") || first.contains("again") {
-        // Named together, and why.
-        assert!(
-            first.starts_with("lowest real p99 (medians of 2 runs), tied: ")
-                && first.contains("peak_ewma")
-                && first.contains("again"),
-            "{printed}"
-        );
-        assert!(
-            headline
-                .iter()
-                .any(|l| l.contains("the same simulated figures")),
-            "{printed}"
-        );
-    }
+    // Named together, and why.
+    assert!(
+        first.starts_with("lowest real p99 (medians of 2 runs), tied: ")
+            && first.contains("peak_ewma")
+            && first.contains("again"),
+        "{printed}"
+    );
+    assert!(
+        headline
+            .iter()
+            .any(|l| l.contains("the same simulated figures")),
+        "{printed}"
+    );
     // Its own folder: lblab-out/tiny/compare, which a `lblab sim` of the same scenario does not
     // write into.
     let compare = dir.join("lblab-out/tiny/compare");
