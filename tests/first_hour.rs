@@ -223,3 +223,43 @@ fn regress_writes_its_baseline_into_a_folder_it_makes() {
     assert!(baseline.is_file());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn an_interrupted_compare_crowns_nothing_and_claims_no_calibration() {
+    let toml = trickle("cut", &["round_robin", "peak_ewma"])
+        .warmup("500ms")
+        .duration("20s")
+        .group("main", 2, LOGNORMAL_2MS, &[])
+        .toml();
+    let (dir, scenario) = scenario_file("first-hour-cut", "cut.toml", &toml);
+    let out = dir.join("out");
+    // With the floor (1 s), so that the calibration would be printed had it run.
+    let child = Command::new(env!("CARGO_BIN_EXE_lblab"))
+        .args(["compare", arg(&scenario), "--out", arg(&out)])
+        .args(["--floor", "1s", "--attempts", "1", "--no-realtime"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts lblab");
+    // Into round_robin's 10 s (compare's default length), before peak_ewma has run.
+    std::thread::sleep(std::time::Duration::from_secs(8));
+    common::signal(child.id(), "-INT");
+    let run = child.wait_with_output().expect("lblab ends");
+    assert_eq!(run.status.code(), Some(130), "{}", text(&run.stderr));
+    let printed = text(&run.stdout);
+    assert!(
+        printed.contains("no lowest real p99: a real run stopped after"),
+        "{printed}"
+    );
+    assert!(
+        !printed.lines().any(|l| l.starts_with("lowest real p99")),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("the calibrated simulation did not run"),
+        "{printed}"
+    );
+    assert!(!printed.contains("agree after calibration"), "{printed}");
+    std::fs::remove_dir_all(&dir).ok();
+}
