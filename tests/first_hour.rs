@@ -136,6 +136,23 @@ fn a_bare_scenario_name_works_outside_the_checkout() {
     assert!(printed.contains("round_robin"), "{printed}");
     let summary = common::summary(&dir.join("lblab-out/healthy/sim"));
     assert_eq!(summary["measured_s"], 2.0, "{summary}");
+    // So does regress, which takes several.
+    let args = [
+        "regress",
+        "healthy",
+        "--seeds",
+        "1",
+        "--warmup",
+        "500ms",
+        "--duration",
+        "1s",
+        "--policy",
+        "round_robin",
+        "--write-baseline",
+        "b.csv",
+    ];
+    ok(&lblab_in(&dir, &args));
+    assert!(dir.join("b.csv").is_file());
     // A name that is nothing: the error says where it looked.
     let run = lblab_in(&dir, &["sim", "one-slo"]);
     assert_eq!(run.status.code(), Some(2));

@@ -71,7 +71,9 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
         None => None,
     };
     let mut scenarios = Vec::new();
-    for path in job.scenarios {
+    for given in job.scenarios {
+        // A bare name as every command takes it (`scenarios/`, or built into lblab).
+        let path = &crate::scenario::scenario_path(given)?;
         let mut s = crate::scenario::load(path, None)?;
         if job.seed_offset > 0 {
             let seed = s.file.seed.wrapping_add(job.seed_offset);
