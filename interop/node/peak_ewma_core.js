@@ -21,7 +21,8 @@
 //   or 0 (CHOSEN); otherwise, with w = w(now) and we = min(w, 1 − 1/errorSamples) (CHOSEN:
 //   errorSamples 10; FIRST_WRITTEN: we = w),
 //     errors = errors × we + (1 − we) × (failed ? 1 : 0)
-//     failed, CHOSEN      → nothing else                            (a failure is no sample)
+//     failed, CHOSEN      → estimate = max(estimate, rtt)           (a failure only holds it)
+//     failed, 'ignore'    → estimate = estimate × w                 (no sample; the decay restarts)
 //     rtt > estimate × w and (quiet or FIRST_WRITTEN)
 //                         → estimate = rtt                         (the peak: a stall)
 //     otherwise           → estimate = estimate × w + (1 − w) × rtt
@@ -137,11 +138,11 @@ function configToJson(c) {
 /**
  * The semantics lblab chose: the first estimate 0 and a stall-aware cost, a peak only on a stall,
  * idle decay on the pick clock bounded by idleMaxTime on the wall clock, the error-aware cost,
- * failures no samples.
+ * failures that only hold the estimate.
  */
 const CHOSEN = Object.freeze({
   initial: 'zero', idle: 'pick_clock', idlePicks: 5000, idleMaxTime: 60 * NANOS_PER_SEC, errorPenalty: 1,
-  failures: 'ignore', errorSamples: 10, peak: 'stalled', stall: true,
+  failures: 'hold', errorSamples: 10, peak: 'stalled', stall: true,
 });
 /** The proposal as first written: the defaultRtt prior, decay toward 0 on the wall clock. */
 const FIRST_WRITTEN = Object.freeze({
@@ -237,9 +238,10 @@ class EndpointLoad {
       const n = ctx.semantics.errorSamples || 0;
       const we = n > 0 ? Math.min(w, 1 - 1 / n) : w;
       this.errors = this.errors * we + (1 - we) * failure;
-      // A failure is no sample: only the share of failures moved.
-      if (failed && ctx.semantics.failures === 'ignore') return;
-      if (failed && ctx.semantics.failures === 'hold') {
+      if (failed && ctx.semantics.failures === 'ignore') {
+        // No sample, but news from the endpoint: the decay restarts from where it had got to.
+        this.estimate = decayed;
+      } else if (failed && ctx.semantics.failures === 'hold') {
         // A failure never lowers the estimate: the larger of the stored one and its time.
         this.estimate = Math.max(this.estimate, rtt);
       } else {

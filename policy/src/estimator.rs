@@ -200,6 +200,14 @@ impl PeakEwma {
         self.set(at, self.estimate.max(rtt as f64));
     }
 
+    /// Restarts the decay at `at` from the estimate decayed by `w` (the idle weight at `at`): what
+    /// an answer that is no RTT sample does under `lblabAblation.failures: "ignore"`. It moves the
+    /// estimate nowhere; only the clocks it decays on start again from now.
+    #[inline]
+    pub fn restart(&mut self, at: Moment, w: f64) {
+        self.set(at, self.estimate * w);
+    }
+
     /// `e^(−(now − stamp)/τ)`, exactly 1 at the stamp.
     #[inline]
     pub fn weight(&self, at: Moment) -> f64 {

@@ -6,11 +6,19 @@
 //! unary RPCs; `cost = decayed_rtt × (outstanding + 1)`; per pick, sample `choiceCount` *distinct*
 //! READY endpoints (all of them when fewer are READY) and keep the cheapest.
 //!
-//! - **The first estimate** ([`Initial::Penalty`], Finagle's): an endpoint without a sample costs
-//!   0 while nothing is outstanding on it and more than any measured endpoint while a call is; its
-//!   first answer becomes the estimate. So a cold start, a joining endpoint and a reconnected one
-//!   are learnt from one call each, where the proposal as first written blended fast samples into
-//!   `defaultRtt` for about `decayTime`.
+//! - **The first estimate and stalls** ([`Initial::Zero`], [`Ablation::stall`]): an endpoint
+//!   without a sample has the estimate 0, and while calls are outstanding on any endpoint its
+//!   estimate is at least the time since it last answered (or became busy): a pending call's age
+//!   is a lower bound on its RTT. So a new, joining or reconnected endpoint gets calls until its
+//!   first call's age says it is slower than the others, and its first answer becomes the
+//!   estimate; and a backend that stops answering is avoided while it happens. No constant
+//!   (Finagle's penalty of 1e300 is not needed).
+//! - **The peak, only out of a stall** ([`Peak::Stalled`]): an answer slower than the estimate
+//!   replaces it at once if the endpoint gave no other answer while that call was pending (a
+//!   pause, a throttle, a slow dependency that holds every call); a slow answer while the
+//!   endpoint kept answering other calls is its own tail and blends in like any sample. The
+//!   memory of stalls stays; a busy healthy endpoint's tail no longer marks it slow for about
+//!   `decayTime`.
 //! - **Idle decay** ([`Idle::PickClock`]): the estimate decays toward 0 while the endpoint gives
 //!   no samples, so a backend that was slow is probed again and recovers its share once it answers
 //!   fast; but the idle time counts at most `decayTime / idlePicks` per pick this client made
@@ -20,19 +28,17 @@
 //!   wall time: however few picks a client makes, it tries an avoided backend again within a few
 //!   minutes and so sees it heal (recovering within T costs each client one possibly slow call per
 //!   T; the bound chooses T).
-//!
 //! - **An error-aware cost** (`errorPenalty` 1): the estimate is multiplied by `1 / (1 − e)`, `e`
-//!   the time-weighted share of the endpoint's calls that failed (same weights as the RTT blend):
-//!   the expected time to a success if failures were retried there. A backend that fails fast
-//!   no longer looks fast. Its way back: while avoided, its estimate decays like any other
-//!   (`ln(cost ratio) × decayTime` until it is probed, at most about 7 × `decayTime` for an
-//!   endpoint that failed every call), and the probe's answer then outweighs the old share, which
-//!   is weighted by the time since the last answer. The analogue of A58's
-//!   `errorUtilizationPenalty`, whose default is also 1. Two rules keep a backend that fails
-//!   most calls fast from looking fast between its failures: a failure is no RTT sample, it only
-//!   holds the estimate (`failures: "hold"`: the larger of the stored estimate and its time), and
-//!   each answer weighs at least a tenth in `e` (`errorSamples` 10), so the failures that follow
-//!   an OK probe raise `e` again within about ten calls.
+//!   the time-weighted share of the endpoint's calls that failed (same weights as the RTT blend,
+//!   capped at 0.999): the expected time to a success if failures were retried there. A backend
+//!   that fails fast no longer looks fast. A failure is no RTT sample ([`Failures::Hold`]: it
+//!   never lowers the estimate, which becomes the larger of the stored estimate and the
+//!   failure's time as of now, so its decay restarts from the last measured latency), and each
+//!   answer weighs at least a tenth in `e` (`errorSamples` 10), so the failures that follow an OK
+//!   probe raise `e` again within about ten calls. Its way back: while avoided, its estimate decays
+//!   like any other, and the probe's answer then outweighs the old share, which is weighted by
+//!   the time since the last answer. The analogue of A58's `errorUtilizationPenalty`, whose
+//!   default is also 1.
 //!
 //! The policy has no ejection of its own: wrap it in `outlier_detection_experimental` to eject a
 //! backend that keeps failing.
@@ -55,12 +61,13 @@
 //! `initial: "prior"` or `decay: "on_read"` the error-aware cost is off unless `errorPenalty` is
 //! given; `errorPenalty: 0` turns it off anywhere).
 //!
-//! Why the peak jump stays (`results/design/README.md`): its memory is what avoids a backend
-//! through repeated stalls (GC pauses) and what makes a probe's answer the new estimate at once, so
-//! a healed backend comes back within about `decayTime`; a plain EWMA (`peak: "blend"`) has the
-//! steadier estimate and the lower p99.9 where load or speeds vary steadily, but forgets stalls
-//! when it blends fast and gives a healed backend back only after about 5 × `decayTime` when it
-//! blends slowly.
+//! Why the peak stays, and only out of a stall (`results/design/README.md`,
+//! `results/design/candidates/README.md`): its memory is what avoids a backend through repeated
+//! stalls (GC pauses) and what makes a probe's answer the new estimate at once, so a healed
+//! backend comes back within about `decayTime`; a plain EWMA (`peak: "blend"`) has the steadier
+//! estimate where load or speeds vary steadily, but forgets stalls. A jump on every slow answer
+//! also jumps on a busy healthy endpoint's own tail; a jump only when nothing else answered
+//! meanwhile keeps the memory of stalls and drops most of that noise.
 
 use rand::RngCore;
 
@@ -126,12 +133,15 @@ pub enum Failures {
     /// stored estimate (as of the last answer, undecayed) and the failure's elapsed time, as of
     /// now: a slow failure (a deadline) still raises it at once, and a fast one restarts the idle
     /// decay from the last measured latency instead of blending its near-zero time in. Only
-    /// successful calls lower an estimate. The default before the design search's third round.
-    Hold,
-    /// `"ignore"`: a failure is no RTT sample and leaves the estimate as it is (it still counts
-    /// toward the share of failures with an `errorPenalty`). A call that fails slowly is seen
-    /// while it is pending, by [`Ablation::stall`], not after. The default.
+    /// successful calls lower an estimate. The default: in the design search's third round,
+    /// failures ignored (`"ignore"`) let a backend that fails 90 % of its calls fast take about
+    /// six times as many failed calls (`results/design/candidates/README.md`).
     #[default]
+    Hold,
+    /// `"ignore"`: a failure is no RTT sample and leaves the estimate where it has decayed to
+    /// (it still counts toward the share of failures with an `errorPenalty`); like any answer it
+    /// restarts the idle decay from there. A call that fails slowly is seen while it is pending,
+    /// by [`Ablation::stall`], not after.
     Ignore,
 }
 
@@ -303,10 +313,11 @@ pub struct Ablation {
 }
 
 impl Default for Ablation {
-    /// The chosen semantics: time-weighted blend, distinct draws, streams ignored, Finagle's first
-    /// estimate, idle decay on the pick clock with `idlePicks` 5000 and at least the wall clock's
-    /// with `idleMaxTime` 60 s, the error-aware cost with `errorPenalty` 1 and `errorSamples` 10,
-    /// failures that hold the estimate.
+    /// The chosen semantics: time-weighted blend, distinct draws, streams ignored, the first
+    /// estimate 0 with the stall-aware cost, a peak only out of a stall, idle decay on the pick
+    /// clock with `idlePicks` 5000 and at least the wall clock's with `idleMaxTime` 60 s, the
+    /// error-aware cost with `errorPenalty` 1 and `errorSamples` 10, failures that hold the
+    /// estimate.
     fn default() -> Self {
         Ablation {
             decay: DecayMode::TimeWeighted,
@@ -322,7 +333,7 @@ impl Default for Ablation {
             idle_max_time: Some(DEFAULT_IDLE_MAX_TIME),
             blend_time: None,
             error_penalty: Some(DEFAULT_ERROR_PENALTY),
-            failures: Failures::Ignore,
+            failures: Failures::Hold,
             blend_samples: None,
             error_samples: Some(DEFAULT_ERROR_SAMPLES),
             stall: true,

@@ -201,7 +201,7 @@ test('chosen: an endpoint without a sample costs 0 idle, its first call\'s age w
   assert.equal(e.cost(3 * MS, ctx), 3 * MS);
 });
 
-test('chosen: a slow answer jumps the estimate only out of a stall; a failure is no sample', () => {
+test('chosen: a slow answer jumps the estimate only out of a stall; a fast failure holds it', () => {
   const ctx = core.context(core.parseConfig({}));
   const run = (otherFirst) => {
     const e = new core.EndpointLoad(ctx, 0);
@@ -218,8 +218,9 @@ test('chosen: a slow answer jumps the estimate only out of a stall; a failure is
   const e = run(true);
   const before = e.estimate;
   e.onStart(70 * MS);
-  e.onEnd(80 * MS, 10 * MS, true, ctx, true); // a failure: only the share of failures moves
+  e.onEnd(80 * MS, 0.1 * MS, true, ctx, true); // a fast failure: no sample, it holds the estimate
   assert.equal(e.estimate, before);
+  assert.equal(e.stamp, 80 * MS);
   assert.ok(e.errors > 0);
 });
 

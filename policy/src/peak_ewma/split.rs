@@ -135,9 +135,6 @@ pub(super) fn split_sample(
         load.errors = if failed { 1.0 } else { 0.0 };
     } else {
         split_observe(a, split, picks, load, at, rtt, failed, quiet);
-        if failed && a.failures == Failures::Ignore {
-            return; // only the share of failures moved
-        }
     }
     load.sampled = true;
     load.picks_at = picks;
@@ -192,6 +189,9 @@ fn split_observe(
     };
     load.errors = load.errors * we + (1.0 - we) * failure;
     if failed && a.failures == Failures::Ignore {
+        // No RTT sample, but news from the endpoint: the idle decay (wall time and picks)
+        // restarts from where it had got to.
+        load.rtt.restart(at, idle);
         return;
     }
     if failed && a.failures == Failures::Hold {

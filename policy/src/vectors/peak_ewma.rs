@@ -260,7 +260,7 @@ pub(super) fn file() -> Value {
     );
     // From here on the sequences encode the chosen default: the first estimate 0 with the
     // stall-aware cost, a peak only out of a stall, the idle decay on the pick clock, the
-    // error-aware cost and failures that are no samples.
+    // error-aware cost and failures that only hold the estimate.
     s.pin = None;
     s.add(
         "first_answer_sets_the_estimate",
@@ -349,8 +349,8 @@ pub(super) fn file() -> Value {
          0.999. Endpoint 1 fails its first call fast: e = 1, so it costs 1000 × its 1 ms. It is \
          avoided until its decayed cost falls below endpoint 0's (about 6.7 s); the probe's OK \
          answer then outweighs the old share, which has decayed with the time since its last \
-         answer, and it is back. A DEADLINE_EXCEEDED counts as a failure too and, being no sample, \
-         leaves the estimate alone (the stall-aware cost saw it while it was pending).",
+         answer, and it is back. A DEADLINE_EXCEEDED counts as a failure too, and being slower than \
+         the estimate it raises it.",
         json!({"decayTime": "1s", "lblabAblation": {"idlePicks": 1}}),
         |r| {
             r.ready_all(0, &[0, 1]);
@@ -371,15 +371,16 @@ pub(super) fn file() -> Value {
         },
     );
     s.add(
-        "a_failure_is_no_sample_and_raises_the_share_of_failures",
-        "The chosen default's failures (failures \"ignore\", errorSamples 10): a failed call is no \
-         RTT sample. Endpoint 0 answers in 20 ms, endpoint 1 in 2 ms; then endpoint 1 fails 5 \
-         calls in 0.1 ms, 10 ms apart: its estimate stays 2 ms, decaying from its last answer, \
-         and each failure weighs at least a tenth in the share of failures, so e rises to about \
-         0.41 and its cost to about 1.7 × its estimate, where 10 ms apart the time weight alone \
-         would give each failure 0.1 %. Two calls then go to endpoint 1: an OK answer in 2 ms \
-         lowers e by a tenth, and a failure slower than the estimate (a 50 ms DEADLINE_EXCEEDED) \
-         leaves the estimate alone; while it was pending, its age was the estimate.",
+        "a_failure_holds_the_estimate_and_raises_the_share_of_failures",
+        "The chosen default's failures (failures \"hold\", errorSamples 10): a failed call is no RTT \
+         sample. Endpoint 0 answers in 20 ms, endpoint 1 in 2 ms; then endpoint 1 fails 5 calls in \
+         0.1 ms, 10 ms apart: its estimate stays 2 ms (the larger of the stored estimate and the \
+         failure's time), and each failure weighs at least a tenth in the share of failures, so e \
+         rises to about 0.41 and its cost to about 1.7 × its estimate, where 10 ms apart the time \
+         weight alone would give each failure 0.1 %. Two calls then go to endpoint 1: an OK answer \
+         in 2 ms lowers e by a tenth, and a failure slower than the estimate (a 50 ms \
+         DEADLINE_EXCEEDED) raises the estimate at once; while it was pending, its age was the \
+         estimate.",
         defaults.clone(),
         |r| {
             r.ready_all(0, &[0, 1]);
@@ -436,7 +437,8 @@ pub(super) fn file() -> Value {
          The first sequences pin the semantics as first written (lblabAblation initial prior, idle \
          to_zero, no error-aware cost); the later ones encode lblab's default since its design \
          search's third round (the first estimate 0 with a stall-aware cost, a peak only out of a \
-         stall, idle decay on the pick clock, the error-aware cost, failures no samples).",
+         stall, idle decay on the pick clock, the error-aware cost, failures that hold the \
+         estimate).",
         cases,
         s.out,
     )

@@ -400,7 +400,7 @@ fn the_error_penalty_is_checked_and_normalized() {
     assert!(norm(r#""initial":"prior","errorPenalty":2"#)
         .unwrap()
         .contains(r#""errorPenalty":2.0"#));
-    assert!(norm("").unwrap().contains(r#""failures":"ignore""#));
+    assert!(norm("").unwrap().contains(r#""failures":"hold""#));
     assert!(norm(r#""initial":"prior""#)
         .unwrap()
         .contains(r#""failures":"sample""#));
