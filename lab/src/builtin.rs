@@ -126,7 +126,12 @@ mod tests {
     fn the_table_holds_every_canonical_scenario_as_it_is() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
         let on_disk = lblab_model::find::scenario_names(&dir);
-        assert_eq!(names(), on_disk, "scenarios/ and the built-in table differ");
+        assert_eq!(
+            names(),
+            on_disk,
+            "scenarios/ and the built-in table differ: a scenario added to or removed from \
+             scenarios/ needs its line in SCENARIOS (lab/src/builtin.rs)"
+        );
         for (name, text) in SCENARIOS {
             let file = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
             assert_eq!(*text, file, "{name}.toml changed");
