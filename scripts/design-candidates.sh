@@ -63,16 +63,19 @@ echo "== grid"
     --vary fleet.main.count=4,19 --vary workload.utilization=0.05,0.5 \
     --seeds "$seeds" --out "$out/grid" >/dev/null 2>&1
 keep_csv "$out/grid"
-# decayTime must act: the simple policy's heal at three time constants.
+# decayTime must act: the default's and the simple policy's heal at three time constants.
 echo "== decay"
-simple=$(python3 -c 'import tomllib,sys; p={x["name"]:x["config"] for x in tomllib.load(open(sys.argv[1],"rb"))["policies"]}; print(p["simple"])' "$policies")
-{
-    sed -n '1,/^\[\[policies\]\]/p' scenarios/design/recovery.toml | sed '$d'
-    for tau in 1s 10s 30s; do
-        config=${simple/\"lblabAblation\"/\"decayTime\":\"$tau\",\"lblabAblation\"}
-        printf '[[policies]]\nname = "simple_tau_%s"\nconfig = '"'"'%s'"'"'\n\n' "$tau" "$config"
-    done
-} >"$tmp/decay.toml"
+python3 - "$policies" scenarios/design/recovery.toml >"$tmp/decay.toml" <<'PY'
+import json, sys, tomllib
+policies = {p["name"]: p["config"] for p in tomllib.load(open(sys.argv[1], "rb"))["policies"]}
+text = open(sys.argv[2]).read()
+print(text[: text.index("[[policies]]")])
+for name in ["peak_ewma", "simple"]:
+    for tau in ["1s", "10s", "30s"]:
+        config = json.loads(policies[name])
+        config["loadBalancingConfig"][0]["peak_ewma_experimental"]["decayTime"] = tau
+        print(f'[[policies]]\nname = "{name}_tau_{tau}"\nconfig = \'{json.dumps(config)}\'\n')
+PY
 "$bin" sim "$tmp/decay.toml" --seeds "$seeds" --out "$out/decay" >/dev/null 2>&1
 keep_csv "$out/decay"
 python3 scripts/design_candidates.py "$out"

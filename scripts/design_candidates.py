@@ -10,8 +10,9 @@ import os
 import sys
 
 REFERENCES = ["pe_tower", "finagle_peak_ewma", "envoy_peak_ewma"]
-CANDIDATES = ["peak_ewma", "pe_stall", "pe_zero_stall", "pe_ignore", "simple", "simple_jump",
-              "simple_jump_errors", "simple_no_stall", "simple_pick", "simple_errors"]
+CANDIDATES = ["previous", "peak_ewma", "pe_stall", "pe_zero_stall", "pe_ignore", "pe_stalled",
+              "pe_refutable", "simple", "simple_jump", "simple_jump_errors", "simple_stalled",
+              "simple_no_stall", "simple_pick", "simple_errors"]
 METRICS = [("p99_ms", "p99"), ("p999_ms", "p99.9")]
 POINT_KEYS = ["workload.clients", "fleet.main.count", "workload.utilization"]
 
@@ -176,12 +177,18 @@ def main():
     path = os.path.join(d, "decay", "intervals.csv")
     if os.path.exists(path):
         bp = intervals(path)
-        lines += ["## `decayTime` acts (recovery, the simple policy)", "",
-                  "| decayTime | time to fair share (s) | p99 (ms) | p99.9 (ms) |", "|---|---|---|---|"]
-        for c in sorted(bp, key=lambda n: float(n.split("_")[-1].rstrip("s"))):
+        lines += ["## `decayTime` acts (recovery: one of 20 backends 10x slower until 30 s)", "",
+                  "| policy | decayTime | time to fair share (s) | p99 (ms) | p99.9 (ms) |",
+                  "|---|---|---|---|---|"]
+        def key(n):
+            policy, tau = n.rsplit("_tau_", 1)
+            return (policy != "peak_ewma", policy, float(tau.rstrip("s")))
+        for c in sorted(bp, key=key):
             m = bp[c]
+            policy, tau = c.rsplit("_tau_", 1)
             t = m.get("time_to_fair_s", (None,))[0]
-            lines.append(f"| {c.split('_')[-1]} | {fmt(t, 1)} | {m['p99_ms'][0]:.2f} | {m['p999_ms'][0]:.2f} |")
+            lines.append(f"| `{policy}` | {tau} | {fmt(t, 1)} | {m['p99_ms'][0]:.2f} | "
+                         f"{m['p999_ms'][0]:.2f} |")
         lines.append("")
 
     with open(os.path.join(d, "README.md"), "w") as f:
