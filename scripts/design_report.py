@@ -658,6 +658,13 @@ def main():
         "and loses them by 3×. Envoy's frozen estimate never gives a healed backend back, and that is where "
         "its lower p99.9 at 1 to 200 channels and in the steady scenarios comes from.\n"
     )
+    L.append(
+        "These are the first two rounds, measured with the default they decided (the row `peak_ewma`, "
+        "and every `lblabAblation` label a variation of it). The third round "
+        "([`candidates/`](candidates/README.md)) changed the default: the first estimate 0 with a "
+        "stall-aware cost in place of Finagle's penalty, and a peak only out of a stall; "
+        "`previous` there is the default measured here.\n"
+    )
     L.append("| label | what it is |\n|---|---|")
     for p, what in POLICIES:
         L.append(f"| `{p}` | {what} |")
