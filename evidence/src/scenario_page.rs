@@ -26,6 +26,7 @@ pub fn render(ev: &Evidence, s: &ScenarioResults) -> String {
     if !s.description.is_empty() {
         w!(out, "{}\n", s.description);
     }
+    w!(out, "{}\n", text::MEASURED_DEFAULT);
     let (warmup, measured) = text::full_length(s);
     w!(
         out,

@@ -20,6 +20,15 @@ pub const CONTENDERS: [&str; 4] = [
 /// The proposal's label in every scenario.
 pub const PROPOSAL: &str = "peak_ewma";
 
+/// Which `peak_ewma_experimental` default the committed result files measured, for the pages to
+/// say so: the files record no normalized config of their own yet. Rerunning `scripts/evidence.sh`
+/// after a change of the default must update this line.
+pub const MEASURED_DEFAULT: &str = "The runs behind this page measured `peak_ewma_experimental`'s \
+     default of the first two design rounds (`{\"lblabAblation\":{\"initial\":\"penalty\",\"peak\":\"jump\",\
+     \"stall\":false}}` today), simulated and over real gRPC; the third round changed the default \
+     (a peak only out of a stall, the first estimate 0 with a stall-aware cost: `docs/design.md`, \
+     `results/design/candidates/`), and these files have not been rerun since.";
+
 /// `"97.9 % interval"`: the true confidence of the interval of a median over `seeds` seeds (at
 /// least 95 % from 6 seeds on; [`lblab_record::stats::median_interval`]).
 pub fn interval(seeds: usize) -> String {

@@ -38,6 +38,7 @@ pub fn render(ev: &Evidence) -> String {
          {}\n",
         summary::how_measured(ev)
     );
+    w!(out, "{}\n", crate::text::MEASURED_DEFAULT);
     summary::summary(&mut out, ev);
     findings::findings(&mut out, ev);
     questions::questions(&mut out, ev);
