@@ -6,8 +6,8 @@ package peakewma
 //
 // Unknown fields are IGNORED, as grpc-go's own parsers do: balancer.ConfigParser's contract in
 // grpc-go 1.33 says "For future compatibility reasons, unknown fields in the config should be
-// ignored", and its parsers (grpclb, rls, the xds balancers) decode with encoding/json, which
-// drops fields it does not know. lblab and the grpc-js port reject them instead.
+// ignored", and its parsers decode with encoding/json, which drops fields it does not know
+// (grpclb), or with jsonpb's AllowUnknownFields (rls). lblab and the grpc-js port reject them.
 
 import (
 	"bytes"
