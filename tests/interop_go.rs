@@ -79,6 +79,7 @@ fn the_grpc_go_port_passes_its_unit_tests_and_replays_the_conformance_vectors() 
         "--- PASS: TestVectorConfigCases",
         "--- PASS: TestVectorSequences",
         "--- PASS: TestPickerKeepsLoadsAcrossRebuilds",
+        "--- PASS: TestInsideGrpcGo",
         "vectors: sequences ",
         "ok  \tlblab/interop/go/peakewma",
     ] {

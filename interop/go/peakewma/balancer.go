@@ -58,8 +58,17 @@ func (builder) Build(cc balancer.ClientConn, opts balancer.BuildOptions) balance
 		loads: map[balancer.SubConn]*Load{},
 		rng:   rand.New(rand.NewSource(time.Now().UnixNano())),
 	}
+	if testHookBuilt != nil {
+		testHookBuilt(s)
+	}
 	return &lb{Balancer: base.NewBalancerBuilder(Name, s, base.Config{}).Build(cc, opts), s: s}
 }
+
+// Set by tests only: sees each balancer's state, and each PickInfo.
+var (
+	testHookBuilt func(*shared)
+	testHookPick  func(balancer.PickInfo)
+)
 
 // lb is the base balancer, told the config first.
 type lb struct {
@@ -131,6 +140,9 @@ type picker struct {
 // Pick implements balancer.Picker. PickInfo carries FullMethodName and the call's Ctx, not
 // whether the call is unary or streaming: that comes from the interceptors below, through Ctx.
 func (p *picker) Pick(info balancer.PickInfo) (balancer.PickResult, error) {
+	if testHookPick != nil {
+		testHookPick(info)
+	}
 	unary := info.Ctx == nil || info.Ctx.Value(kindKey{}) != streaming
 	s := p.s
 	start := nanotime()
