@@ -45,7 +45,7 @@ fn check_fills_in_every_default() {
     assert_eq!(
         pe["lblabAblation"],
         serde_json::json!({"decay": "time_weighted", "sampling": "distinct", "streams": "ignore",
-            "initial": "zero", "idle": "pick_clock", "idlePicks": 5000, "probes": "many", "peak": "stalled", "failures": "hold", "stall": true, "idleMaxTime": "60s", "errorSamples": 10, "errorPenalty": 1.0})
+            "initial": "zero", "idle": "pick_clock", "probes": "many", "peak": "stalled", "failures": "hold", "stall": true, "errorSamples": 10, "errorPenalty": 1.0})
     );
 }
 

@@ -207,14 +207,18 @@ fn proposal(out: &mut String, ev: &Evidence) {
          `K`.\n\n\
          1. When an endpoint becomes READY: no sample, `e = 0`, `f = 0`, `t = p = now`, `k = K`, \
             `outstanding = 0`.\n\
-         2. The estimate decays toward 0 while the endpoint gives no samples, on the pick clock: \
-            `w(now) = min(max(exp(−(now − t)/decayTime), exp(−(K − k)/5000)), \
-            exp(−(now − t)/60 s))`, `decayed(now) = e · w(now)`. Reading it changes nothing, so \
-            an endpoint that is no longer picked becomes cheaper and is tried again; a client \
-            with few picks probes in proportion to its own traffic, so many clients do not each \
-            re-probe a slow backend on their own wall clocks; and however few picks it makes, a \
-            client still tries an avoided endpoint again within a few minutes (`idleMaxTime`, \
-            60 s), so it sees a backend heal.\n\
+         2. The estimate decays toward 0 while the endpoint gives no samples. Its idle time is \
+            `i(now) = max(min(now − t, (K − k) · decayTime / P), (now − t) / 6)` with \
+            `P = max(1, round(500 · decayTime / 1 s))` picks (5,000 at the default 10 s), and \
+            `decayed(now) = e · w(now)` with `w(now) = exp(−i(now) / decayTime)`. Reading it \
+            changes nothing, so an endpoint that is no longer picked becomes cheaper and is \
+            tried again. The idle time runs on the wall clock on a client that picks at least \
+            500 times a second; on one that picks less often it runs on its picks, so each client \
+            sends an avoided endpoint the same small share of its own calls whatever its rate, \
+            and many clients do not each re-probe a slow backend on their own wall clocks; and it \
+            never runs slower than a sixth of the wall clock, so however few picks a client \
+            makes it tries an avoided endpoint again within a few `6 · decayTime` and sees a \
+            backend heal. `decayTime` scales all three.\n\
          3. `cost(now) = max(decayed(now) / (1 − min(f, 0.999)), s) · (outstanding + 1)`, with \
             `s = now − p` while `outstanding > 0` and 0 otherwise. The first factor is the \
             expected time to a success if failures were retried there (A58's \

@@ -11,7 +11,9 @@
 //   policy counts its picks.
 //   w(now) = exp(−(now − stamp)/decayTime), and on the pick clock (CHOSEN) the larger of that and
 //            exp(−(picks − picksAt)/idlePicks), but at most exp(−(now − stamp)/max(idleMaxTime,
-//            decayTime)) (CHOSEN: idleMaxTime 60 s, so a client that picks rarely still probes)
+//            decayTime)) (CHOSEN: idlePicks 500 per second of decayTime, rounded, at least 1;
+//            idleMaxTime 6 × decayTime, so a client that picks rarely still probes; 5000 picks
+//            and 60 s at the default decayTime 10 s)
 //   cost(now) = max(estimate × w(now) × (1 + errorPenalty × e/(1 − e)), stall) × (outstanding + 1),
 //               with e = min(errors, 0.999), errorPenalty 1 (CHOSEN; 0 in FIRST_WRITTEN), and
 //               stall = now − progress while calls are outstanding (CHOSEN), else 0; the estimate
@@ -141,7 +143,9 @@ function configToJson(c) {
  * failures that only hold the estimate.
  */
 const CHOSEN = Object.freeze({
-  initial: 'zero', idle: 'pick_clock', idlePicks: 5000, idleMaxTime: 60 * NANOS_PER_SEC, errorPenalty: 1,
+  // idlePicks and idleMaxTime null: IDLE_PICK_RATE per second of decayTime and IDLE_MAX_DECAY_TIMES
+  // × decayTime.
+  initial: 'zero', idle: 'pick_clock', idlePicks: null, idleMaxTime: null, errorPenalty: 1,
   failures: 'hold', errorSamples: 10, peak: 'stalled', stall: true,
 });
 /** The proposal as first written: the defaultRtt prior, decay toward 0 on the wall clock. */
@@ -149,6 +153,25 @@ const FIRST_WRITTEN = Object.freeze({
   initial: 'prior', idle: 'to_zero', idlePicks: 5000, idleMaxTime: 0, errorPenalty: 0, failures: 'sample', errorSamples: 0,
   peak: 'jump', stall: false,
 });
+/** The pick clock's rate: at most one time constant of idle decay per 500 × decayTime (s) picks. */
+const IDLE_PICK_RATE = 500;
+/** The pick clock's bound: idle decay at least as fast as with time constant 6 × decayTime. */
+const IDLE_MAX_DECAY_TIMES = 6;
+
+/** The picks per time constant of idle decay at most: given, or 500 per second of decayTime. */
+function idlePicksOf(ctx) {
+  const p = ctx.semantics.idlePicks;
+  if (p !== null && p !== undefined) return p;
+  return Math.max(1, Math.round((IDLE_PICK_RATE * ctx.config.decayTime) / NANOS_PER_SEC));
+}
+
+/** The pick clock's bound (ns; 0 is none): given, or 6 × decayTime. */
+function idleMaxTimeOf(ctx) {
+  const m = ctx.semantics.idleMaxTime;
+  if (m !== null && m !== undefined) return m;
+  return IDLE_MAX_DECAY_TIMES * ctx.config.decayTime;
+}
+
 /** Finagle's cost of an endpoint without a sample but with calls outstanding (initial 'penalty'). */
 const PENALTY = 1e300;
 
@@ -183,9 +206,9 @@ class EndpointLoad {
     const dt = Math.max(0, now - this.stamp);
     const wall = Math.exp(-dt / ctx.config.decayTime);
     if (ctx.semantics.idle !== 'pick_clock') return wall;
-    const byPicks = Math.exp(-Math.max(0, ctx.picks - this.picksAt) / ctx.semantics.idlePicks);
+    const byPicks = Math.exp(-Math.max(0, ctx.picks - this.picksAt) / idlePicksOf(ctx));
     const w = Math.max(wall, byPicks);
-    const max = ctx.semantics.idleMaxTime || 0;
+    const max = idleMaxTimeOf(ctx);
     if (max === 0) return w;
     // However few picks: at least the wall-clock decay with time constant idleMaxTime.
     return Math.min(w, Math.exp(-dt / Math.max(max, ctx.config.decayTime)));
@@ -344,6 +367,8 @@ function aggregateState(states) {
 
 module.exports = {
   NAME,
+  IDLE_PICK_RATE,
+  IDLE_MAX_DECAY_TIMES,
   DEFAULTS,
   MAX_CHOICES,
   ConfigError,

@@ -85,7 +85,10 @@ pub mod shared;
 mod spec;
 mod split;
 
-pub use ablation::{Ablation, Failures, Idle, Initial, Peak, Probes, Streams};
+pub use ablation::{
+    Ablation, Failures, Idle, IdleMax, Initial, Peak, Probes, Streams, IDLE_MAX_DECAY_TIMES,
+    IDLE_PICK_RATE,
+};
 
 use split::{split_estimate, split_sample, Split};
 
@@ -229,9 +232,9 @@ impl PeakEwmaPolicy {
 /// made so far: the wall-clock weight, or that of `picks since the last sample × τ / idle_picks`
 /// if larger.
 #[inline]
-fn pick_clock_weight(picks: u64, idle_picks: u32, load: &Load, at: Moment) -> f64 {
+fn pick_clock_weight(picks: u64, idle_picks: f64, load: &Load, at: Moment) -> f64 {
     let since = picks.saturating_sub(load.picks_at) as f64;
-    let by_picks = (-since / f64::from(idle_picks)).exp();
+    let by_picks = (-since / idle_picks).exp();
     load.rtt.weight(at).max(by_picks)
 }
 
@@ -254,7 +257,9 @@ fn cost(a: &Ablation, split: &Split, picks: u64, load: &Load, at: Moment) -> f64
     match a.idle {
         Idle::ToZero => load.rtt.stored() * load.rtt.weight(at) * n,
         Idle::Frozen => load.rtt.stored() * n,
-        Idle::PickClock => load.rtt.stored() * pick_clock_weight(picks, a.idle_picks, load, at) * n,
+        Idle::PickClock => {
+            load.rtt.stored() * pick_clock_weight(picks, split.idle_picks, load, at) * n
+        }
     }
 }
 
@@ -381,7 +386,7 @@ impl Policy for PeakEwmaPolicy {
             } else if a.peak == Peak::Blend {
                 let w = match (a.decay, a.idle) {
                     (DecayMode::TimeWeighted, Idle::PickClock) => {
-                        pick_clock_weight(picks, a.idle_picks, load, at)
+                        pick_clock_weight(picks, self.split.idle_picks, load, at)
                     }
                     _ => load.rtt.weight(at),
                 };
@@ -392,7 +397,7 @@ impl Policy for PeakEwmaPolicy {
                     (DecayMode::TimeWeighted, Idle::ToZero) => load.rtt.observe(at, rtt),
                     (DecayMode::TimeWeighted, Idle::Frozen) => load.rtt.observe_stored(at, rtt),
                     (DecayMode::TimeWeighted, Idle::PickClock) => {
-                        let w = pick_clock_weight(picks, a.idle_picks, load, at);
+                        let w = pick_clock_weight(picks, self.split.idle_picks, load, at);
                         load.rtt.observe_weighted(at, rtt, w);
                     }
                 }

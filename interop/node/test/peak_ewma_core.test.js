@@ -249,6 +249,22 @@ test('chosen: idleMaxTime bounds the pick clock by a slower wall clock', () => {
   close(e.cost(20 * S, ctx), 20 * MS * Math.exp(-2));
 });
 
+test('chosen: decayTime scales the pick clock (500 picks per second of it) and its bound (6 ×)', () => {
+  for (const [decayTime, idle] of [['1s', 1], ['10s', 0.1]]) {
+    const ctx = core.context(core.parseConfig({ decayTime }));
+    const e = new core.EndpointLoad(ctx, 0);
+    e.onStart(0);
+    e.onEnd(0, 20 * MS, true, ctx);
+    // 500 picks in 3 s: one time constant at 1 s (500 picks per time constant), a tenth at 10 s
+    // (5000); the bound (6 s, 60 s) does not act.
+    ctx.picks = 500;
+    close(e.cost(3 * S, ctx), 20 * MS * Math.exp(-idle));
+    // No picks for 12 s: only the bound acts, e^(−12 s / (6 × decayTime)).
+    ctx.picks = 0;
+    close(e.cost(12 * S, ctx), 20 * MS * Math.exp(-12 / (6 * parseFloat(decayTime))));
+  }
+});
+
 test('chosen: the error-aware cost multiplies by 1/(1 − e), e weighted as the RTT blend', () => {
   const ctx = core.context(core.parseConfig({}));
   const e = new core.EndpointLoad(ctx, 0);

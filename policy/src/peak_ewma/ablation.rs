@@ -169,8 +169,11 @@ pub struct Ablation {
     pub initial: Initial,
     /// How an estimate decays without samples.
     pub idle: Idle,
-    /// With [`Idle::PickClock`]: picks per `decayTime` of idle decay at most (at least 1).
-    pub idle_picks: u32,
+    /// With [`Idle::PickClock`]: picks per `decayTime` of idle decay at most (at least 1);
+    /// `None` (the default) is [`IDLE_PICK_RATE`] per second of `decayTime` (5,000 at 10 s), so
+    /// the pick clock and the wall clock meet at the same number of picks per second whatever
+    /// `decayTime` is, and `decayTime` scales the idle decay at every rate of picks.
+    pub idle_picks: Option<u32>,
     /// Whether the idle decay also counts while calls are outstanding on the endpoint.
     pub probes: Probes,
     /// Whether a slow sample replaces the estimate, blends in, or sets a decaying peak.
@@ -183,13 +186,13 @@ pub struct Ablation {
     /// falls (and so how soon it is probed again) from how a sample blends, which keeps
     /// `1 − e^(−Δt/decayTime)`.
     pub idle_decay_time: Option<Nanos>,
-    /// With [`Idle::PickClock`]: a bound on how slowly an avoided endpoint's estimate falls, ns
-    /// (`idleMaxTime`). The idle time counts at least `wall time × idle time constant /
+    /// With [`Idle::PickClock`]: a bound on how slowly an avoided endpoint's estimate falls
+    /// ([`IdleMax`]). The idle time counts at least `wall time × idle time constant /
     /// idleMaxTime`, so the estimate decays at least as fast as on the wall clock with time
     /// constant `idleMaxTime`, however few picks the client makes: a client that picks rarely
-    /// still probes a backend it avoids within a few `idleMaxTime`, and so sees it heal. `None`
-    /// (`"0s"`) is no bound (the pick clock alone); the default is 60 s with the pick clock.
-    pub idle_max_time: Option<Nanos>,
+    /// still probes a backend it avoids within a few `idleMaxTime`, and so sees it heal. The
+    /// default with the pick clock is [`IDLE_MAX_DECAY_TIMES`] × `decayTime` (60 s at 10 s).
+    pub idle_max: IdleMax,
     /// The time constant of the blend alone, ns (`blendTime`): a sample blends into the stored
     /// (undecayed) estimate with weight `1 − e^(−Δt/blendTime)`; `None` is the proposal's blend
     /// into the decayed estimate with the idle weight.
@@ -232,7 +235,8 @@ pub struct Ablation {
 impl Default for Ablation {
     /// The chosen semantics: time-weighted blend, distinct draws, streams ignored, the first
     /// estimate 0 with the stall-aware cost, a peak only out of a stall, idle decay on the pick
-    /// clock with `idlePicks` 5000 and at least the wall clock's with `idleMaxTime` 60 s, the
+    /// clock at 500 picks per second of `decayTime` and at least the wall clock's with
+    /// `idleMaxTime` 6 × `decayTime` (5,000 picks and 60 s at the default 10 s), the
     /// error-aware cost with `errorPenalty` 1 and `errorSamples` 10, failures that hold the
     /// estimate.
     fn default() -> Self {
@@ -242,12 +246,12 @@ impl Default for Ablation {
             streams: Streams::Ignore,
             initial: Initial::Zero,
             idle: Idle::PickClock,
-            idle_picks: DEFAULT_IDLE_PICKS,
+            idle_picks: None,
             probes: Probes::Many,
             peak: Peak::Stalled,
             peak_decay_time: None,
             idle_decay_time: None,
-            idle_max_time: Some(DEFAULT_IDLE_MAX_TIME),
+            idle_max: IdleMax::DecayTimes(IDLE_MAX_DECAY_TIMES),
             blend_time: None,
             error_penalty: Some(DEFAULT_ERROR_PENALTY),
             failures: Failures::Hold,
@@ -269,7 +273,7 @@ impl Ablation {
             || self.peak == Peak::Refutable
             || self.peak == Peak::Stalled
             || self.idle_decay_time.is_some()
-            || self.idle_max_time.is_some()
+            || self.idle_max != IdleMax::Unbounded
             || self.blend_time.is_some()
             || self.error_penalty.is_some()
             || self.failures == Failures::Hold
@@ -291,13 +295,57 @@ const DEFAULT_ERROR_PENALTY: u32 = 100;
 /// failed calls tenfold beside `failures: "hold"` (`results/design/README.md`).
 const DEFAULT_ERROR_SAMPLES: u32 = 10;
 
-/// `lblabAblation.idlePicks`' default: the design search's trade-off between the probes of many
-/// clients with few picks each and the return of a healed backend (`results/design/README.md`).
-const DEFAULT_IDLE_PICKS: u32 = 5000;
+/// The pick clock's rate (500 picks per second): without `lblabAblation.idlePicks`, an avoided
+/// endpoint's idle time advances by at most one second per 500 of the client's picks, so its
+/// estimate decays by at most one time constant per `500 × decayTime` picks (5,000 at the
+/// default 10 s, the design search's trade-off between the probes of many clients with few picks
+/// each and the return of a healed backend: `results/design/README.md`). A client that picks more
+/// often decays on the wall clock alone.
+pub const IDLE_PICK_RATE: u32 = 500;
 
-/// `lblabAblation.idleMaxTime`'s default with the pick clock (60 s): a client that picks rarely
-/// still probes an avoided backend about once a minute, so a healed backend carries its share
-/// again within about two minutes at any number of clients, while the probes of 1,000 clients at
-/// 2 requests/s each cost less p99.9 than Envoy's algorithm pays for never probing
-/// (`results/design/README.md`, *Recovery against the number of clients*).
-const DEFAULT_IDLE_MAX_TIME: Nanos = 60 * NANOS_PER_SEC;
+/// The bound on the pick clock's slowness (6): without `lblabAblation.idleMaxTime`, an avoided
+/// endpoint's idle time advances by at least a sixth of the wall time, so its estimate decays at
+/// least as fast as with time constant `6 × decayTime` (60 s at the default 10 s) however rarely
+/// the client picks: a healed backend carries its share again within about `12 × decayTime` at
+/// any number of clients, while the probes of 1,000 clients at 2 requests/s each cost less p99.9
+/// than Envoy's algorithm pays for never probing (`results/design/README.md`, *Recovery against
+/// the number of clients*).
+pub const IDLE_MAX_DECAY_TIMES: u32 = 6;
+
+/// How slowly the pick clock may let an avoided endpoint's estimate fall
+/// (`lblabAblation.idleMaxTime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleMax {
+    /// `"0s"`: no bound, the pick clock alone.
+    Unbounded,
+    /// A given `idleMaxTime`, ns.
+    Time(Nanos),
+    /// A multiple of `decayTime` (the default: [`IDLE_MAX_DECAY_TIMES`]).
+    DecayTimes(u32),
+}
+
+impl Ablation {
+    /// The picks per time constant of idle decay at most, resolved against `decay_time` (ns):
+    /// the given `idlePicks`, else [`IDLE_PICK_RATE`] per second of `decay_time`, rounded to a
+    /// whole number of picks and at least 1 (so that the normalized config, which states it,
+    /// reads back to the same policy).
+    pub fn idle_picks_at(&self, decay_time: Nanos) -> u32 {
+        match self.idle_picks {
+            Some(p) => p,
+            None => {
+                let picks = f64::from(IDLE_PICK_RATE) * decay_time as f64 / NANOS_PER_SEC as f64;
+                // `as` saturates at u32::MAX for a decayTime of years.
+                (picks.round() as u32).max(1)
+            }
+        }
+    }
+
+    /// The `idleMaxTime` resolved against `decay_time` (ns); `None` is no bound.
+    pub fn idle_max_time_at(&self, decay_time: Nanos) -> Option<Nanos> {
+        match self.idle_max {
+            IdleMax::Unbounded => None,
+            IdleMax::Time(t) => Some(t),
+            IdleMax::DecayTimes(k) => Some(decay_time.saturating_mul(Nanos::from(k))),
+        }
+    }
+}

@@ -4,7 +4,8 @@
 use serde_json::{json, Value};
 
 use super::{
-    per_method, Ablation, Config, Failures, Idle, Initial, Peak, PeakEwmaPolicy, Probes, Streams,
+    per_method, Ablation, Config, Failures, Idle, IdleMax, Initial, Peak, PeakEwmaPolicy, Probes,
+    Streams,
 };
 use crate::config::fields::{choice_name, ConfigError, Fields};
 use crate::config::spec::Spec;
@@ -104,18 +105,27 @@ impl Spec for Config {
                     streams: a.choice("streams", STREAMS, d.streams)?,
                     initial,
                     idle: idle_choice,
-                    idle_picks: a.u32("idlePicks", d.idle_picks)?,
+                    // Not given: IDLE_PICK_RATE per second of decayTime.
+                    idle_picks: if a.has("idlePicks") {
+                        Some(a.u32("idlePicks", 0)?)
+                    } else {
+                        d.idle_picks
+                    },
                     probes: a.choice("probes", PROBES, d.probes)?,
                     peak: a.choice("peak", PEAKS, peak_default)?,
                     peak_decay_time: optional_duration(a, "peakDecayTime")?,
                     idle_decay_time: optional_duration(a, "idleDecayTime")?,
-                    // Given: "0s" is no bound. Not given: the default bound with the pick clock.
-                    idle_max_time: if a.has("idleMaxTime") {
-                        Some(a.duration("idleMaxTime", 0)?).filter(|&d| d > 0)
+                    // Given: "0s" is no bound. Not given: the default bound with the pick clock
+                    // (a multiple of decayTime).
+                    idle_max: if a.has("idleMaxTime") {
+                        match a.duration("idleMaxTime", 0)? {
+                            0 => IdleMax::Unbounded,
+                            t => IdleMax::Time(t),
+                        }
                     } else if idle_choice == Idle::PickClock {
-                        d.idle_max_time
+                        d.idle_max
                     } else {
-                        None
+                        IdleMax::Unbounded
                     },
                     blend_time: optional_duration(a, "blendTime")?,
                     error_penalty: if a.has("errorPenalty") {
@@ -147,13 +157,13 @@ impl Spec for Config {
                         "\"on_read\" has one time constant; it does not combine with peak \"decaying\", idleDecayTime, idleMaxTime, blendTime, blendSamples, errorSamples, errorPenalty or failures \"hold\"",
                     ));
                 }
-                if ablation.idle_max_time.is_some() && ablation.idle != Idle::PickClock {
+                if ablation.idle_max != IdleMax::Unbounded && ablation.idle != Idle::PickClock {
                     return Err(a.err(
                         "idleMaxTime",
                         "bounds the pick clock's idle decay: give it with idle \"pick_clock\"",
                     ));
                 }
-                if ablation.idle_picks == 0 {
+                if ablation.idle_picks == Some(0) {
                     return Err(a.err("idlePicks", "0 picks: give at least 1"));
                 }
                 if ablation.decay == DecayMode::OnRead && ablation.idle != Idle::ToZero {
@@ -183,7 +193,6 @@ impl Spec for Config {
             "streams": choice_name(STREAMS, self.ablation.streams),
             "initial": choice_name(INITIALS, self.ablation.initial),
             "idle": choice_name(IDLES, self.ablation.idle),
-            "idlePicks": self.ablation.idle_picks,
             "probes": choice_name(PROBES, self.ablation.probes),
             "peak": choice_name(PEAKS, self.ablation.peak),
             "failures": choice_name(FAILURES, self.ablation.failures),
@@ -192,12 +201,25 @@ impl Spec for Config {
         for (key, value) in [
             ("peakDecayTime", self.ablation.peak_decay_time),
             ("idleDecayTime", self.ablation.idle_decay_time),
-            ("idleMaxTime", self.ablation.idle_max_time),
+            // Only the pick clock has a bound; "0s" is none; the default (a multiple of
+            // decayTime) is not stated.
+            (
+                "idleMaxTime",
+                match (self.ablation.idle, self.ablation.idle_max) {
+                    (Idle::PickClock, IdleMax::Unbounded) => Some(0),
+                    (Idle::PickClock, IdleMax::Time(t)) => Some(t),
+                    _ => None,
+                },
+            ),
             ("blendTime", self.ablation.blend_time),
         ] {
             if let Some(d) = value {
                 ablation[key] = json!(duration::format(d));
             }
+        }
+        // Given only: the default is a rate per second of decayTime.
+        if let Some(p) = self.ablation.idle_picks {
+            ablation["idlePicks"] = json!(p);
         }
         if let Some(p) = self.ablation.error_penalty {
             ablation["errorPenalty"] = json!(f64::from(p) / 100.0);

@@ -19,6 +19,9 @@ pub(super) struct Split {
     /// The idle time's least share of the wall time (`idle time constant / idleMaxTime`), with
     /// an `idleMaxTime`.
     idle_floor: Option<f64>,
+    /// With the pick clock: picks per time constant of idle decay at most
+    /// ([`Ablation::idle_picks_at`]).
+    pub(super) idle_picks: f64,
 }
 
 impl Split {
@@ -36,8 +39,9 @@ impl Split {
             inv_blend: a.blend_time.map(|b| 1.0 / b.max(1) as f64),
             // Never faster than the wall clock itself.
             idle_floor: a
-                .idle_max_time
+                .idle_max_time_at(decay_time)
                 .map(|m| (idle as f64 / m.max(1) as f64).min(1.0)),
+            idle_picks: f64::from(a.idle_picks_at(decay_time)),
         }
     }
 }
@@ -62,7 +66,7 @@ pub(super) fn idle_weight(
         Idle::Frozen => 0.0,
         Idle::PickClock => {
             let since = picks.saturating_sub(load.picks_at) as f64;
-            let idle = wall.min(since * split.tau / f64::from(a.idle_picks));
+            let idle = wall.min(since * split.tau / split.idle_picks);
             match split.idle_floor {
                 // However few picks: at least the wall-clock decay with time constant idleMaxTime.
                 Some(floor) => idle.max(wall * floor),

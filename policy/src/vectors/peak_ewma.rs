@@ -316,7 +316,8 @@ pub(super) fn file() -> Value {
     );
     s.add(
         "a_client_that_picks_rarely_probes_within_idle_max_time",
-        "The chosen default as it is: idlePicks 5000 and idleMaxTime 60s. The client picks every \
+        "The chosen default as it is: the pick clock at 500 picks per second of decayTime (5000 \
+         at 10 s) and idleMaxTime 6 × decayTime (60 s). The client picks every \
          4 s, so on the pick clock alone the avoided endpoint 1 (20 ms) would decay by only \
          e^(−picks/5000); idleMaxTime makes its idle time at least Δt × decayTime / idleMaxTime, \
          a decay of at least e^(−Δt/60 s). Endpoint 0 (2 ms, sampled every 4 s) keeps its \
@@ -337,6 +338,32 @@ pub(super) fn file() -> Value {
                 }
             }
             r.check(161 * SEC);
+        },
+    );
+    s.add(
+        "decay_time_scales_the_pick_clock_and_its_bound",
+        "The chosen default with decayTime 1s: the pick clock's 500 picks per second of decayTime \
+         make 500 picks per time constant, and idleMaxTime is 6 s. The client picks every 0.4 s \
+         (2.5 picks a second, far below 500), so the avoided endpoint 1 (20 ms) decays at the \
+         bound's pace, e^(−Δt/6 s): below endpoint 0's 2 ms after about 6 s × ln(10) ≈ 14 s, ten \
+         times sooner than the same sequence at the default decayTime 10s (see \
+         a_client_that_picks_rarely_probes_within_idle_max_time). That pick probes it; it answers \
+         in 2 ms and is back.",
+        json!({"decayTime": "1s"}),
+        |r| {
+            r.ready_all(0, &[0, 1]);
+            let a = r.unary(0, &[0, 1]);
+            let b = r.unary(0, &[1, 0]);
+            r.done(2 * MS, a, Ok, 2 * MS);
+            r.done(20 * MS, b, Ok, 20 * MS);
+            for k in 1..=40u64 {
+                let c = r.unary(k * 400 * MS, &[0, 1]);
+                r.done(k * 400 * MS + 2 * MS, c, Ok, 2 * MS);
+                if k == 25 {
+                    r.check(10_100 * MS);
+                }
+            }
+            r.check(16_100 * MS);
         },
     );
     s.add(

@@ -34,7 +34,7 @@ fn envoy_peak_ewma_maps_onto_peak_ewma_experimental_in_every_form() {
         "aggregation_interval": "0.050s", "max_samples_per_host": 64, "penalty_value": 1e5});
     let want = json!({"peak_ewma_experimental": {"choiceCount": 2, "decayTime": "5s",
         "defaultRtt": "0.02s", "lblabAblation": {"decay": "time_weighted", "sampling": "distinct",
-        "streams": "ignore", "initial": "zero", "idle": "pick_clock", "idlePicks": 5000, "probes": "many", "peak": "stalled", "failures": "hold", "stall": true, "idleMaxTime": "60s", "errorSamples": 10,
+        "streams": "ignore", "initial": "zero", "idle": "pick_clock", "probes": "many", "peak": "stalled", "failures": "hold", "stall": true, "errorSamples": 10,
         "errorPenalty": 1.0}}});
     let forms = [
         cluster(vec![entry(typed.clone())]),
