@@ -3,7 +3,8 @@
 for every candidate of scenarios/design/candidates.toml, its p99 and p99.9 against the best of the
 reference algorithms (tower's, Finagle's, Envoy's) in every canonical scenario and at every point
 of the design sets, its time to a fair share after a heal, a join and a cold start, and its failed
-calls. Usage: design_candidates.py DIR"""
+calls, and `decayTime` as the trade-off between the heal and the tail. Usage: design_candidates.py
+DIR"""
 import csv
 import glob
 import os
@@ -189,6 +190,69 @@ def main():
             t = m.get("time_to_fair_s", (None,))[0]
             lines.append(f"| `{policy}` | {tau} | {fmt(t, 1)} | {m['p99_ms'][0]:.2f} | "
                          f"{m['p999_ms'][0]:.2f} |")
+        lines.append("")
+
+    clients_path = os.path.join(d, "tradeoff-clients", "sweep.csv")
+    tail_path = os.path.join(d, "tradeoff-tail", "intervals.csv")
+    if os.path.exists(clients_path) and os.path.exists(tail_path):
+        heal = sweep(clients_path)
+        counts = sorted(heal, key=lambda k: int(k[0]))
+        tail = intervals(tail_path)
+        policies = [p for p in tail if p != "oracle"]
+
+        def order(n):
+            if "_tau_" in n:
+                return (0, float(n.rsplit("_tau_", 1)[1].rstrip("s")))
+            return (1, n)
+        lines += ["## `decayTime`: the heal against the tail", "",
+                  "The default at four values of `decayTime`, beside Finagle's and Envoy's "
+                  "algorithms: the time until a healed backend carries 80 % of its fair share "
+                  "(recovery-clients: one of 20 backends 10x slower until 30 s, 2,000 req/s in "
+                  "all, shared by 1 to 1,000 client channels; – : not within the 168 s after the "
+                  "heal), and the tail in many-clients (50 channels at 40 calls/s each, one of 20 "
+                  "backends 10x slower for the whole run, where every call sent to it is a loss). "
+                  f"The oracle's many-clients p99.9: {tail['oracle']['p999_ms'][0]:.2f} ms.", "",
+                  "| policy | " + " | ".join(f"heal, {k[0]} ch. (s)" for k in counts)
+                  + " | many-clients p99 (ms) | p99.9 (ms) | interval | calls to the slow backend |",
+                  "|---|" + "---|" * (len(counts) + 4)]
+        for c in sorted(policies, key=order):
+            name = f"`peak_ewma`, {c.rsplit('_tau_', 1)[1]}" if "_tau_" in c else f"`{c}`"
+            row = [name]
+            for k in counts:
+                t = heal[k].get(c, {}).get("time_to_fair_s")
+                row.append("–" if t is None or t[0] == float("inf") else f"{t[0]:.1f}")
+            m = tail[c]
+            row += [f"{m['p99_ms'][0]:.2f}", f"{m['p999_ms'][0]:.2f}",
+                    f"[{m['p999_ms'][1]:.2f}, {m['p999_ms'][2]:.2f}]",
+                    f"{100 * m['slow_share'][0]:.3f} %"]
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+
+    path = os.path.join(d, "most-fail", "sweep.csv")
+    if os.path.exists(path):
+        points = {}
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                key = (int(r["fleet.broken.count"]), int(r["fleet.main.count"]))
+                points.setdefault(key, {})[r["policy"]] = r
+        lines += ["## Failures: one or most backends fail every call (most-fail)", "",
+                  "The failing backends fail every call fast from 10 s to 40 s, then heal; "
+                  "2,000 req/s in all, about 1,600 per backend at most, so one healthy backend "
+                  "alone cannot carry the load. Failed calls over the whole run (125 s), p99 of all "
+                  "calls, and the time after the heal until the healed backends carry 80 % of "
+                  "their fair share (– : not within the 90 s after it).", ""]
+        order = list(next(iter(points.values())).keys())
+        lines += ["| failing of all | " + " | ".join(f"`{p}`" for p in order) + " |",
+                  "|---|" + "---|" * len(order)]
+        for (broken, main), by in sorted(points.items()):
+            cells = []
+            for p in order:
+                r = by[p]
+                t = float(r["time_to_fair_s"]) if r["time_to_fair_s"] else None
+                heal = "–" if t is None or t == float("inf") else f"{t:.1f} s"
+                cells.append(f"{100 * float(r['error_share']):.2f} %, "
+                             f"{float(r['p99_ms']):.1f} ms, {heal}")
+            lines.append(f"| {broken} of {broken + main} | " + " | ".join(cells) + " |")
         lines.append("")
 
     with open(os.path.join(d, "README.md"), "w") as f:
