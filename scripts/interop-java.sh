@@ -17,6 +17,8 @@
 #   OUT=/tmp/somewhere scripts/interop-java.sh   # raw files and java.md elsewhere
 #   scripts/interop-java.sh --install            # only install and build; prints the client launcher
 #   scripts/interop-java.sh --test               # install, build and run the port's tests
+#   LBLAB_JAVA_OPTS='-XX:+UseSerialGC' scripts/interop-java.sh    # JVM options of the clients
+#   LBLAB_PEAK_EWMA_TRACE=1 target/interop-java/bin/client ...    # every RTT sample to stderr
 #
 # cold-start and crash-restart take their fault at 20 s: give them WARMUP and DURATION that span
 # it (e.g. WARMUP=15 DURATION=25). Only loopback; every process it starts stops by itself (the
@@ -84,7 +86,8 @@ if [[ ! -f "$stamp" || -n "$(find "$java_dir" "$0" -newer "$stamp" -type f -prin
     for main in client:lblab.client.Client report:lblab.report.Report; do
         cat > "$prefix/bin/${main%%:*}" <<LAUNCHER
 #!/bin/sh
-exec java -cp "$prefix/classes:$runtime_cp" ${main#*:} "\$@"
+# shellcheck disable=SC2086
+exec java \${LBLAB_JAVA_OPTS:-} -cp "$prefix/classes:$runtime_cp" ${main#*:} "\$@"
 LAUNCHER
         chmod +x "$prefix/bin/${main%%:*}"
     done

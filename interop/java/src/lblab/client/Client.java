@@ -372,6 +372,7 @@ public final class Client {
       summary.put("client", "grpc-java");
       summary.put("grpc_java_version", grpcVersion());
       summary.put("java_version", System.getProperty("java.version"));
+      summary.put("jvm_options", new ArrayList<Object>(ManagementFactory.getRuntimeMXBean().getInputArguments()));
       summary.put("policy", label);
       summary.put("service_config", sc);
       summary.put("targets", targets);

@@ -37,6 +37,9 @@ final class PeakEwmaLoadBalancer extends LoadBalancer {
   /** Tests only: sees each balancer when it is made. */
   static volatile Consumer<PeakEwmaLoadBalancer> testHookBuilt;
 
+  /** $LBLAB_PEAK_EWMA_TRACE set: every sample to stderr (a diagnostic, off by default). */
+  static final boolean TRACE = System.getenv("LBLAB_PEAK_EWMA_TRACE") != null;
+
   private final Helper helper;
   final Object mu = new Object();
   final PeakEwma.Context ctx = new PeakEwma.Context(PeakEwma.Config.DEFAULT, PeakEwma.Semantics.chosen());
@@ -227,10 +230,21 @@ final class PeakEwmaLoadBalancer extends LoadBalancer {
           boolean sample = status.getCode() != Status.Code.CANCELLED;
           synchronized (lb.mu) {
             load.ended(now, now - picked, sample, !status.isOk(), lb.ctx);
+            if (TRACE) {
+              System.err.printf("peak_ewma trace: end %d ms load %08x rtt %.3f ms estimate %.3f ms outstanding %d%n",
+                  now / 1_000_000 % 100_000, System.identityHashCode(load), (now - picked) / 1e6, load.estimate / 1e6,
+                  load.outstanding);
+            }
           }
         }
       };
     }
+  }
+
+  /** Tests only: a READY endpoint's subchannel, or null. */
+  Subchannel readySubchannelForTest() {
+    for (Endpoint e : endpoints.values()) if (e.state == ConnectivityState.READY) return e.subchannel;
+    return null;
   }
 
   /** Tests only: each endpoint's load, by address group. */

@@ -274,6 +274,18 @@ public final class Tests {
       }
       check(sampled == 1, "one endpoint sampled by the ClientStreamTracer: " + sampled);
 
+      // The policy's own RPC on a subchannel (Subchannel.asChannel(), as health checks and ORCA's
+      // out-of-band stream do): it works, and it goes through neither the picker nor the tracer.
+      io.grpc.LoadBalancer.Subchannel sc = lb.readySubchannelForTest();
+      check(sc != null, "a READY subchannel");
+      int picksBefore = picks.size();
+      long pickClock = lb.ctx.picks;
+      byte[] own = ClientCalls.blockingUnaryCall(
+          sc.asChannel(), UNARY, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), new byte[0]);
+      check(own.length == 1 && picks.size() == picksBefore && lb.ctx.picks == pickClock,
+          "an RPC on Subchannel.asChannel() is answered without a pick");
+      System.out.println("inside grpc-java: an RPC of the policy's own on Subchannel.asChannel() was answered, no pick");
+
       // A server-streaming call, held open: the picker sees SERVER_STREAMING, nothing outstanding.
       ClientCall<byte[], byte[]> stream = ch.newCall(STREAM, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS));
       CountDownLatch first = new CountDownLatch(1);
