@@ -127,7 +127,8 @@ fn grpc_go_round_robin_splits_evenly_and_the_peak_ewma_port_avoids_the_slow_back
 
     let backend = common::Backend::start(&root().join("interop/node/smoke.toml"));
     let targets = backend.targets.clone();
-    let dir = scratch("interop-go");
+    // Not "interop-go": that is the build folder the script was given.
+    let dir = scratch("interop-go-smoke");
     let rr = grpc_go(&targets, "round_robin", &dir.join("round_robin"));
     let pe = grpc_go(&targets, "peak_ewma_experimental", &dir.join("peak_ewma"));
     for s in [&rr, &pe] {
