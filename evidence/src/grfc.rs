@@ -339,7 +339,7 @@ fn xds(out: &mut String) {
 
 fn rationale(out: &mut String, ev: &Evidence) {
     w!(out, "## Rationale\n");
-    w!(out, "{}\n", crate::text::MEASURED_DEFAULT);
+    w!(out, "{}\n", crate::text::measured_overall(ev));
     if let Some(sweep) = ev.sweeps.get("sampling") {
         let g = |n: &str, p: &str, m: &str| sweep.get("backends", n, p, m);
         if let (Some(r), Some(d), Some(rp), Some(dp)) = (

@@ -26,7 +26,10 @@ pub fn render(ev: &Evidence, s: &ScenarioResults) -> String {
     if !s.description.is_empty() {
         w!(out, "{}\n", s.description);
     }
-    w!(out, "{}\n", text::MEASURED_DEFAULT);
+    let measured = text::measured_on_page(s);
+    if !measured.is_empty() {
+        w!(out, "{measured}\n");
+    }
     let (warmup, measured) = text::full_length(s);
     w!(
         out,

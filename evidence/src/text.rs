@@ -20,14 +20,130 @@ pub const CONTENDERS: [&str; 4] = [
 /// The proposal's label in every scenario.
 pub const PROPOSAL: &str = "peak_ewma";
 
-/// Which `peak_ewma_experimental` default the committed result files measured, for the pages to
-/// say so: the files record no normalized config of their own yet. Rerunning `scripts/evidence.sh`
-/// after a change of the default must update this line.
-pub const MEASURED_DEFAULT: &str = "The runs behind this page measured `peak_ewma_experimental`'s \
-     default of the first two design rounds (`{\"lblabAblation\":{\"initial\":\"penalty\",\"peak\":\"jump\",\
-     \"stall\":false}}` today), simulated and over real gRPC; the third round changed the default \
-     (a peak only out of a stall, the first estimate 0 with a stall-aware cost: `docs/design.md`, \
-     `results/design/candidates/`), and these files have not been rerun since.";
+/// What a result file measured of the proposal, from the normalized config it records
+/// ([`RunSummary::configs`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Measured {
+    /// The proposal as the scenario configures it today.
+    Current,
+    /// Another algorithm under the proposal's label: the recorded config.
+    Other(serde_json::Value),
+    /// Written before result files recorded their configs.
+    Unrecorded,
+}
+
+/// The proposal's normalized config in `s`'s scenario today, if it runs it.
+fn proposal_config(s: &ScenarioResults) -> Option<serde_json::Value> {
+    s.scenario
+        .policies
+        .iter()
+        .find(|p| p.name == PROPOSAL)
+        .map(|p| match &p.selected {
+            lblab_policy::config::Selected::Policy(c) => c.to_json(),
+            lblab_policy::config::Selected::Extra { name, config } => {
+                serde_json::json!({ name: config })
+            }
+        })
+}
+
+/// What `run` (one of `s`'s result files) measured of the proposal; `None` when it has no row
+/// of it.
+pub fn algorithm(s: &ScenarioResults, run: &RunSummary) -> Option<Measured> {
+    run.rows.iter().find(|r| r.policy == PROPOSAL)?;
+    Some(match (run.config(PROPOSAL), proposal_config(s)) {
+        (None, _) => Measured::Unrecorded,
+        (Some(r), Some(now)) if *r == now => Measured::Current,
+        (Some(r), _) => Measured::Other(r.clone()),
+    })
+}
+
+/// What files written before the configs were recorded measured: the default of the first two
+/// design rounds (they were all made with it).
+const UNRECORDED: &str = "the default of the first two design rounds (`{\"lblabAblation\":\
+     {\"initial\":\"penalty\",\"peak\":\"jump\",\"stall\":false}}` today; these files were written \
+     before result files recorded their configs)";
+
+fn describe(m: &Measured) -> String {
+    match m {
+        Measured::Current => "`peak_ewma_experimental` as the scenario configures it today (the \
+             normalized config their `summary.json` records)"
+            .to_string(),
+        Measured::Other(c) => format!("another algorithm under the label `{PROPOSAL}`: `{c}`"),
+        Measured::Unrecorded => UNRECORDED.to_string(),
+    }
+}
+
+/// One scenario page's sentence on which algorithm its runs measured.
+pub fn measured_on_page(s: &ScenarioResults) -> String {
+    let sim = s.sim.as_ref().and_then(|r| algorithm(s, r));
+    let real = s.compare.as_ref().and_then(|c| algorithm(s, &c.real));
+    match (sim, real) {
+        (Some(a), Some(b)) if a == b => format!(
+            "The runs behind this page, simulated and over real gRPC, measured {}.",
+            describe(&a)
+        ),
+        (a, b) => {
+            let mut parts = Vec::new();
+            if let Some(a) = a {
+                parts.push(format!("the simulated runs measured {}", describe(&a)));
+            }
+            if let Some(b) = b {
+                parts.push(format!(
+                    "the real runs (`compare/`) measured {}",
+                    describe(&b)
+                ));
+            }
+            if parts.is_empty() {
+                return String::new();
+            }
+            let mut text = format!("Of the runs behind this page, {}.", parts.join("; "));
+            if let Some(first) = text.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
+            text
+        }
+    }
+}
+
+/// The evidence's sentence on which algorithm its result files measured, counted over the
+/// scenarios.
+pub fn measured_overall(ev: &Evidence) -> String {
+    let mut sim = (0, 0, 0);
+    let mut real = (0, 0, 0);
+    let count = |t: &mut (usize, usize, usize), m: Option<Measured>| match m {
+        Some(Measured::Current) => t.0 += 1,
+        Some(Measured::Other(_)) => t.1 += 1,
+        Some(Measured::Unrecorded) => t.2 += 1,
+        None => {}
+    };
+    for s in &ev.scenarios {
+        count(&mut sim, s.sim.as_ref().and_then(|r| algorithm(s, r)));
+        count(
+            &mut real,
+            s.compare.as_ref().and_then(|c| algorithm(s, &c.real)),
+        );
+    }
+    let part = |what: &str, t: (usize, usize, usize)| {
+        let mut bits = vec![format!(
+            "{} of {} {what} measured `peak_ewma_experimental` as configured today",
+            t.0,
+            t.0 + t.1 + t.2
+        )];
+        if t.1 > 0 {
+            bits.push(format!("{} another algorithm under its label", t.1));
+        }
+        if t.2 > 0 {
+            bits.push(format!("{} {UNRECORDED}", t.2));
+        }
+        bits.join(", ")
+    };
+    format!(
+        "Which algorithm the files measured, as each `summary.json` records it: {}; {}. Each \
+         scenario's page says which of its runs measured what.",
+        part("scenarios' simulated runs", sim),
+        part("real runs", real)
+    )
+}
 
 /// `"97.9 % interval"`: the true confidence of the interval of a median over `seeds` seeds (at
 /// least 95 % from 6 seeds on; [`lblab_record::stats::median_interval`]).

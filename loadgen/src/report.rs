@@ -264,6 +264,7 @@ mod tests {
             notes: vec![],
             incidents: vec![],
             rates: vec![],
+            configs: vec![],
         };
         let statuses = [StatusRow {
             policy: "a\"b".into(),

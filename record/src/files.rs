@@ -192,6 +192,7 @@ mod tests {
             fault_windows: Vec::new(),
             warmup_s: 0.0,
             measured_s: 3.0,
+            policies: Vec::new(),
         };
         // Scenario labels may not hold commas, but a sweep's point labels do.
         let label = "peak_ewma[decay=1s,choices=2]";

@@ -78,8 +78,8 @@ pub use layout::Layout;
 pub use merge::{merge_runs, Merged};
 pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{
-    FailureRow, FaultWindow, Incident, IncidentKind, Mode, RateRow, RunHead, RunSummary,
-    SummaryRow, TimeseriesRow,
+    FailureRow, FaultWindow, Incident, IncidentKind, Mode, PolicyConfigRow, RateRow, RunHead,
+    RunSummary, SummaryRow, TimeseriesRow,
 };
 pub use statuses::{StatusRow, MESSAGES_PER_STATUS};
 pub use targets::TargetRow;

@@ -96,6 +96,21 @@ pub struct RunSummary {
     /// written before they were recorded, and in simulated runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rates: Vec<RateRow>,
+    /// Which algorithm each row measured: its service config as the parser normalized it when
+    /// the run was made, the lab-only fields (`lblabAblation`) included, so that a result file
+    /// says which semantics it measured after a default changes. Empty in files written before
+    /// it was recorded; a policy the parser does not know keeps its config as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configs: Vec<PolicyConfigRow>,
+}
+
+/// One policy's service config as a run recorded it ([`RunSummary::configs`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyConfigRow {
+    /// Policy label.
+    pub policy: String,
+    /// Its `loadBalancingConfig` entry, normalized (`{"peak_ewma_experimental": {...}}`).
+    pub config: serde_json::Value,
 }
 
 /// A real run's throughput and fastest call for one policy, as ghz reports them (`rps`,
@@ -151,6 +166,8 @@ pub struct RunHead {
     pub warmup_s: f64,
     /// Measured time, seconds.
     pub measured_s: f64,
+    /// Every policy's normalized config ([`RunSummary::configs`]).
+    pub policies: Vec<PolicyConfigRow>,
 }
 
 impl RunSummary {
@@ -183,7 +200,20 @@ impl RunSummary {
             } else {
                 Vec::new()
             },
+            configs: head
+                .policies
+                .into_iter()
+                .filter(|c| results.iter().any(|r| r.summary.policy == c.policy))
+                .collect(),
         }
+    }
+
+    /// The normalized config recorded for `policy`, if any.
+    pub fn config(&self, policy: &str) -> Option<&serde_json::Value> {
+        self.configs
+            .iter()
+            .find(|c| c.policy == policy)
+            .map(|c| &c.config)
     }
 
     /// The [`RateRow`] of `policy`, if recorded.
@@ -357,6 +387,7 @@ mod tests {
             notes: Vec::new(),
             incidents: Vec::new(),
             rates: Vec::new(),
+            configs: Vec::new(),
         };
         let mut v = serde_json::to_value(&run).unwrap();
         assert_eq!(v["measured_s"], 20.0);

@@ -76,6 +76,7 @@
 //!     notes: vec![],
 //!     incidents: vec![],
 //!     rates: vec![],
+//!     configs: vec![],
 //! };
 //! let dir = std::env::temp_dir().join(format!("lblab-report-doc-{}", std::process::id()));
 //! let written = lblab_report::write_run_charts(&dir, &summary, &[result])?;

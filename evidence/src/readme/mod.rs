@@ -38,7 +38,7 @@ pub fn render(ev: &Evidence) -> String {
          {}\n",
         summary::how_measured(ev)
     );
-    w!(out, "{}\n", crate::text::MEASURED_DEFAULT);
+    w!(out, "{}\n", crate::text::measured_overall(ev));
     summary::summary(&mut out, ev);
     findings::findings(&mut out, ev);
     questions::questions(&mut out, ev);

@@ -55,6 +55,7 @@ fn summary(rows: Vec<SummaryRow>, partial: bool) -> RunSummary {
         notes: Vec::new(),
         incidents: Vec::new(),
         rates: Vec::new(),
+        configs: Vec::new(),
     }
 }
 

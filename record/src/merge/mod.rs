@@ -144,6 +144,7 @@ pub fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, RecordError> 
             .flat_map(|r| r.incidents.iter().cloned())
             .collect(),
         rates: RateRow::of(&results, first.measured_s),
+        configs: first.configs.clone(),
     };
     Ok(Merged {
         summary,
@@ -225,6 +226,22 @@ fn check_compatible(sources: &[Source]) -> Result<(), RecordError> {
                     s.summary.scenario, first.name, first.summary.scenario
                 ),
             ));
+        }
+        // The same label for two algorithms is not one experiment (files written before the
+        // configs were recorded have none to compare).
+        for c in &s.summary.configs {
+            if let Some(other) = first.summary.config(&c.policy) {
+                if *other != c.config {
+                    return Err(s.invalid(
+                        "configs",
+                        format!(
+                            "policy {} ran {}, but in {} it ran {}: only runs of the same \
+                             algorithms can be merged",
+                            c.policy, c.config, first.name, other
+                        ),
+                    ));
+                }
+            }
         }
         if s.summary.backends.len() != first.summary.backends.len() {
             return Err(s.invalid(

@@ -15,6 +15,7 @@ fn head(warmup_s: f64) -> RunHead {
         fault_windows: Vec::new(),
         warmup_s,
         measured_s: 3.0,
+        policies: Vec::new(),
     }
 }
 
@@ -356,6 +357,34 @@ fn duplicates_truncations_strangers_and_giants_are_refused() {
     let e = message(&[a.clone(), b.clone()]);
     assert!(
         e.contains("b/rr.hlog") && e.contains("truncated or altered"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn runs_that_measured_different_algorithms_under_one_label_are_refused() {
+    let root = scratch("configs");
+    let (a, b) = (root.join("a"), root.join("b"));
+    let config = |decay: &str| crate::PolicyConfigRow {
+        policy: "rr".into(),
+        config: serde_json::json!({"peak_ewma_experimental": {"decayTime": decay}}),
+    };
+    let (mut summary, result) = boundary_run(&a, 1_700_000_000.0);
+    summary.configs = vec![config("10s")];
+    write_run(&a, &summary, std::slice::from_ref(&result)).expect("written");
+    let (mut other, result_b) = boundary_run(&b, 1_700_000_000.7);
+    // The same algorithm: merged, and the merge records it.
+    other.configs = vec![config("10s")];
+    write_run(&b, &other, std::slice::from_ref(&result_b)).expect("written");
+    let merged = merge_runs(&[a.clone(), b.clone()], u64::MAX).expect("merged");
+    assert_eq!(merged.summary.configs, vec![config("10s")]);
+    // Another one under the same label: refused, naming the file, the field and both configs.
+    other.configs = vec![config("1s")];
+    write_run(&b, &other, std::slice::from_ref(&result_b)).expect("written");
+    let e = message(&[a.clone(), b.clone()]);
+    assert!(
+        e.contains("b/summary.json") && e.contains("configs") && e.contains("1s"),
         "{e}"
     );
     let _ = std::fs::remove_dir_all(&root);

@@ -128,6 +128,7 @@ pub(crate) mod fixtures {
             notes: vec![],
             incidents: vec![],
             rates: vec![],
+            configs: vec![],
         }
     }
 

@@ -95,6 +95,7 @@ pub fn run() -> (RunSummary, Vec<PolicyResult>) {
         notes: Vec::new(),
         incidents: Vec::new(),
         rates: Vec::new(),
+        configs: Vec::new(),
     };
     (summary, results)
 }
