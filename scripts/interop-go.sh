@@ -91,8 +91,8 @@ for scenario in "${scenarios[@]}"; do
     mkdir -p "$dir"
     slow="$(slow_of "$scenario")"
     echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
-    # Long enough for the runs; stopped at the end of the scenario in any case.
-    start_fleet "$file" "$dir" "$((4 * per_run + 30))"
+    # Six runs (three of the port's client, three of lblab's); stopped after the last in any case.
+    start_fleet "$file" "$dir" "$((6 * per_run + 30))"
     for policy in round_robin pick_first peak_ewma_experimental; do
         "$client" --targets "$targets" --policy "$policy" --label "$policy" \
             --rate "$rate" --duration "$duration" --warmup "$warmup" --clients "$clients" \

@@ -506,13 +506,14 @@ fn check_maps_an_envoy_cluster_onto_peak_ewma_and_lists_what_it_drops() {
     assert_eq!(pe["choiceCount"], 2);
     assert_eq!(pe["decayTime"], "5s");
     assert_eq!(
-        pe["defaultRtt"], "0.01s",
-        "Envoy's default, not the proposal's"
+        pe["defaultRtt"], "0.03s",
+        "Envoy's default_rtt has no counterpart: the proposal's own default stays"
     );
     let err = text(&out.stderr);
     assert_says(
         &err,
         &[
+            "dropped: default_rtt = \"0.01s\"",
             "dropped: aggregation_interval = \"0.1s\"",
             "dropped: max_samples_per_host = 1000",
             "dropped: penalty_value = 100000.0",

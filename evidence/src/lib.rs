@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+mod answers;
 mod fmt;
 mod grfc;
 mod headline;

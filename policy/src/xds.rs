@@ -11,11 +11,15 @@
 //!
 //! Types mapped:
 //! - `envoy.extensions.load_balancing_policies.peak_ewma.v3alpha.PeakEwma` (and its `v3` copy) onto
-//!   `peak_ewma_experimental`: `decay_time` → `decayTime`, `default_rtt` → `defaultRtt` (Envoy's
-//!   default of 10 ms written out, since the proposal's default is 30 ms), `choiceCount` 2 (Envoy
-//!   always draws two). `aggregation_interval`, `max_samples_per_host` and `penalty_value` have no
-//!   counterpart and are reported in [`Mapped::dropped`]; the behaviours that differ are in
-//!   [`Mapped::notes`].
+//!   `peak_ewma_experimental`: `decay_time` → `decayTime`, `choiceCount` 2 (Envoy always draws
+//!   two). `default_rtt`, `aggregation_interval`, `max_samples_per_host` and `penalty_value` have
+//!   no counterpart in the proposal's config (its first estimate is 0 and its stall term prices an
+//!   endpoint whose first call is pending, so it has no prior to configure) and are reported in
+//!   [`Mapped::dropped`]; the behaviours that differ are in [`Mapped::notes`]. The mapping is the
+//!   evidence's answer to the proposal's question 2: unlike ring_hash's hash function, which A52
+//!   refuses to map when gRPC cannot honour it because every client and proxy must send a key to
+//!   the same host, a latency-aware pick is each client's own, so a cluster configured for Envoy
+//!   gets gRPC's algorithm, and the differences are stated.
 //! - A52's custom-policy form, `xds.type.v3.TypedStruct` (or `udpa.type.v1.TypedStruct`): the last
 //!   `/`-segment of `type_url` names a policy of this crate and `value` is its JSON config.
 //! - `round_robin.v3.RoundRobin` → `round_robin`, `least_request.v3.LeastRequest` →
@@ -353,10 +357,14 @@ fn map_peak_ewma(typed: &Map<String, Value>, path: &str) -> Result<Parts, Config
     let policy = PolicyConfig::PeakEwma(peak_ewma::Config {
         choice_count: 2,
         decay_time,
-        default_rtt,
         ..peak_ewma::Config::default()
     });
     let dropped = vec![
+        Dropped {
+            field: "default_rtt",
+            value: json!(duration::format(default_rtt)),
+            meaning: "Envoy's cost for a host with no estimate yet and nothing in flight; peak_ewma_experimental's first estimate is 0 and, while the endpoint's first call is pending, the call's age (its stall term), so it has no prior to configure. Dropped.",
+        },
         Dropped {
             field: "aggregation_interval",
             value: json!(duration::format(aggregation_interval)),
@@ -370,7 +378,7 @@ fn map_peak_ewma(typed: &Map<String, Value>, path: &str) -> Result<Parts, Config
         Dropped {
             field: "penalty_value",
             value: json!(penalty),
-            meaning: "Envoy's cost for a host with no estimate yet and calls in flight (penalty_value + active); peak_ewma_experimental costs such an endpoint above any measured one by its own rule (Finagle's), with nothing to configure. Dropped.",
+            meaning: "Envoy's cost for a host with no estimate yet and calls in flight (penalty_value + active); peak_ewma_experimental costs such an endpoint the age of its first call (its stall term), with nothing to configure. Dropped.",
         },
     ];
     let mut notes = vec![
@@ -381,15 +389,11 @@ fn map_peak_ewma(typed: &Map<String, Value>, path: &str) -> Result<Parts, Config
         "Envoy draws the two hosts from one random number (i = r mod n, j = (r >> 16) mod n, j + 1 on collision) and breaks cost ties with a random bit; peak_ewma_experimental draws choiceCount distinct endpoints uniformly and the earlier draw wins ties.".to_string(),
         "Envoy counts every request in flight (the host's rq_active) and learns only through the envoy.filters.http.peak_ewma HTTP filter; peak_ewma_experimental counts and measures unary calls itself.".to_string(),
     ];
-    if decay_time % 1_000_000 != 0 || default_rtt % 1_000_000 != 0 {
-        notes.push("Envoy truncates decay_time and default_rtt to whole milliseconds; the mapping keeps them exact.".to_string());
-    }
-    if default_rtt == envoy.default_rtt && either(typed, "default_rtt").is_none() {
-        notes.push(format!(
-            "default_rtt is absent: Envoy's default ({}) is written out, not peak_ewma_experimental's ({}).",
-            duration::format(envoy.default_rtt),
-            duration::format(peak_ewma::Config::default().default_rtt)
-        ));
+    if decay_time % 1_000_000 != 0 {
+        notes.push(
+            "Envoy truncates decay_time to whole milliseconds; the mapping keeps it exact."
+                .to_string(),
+        );
     }
     let ms = |d: Nanos| d / 1_000_000 * 1_000_000;
     let reference = json!({ (envoy_peak_ewma::NAME): {
@@ -516,25 +520,29 @@ mod tests {
     }
 
     #[test]
-    fn cluster_with_peak_ewma_maps_decay_and_default_rtt() {
+    fn cluster_with_peak_ewma_maps_decay_time_and_drops_default_rtt() {
         let m = parse(&peak(r#","decay_time":"5s","default_rtt":"0.020s""#)).unwrap();
         assert_eq!(m.path, "load_balancing_policy.policies[0]");
         let PolicyConfig::PeakEwma(c) = m.policy else {
             panic!("{m:?}")
         };
+        // Envoy's default_rtt has no counterpart: the config keeps the policy's own default.
+        let default = crate::peak_ewma::Config::default();
         assert_eq!(
             (c.choice_count, c.decay_time, c.default_rtt),
-            (2, 5 * NANOS_PER_SEC, 20_000_000)
+            (2, 5 * NANOS_PER_SEC, default.default_rtt)
         );
+        assert_ne!(default.default_rtt, 20_000_000);
         let fields: Vec<_> = m.dropped.iter().map(|d| d.field).collect();
         assert_eq!(
             fields,
             [
+                "default_rtt",
                 "aggregation_interval",
                 "max_samples_per_host",
                 "penalty_value"
             ]
         );
-        assert_eq!(m.dropped[0].value, json!("0.1s"));
+        assert_eq!(m.dropped[0].value, json!("0.02s"));
     }
 }

@@ -12,6 +12,8 @@ use crate::load::Evidence;
 use crate::readme::{slow_share_crossover, summary_sentences};
 use crate::text::{self, ms, surely_lower, times, HEADLINE, PROPOSAL};
 
+mod grpc;
+
 macro_rules! w {
     ($out:expr, $($arg:tt)*) => { let _ = writeln!($out, $($arg)*); };
 }
@@ -55,11 +57,17 @@ pub fn render(ev: &Evidence) -> String {
         out,
         "* Implemented in: lblab (Rust, sans-IO; run in a simulator and inside a tonic client)"
     );
+    w!(out, "* Approver: —");
+    w!(
+        out,
+        "* Last updated: with the results it is generated from (`git log results/gRFC-draft.md`)"
+    );
     w!(out, "* Discussion at: —\n");
     abstract_(&mut out, ev);
     background(&mut out, ev);
     proposal(&mut out, ev);
     rationale(&mut out, ev);
+    grpc::plan(&mut out);
     implementation(&mut out, ev);
     open_questions(&mut out, ev);
     out
@@ -74,8 +82,21 @@ fn abstract_(out: &mut String, ev: &Evidence) {
          unary calls, a cost of that average times the calls in flight plus one, and per pick \
          the cheaper of `choiceCount` distinct random READY endpoints. It moves traffic away from \
          a backend that is slow but not failing, which none of gRPC's policies do without server \
-         cooperation. What the lab found:\n"
+         cooperation.\n"
     );
+    w!(out, "{}\n", crate::answers::recommendation(ev));
+    w!(
+        out,
+        "The proposal's author asked three questions; the lab's answers:\n"
+    );
+    w!(out, "1. *Every language?* {}", crate::answers::q1(ev));
+    w!(
+        out,
+        "2. *Envoy's `PeakEwma` through xDS?* {}",
+        crate::answers::q2()
+    );
+    w!(out, "3. *Only unary RPCs?* {}\n", crate::answers::q3(ev));
+    w!(out, "What the lab found:\n");
     for s in summary_sentences(ev, "README.md") {
         w!(out, "- {s}");
     }
@@ -165,6 +186,7 @@ fn proposal(out: &mut String, ev: &Evidence) {
         lb(json!({}))
     );
     w!(out, "```json\n{}\n```\n", default.unwrap_or_else(|e| e));
+    grpc::proto(out);
     w!(
         out,
         "`choiceCount` works as in A48; `decayTime` is the time constant of the estimate's decay. \
@@ -296,7 +318,11 @@ fn proposal(out: &mut String, ev: &Evidence) {
          it connects to. It does not eject: users wrap the policy in \
          `outlier_detection_experimental` to eject a backend that keeps failing.\n"
     );
+    grpc::behaviour(out);
     xds(out);
+    grpc::guard(out);
+    grpc::metrics(out);
+    grpc::testing(out);
     let _ = ev;
 }
 
@@ -313,8 +339,12 @@ fn xds(out: &mut String) {
             w!(
                 out,
                 "A cluster whose `load_balancing_policy` is Envoy's `{}` maps onto \
-                 `peak_ewma_experimental` (`decay_time` → `decayTime`, `default_rtt` → \
-                 `defaultRtt`; Envoy's policy always has two choices). The custom-policy form of \
+                 `peak_ewma_experimental` (`decay_time` → `decayTime`; Envoy's policy always has \
+                 two choices). A52 refuses to map ring_hash when gRPC cannot honour its hash \
+                 function, because every client and proxy must send a key to the same host; a \
+                 latency-aware pick is each client's own, so nothing breaks when an Envoy proxy \
+                 and a gRPC client run different estimators for one cluster, and the converter \
+                 maps it, stating the differences below. The custom-policy form of \
                  A52, a `xds.type.v3.TypedStruct` whose type URL ends in \
                  `peak_ewma_experimental`, carries the JSON config as it is. For the cluster \
                  `{}`, `lblab check` gives `{}`, and these Envoy fields have no counterpart:\n",
@@ -472,7 +502,7 @@ fn rationale(out: &mut String, ev: &Evidence) {
 }
 
 fn implementation(out: &mut String, ev: &Evidence) {
-    w!(out, "## Implementation notes\n");
+    w!(out, "### Notes for implementers\n");
     let pick = |b: &str| {
         ev.pick_bench
             .iter()
@@ -548,32 +578,6 @@ fn implementation(out: &mut String, ev: &Evidence) {
 
 fn open_questions(out: &mut String, ev: &Evidence) {
     w!(out, "## Open questions\n");
-    let port = ev
-        .interop
-        .iter()
-        .find(|r| r.client == "grpc-js" && r.policy.ends_with("(port)"));
-    match port {
-        Some(r) => {
-            w!(
-                out,
-                "- **Other languages.** Besides Rust, the lab has a grpc-js {} port built on its \
-             public load-balancer API (`interop/node/`). grpc-js gives a picker the call's \
-             metadata but not its method or kind, so the port tags each call's kind in a client \
-             interceptor; whether grpc-java's and grpc-go's pickers know a call's kind by the \
-             time it ends decides whether the unary-only rule holds there as written or needs \
-             the same workaround, or degrades to counting every call as load.",
-                r.version
-            );
-        }
-        None => {
-            w!(
-                out,
-                "- **Other languages.** The lab's implementation is Rust only; whether grpc-java, \
-             grpc-go and grpc-js pickers know a call's kind by the time it ends decides whether \
-             the unary-only rule holds there or degrades to counting every call as load."
-            );
-        }
-    }
     if let Some((share, _, _)) = slow_share_crossover(ev) {
         w!(
             out,
@@ -585,9 +589,8 @@ fn open_questions(out: &mut String, ev: &Evidence) {
     }
     w!(
         out,
-        "- **Envoy users.** Whether an Envoy-configured `PeakEwma` cluster should get gRPC's \
-         semantics silently, or the mapping should be refused, is a decision for the xDS \
-         maintainers.\n\
+        "- **C-core.** Its picker sees no call kind either; whether it takes the interceptor's \
+         mark (question 3's answer) or counts every call as load is for its maintainers.\n\
          - **Beyond one machine.** Every real measurement here is on loopback; a real network's \
          RTT variance is untested.\n"
     );

@@ -39,6 +39,7 @@ pub fn render(ev: &Evidence) -> String {
         summary::how_measured(ev)
     );
     w!(out, "{}\n", crate::text::measured_overall(ev));
+    crate::answers::first_screen(&mut out, ev);
     summary::summary(&mut out, ev);
     findings::findings(&mut out, ev);
     questions::questions(&mut out, ev);

@@ -46,6 +46,7 @@ pub(super) fn questions(out: &mut String, ev: &Evidence) {
         links::code(links::PICK_BENCH_CSV),
         port_sentence(ev)
     );
+    w!(out, "Answer: {}\n", crate::answers::q1(ev));
     envoy(out, ev);
     streams(out, ev);
 }
@@ -151,13 +152,11 @@ fn envoy(out: &mut String, ev: &Evidence) {
         "\nBold: lower beyond the intervals' doubt. Envoy's algorithm has the higher p99 in {} \
          and the lower in {}. Its estimate freezes while a host gets no samples, which suits a \
          backend that stays slow and never gives back the traffic of one that recovers; its \
-         whole-millisecond samples leave a sub-millisecond fleet without estimates. Answer: map \
-         the proto's `decay_time` and `default_rtt` through A52 if Envoy users want one config \
-         for both, but the gRFC should define its own semantics and say that an Envoy-configured \
-         cluster gets gRPC's algorithm, not Envoy's.\n",
+         whole-millisecond samples leave a sub-millisecond fleet without estimates.\n",
         list_or_none(&envoy_worse),
         list_or_none(&envoy_better)
     );
+    w!(out, "Answer: {}\n", crate::answers::q2());
 }
 
 /// The stream-counting variants, in the order of the table.
@@ -216,20 +215,17 @@ fn streams(out: &mut String, ev: &Evidence) {
     ) {
         w!(
             out,
-            "\nAnswer: only unary RPCs should be samples. A stream's duration as a sample \
-             (`count`) makes the policy as bad as least_request where streams are common (p99 {} \
-             against least_request's {} ms in streaming-mix): every ended stream is a \
-             seconds-long \"RTT\". Counting open streams as load without sampling them \
-             (`outstanding`) keeps the policy working but costs tail latency where streams are \
-             common (p99.9 {} against {} ms). So a language that cannot see the method type at \
-             pick time gets a policy that still works, measurably worse in the tail, which the \
-             gRFC can allow as a documented degradation; what it must rule out is a stream's \
-             duration becoming a sample, so the call's kind must be known by the time it ends.\n",
+            "\nA stream's duration as a sample (`count`) makes the policy as bad as \
+             least_request where streams are common (p99 {} against least_request's {} ms in \
+             streaming-mix): every ended stream is a seconds-long \"RTT\". Counting open streams \
+             as load without sampling them (`outstanding`) costs tail latency where streams are \
+             common (p99.9 {} against {} ms).\n",
             iv(ct),
             iv(lr),
             iv(os),
             iv(ig)
         );
+        w!(out, "Answer: {}\n", crate::answers::q3(ev));
     }
     let real: Vec<String> = ["streaming-mix", "long-streams"]
         .iter()

@@ -33,7 +33,7 @@ fn envoy_peak_ewma_maps_onto_peak_ewma_experimental_in_every_form() {
     let typed = json!({"@type": PEAK, "decay_time": "5s", "default_rtt": "0.020s",
         "aggregation_interval": "0.050s", "max_samples_per_host": 64, "penalty_value": 1e5});
     let want = json!({"peak_ewma_experimental": {"choiceCount": 2, "decayTime": "5s",
-        "defaultRtt": "0.02s", "lblabAblation": {"decay": "time_weighted", "sampling": "distinct",
+        "defaultRtt": "0.03s", "lblabAblation": {"decay": "time_weighted", "sampling": "distinct",
         "streams": "ignore", "initial": "zero", "idle": "pick_clock", "probes": "many", "peak": "stalled", "failures": "hold", "stall": true, "errorSamples": 10,
         "errorPenalty": 1.0}}});
     let forms = [
@@ -59,6 +59,7 @@ fn envoy_peak_ewma_maps_onto_peak_ewma_experimental_in_every_form() {
         assert_eq!(
             dropped,
             [
+                ("default_rtt", json!("0.02s")),
                 ("aggregation_interval", json!("0.05s")),
                 ("max_samples_per_host", json!(64)),
                 ("penalty_value", json!(1e5)),
@@ -82,16 +83,32 @@ fn envoy_peak_ewma_maps_onto_peak_ewma_experimental_in_every_form() {
 }
 
 #[test]
-fn envoy_defaults_are_written_out_not_the_proposals() {
+fn envoy_defaults_are_reported_and_only_decay_time_is_mapped() {
     let m = xds::parse(&cluster(vec![entry(json!({"@type": PEAK}))])).unwrap();
     let PolicyConfig::PeakEwma(c) = m.policy else {
         panic!("{m:?}")
     };
-    assert_eq!((c.decay_time, c.default_rtt), (10_000_000_000, 10_000_000));
-    assert_eq!(m.dropped[0].value, json!("0.1s"));
-    assert_eq!(m.dropped[1].value, json!(1000));
-    assert_eq!(m.dropped[2].value, json!(1e6));
-    assert!(m.notes.iter().any(|n| n.contains("default_rtt is absent")));
+    // Envoy's decay_time default (10 s) is the proposal's too; default_rtt has no counterpart.
+    assert_eq!(c.decay_time, 10_000_000_000);
+    assert_eq!(c, {
+        let mut d = lblab_policy::peak_ewma::Config::default();
+        d.decay_time = 10_000_000_000;
+        d
+    });
+    let dropped: Vec<(&str, Value)> = m
+        .dropped
+        .iter()
+        .map(|d| (d.field, d.value.clone()))
+        .collect();
+    assert_eq!(
+        dropped,
+        [
+            ("default_rtt", json!("0.01s")),
+            ("aggregation_interval", json!("0.1s")),
+            ("max_samples_per_host", json!(1000)),
+            ("penalty_value", json!(1e6)),
+        ]
+    );
 }
 
 #[test]
