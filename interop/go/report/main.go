@@ -208,7 +208,7 @@ func main() {
 			"±20 % of the second or within 1 ms; shares agree within 3 points. *Share*: for grpc-go from each reply's `backend` field "+
 			"(OK calls), for lblab from `targets.csv` (calls sent after the warm-up). *CPU µs/call*: for grpc-go the whole Go "+
 			"process's CPU time (user + system, warm-up included) over the calls it sent; for lblab the client runtime's, as "+
-			"`lblab loadgen` prints it. p99.9 over a run of a few thousand calls rests on a handful of calls.", "")
+			"`lblab loadgen` prints it. "+tailNote(*rate, *duration), "")
 	for _, scenario := range flag.Args() {
 		d := filepath.Join(*dir, scenario)
 		if _, err := os.Stat(d); err != nil {
@@ -288,4 +288,16 @@ func main() {
 		lines = append(lines, strings.Join(r, ","))
 	}
 	_ = os.WriteFile(strings.TrimSuffix(*out, ".md")+".csv", []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// tailNote says how many calls a run's p99 and p99.9 rest on, from its rate and measured seconds.
+func tailNote(rate, duration string) string {
+	r, err1 := strconv.ParseFloat(rate, 64)
+	d, err2 := strconv.ParseFloat(duration, 64)
+	if err1 != nil || err2 != nil || r*d < 1 {
+		return "A run's p99.9 rests on a thousandth of its calls."
+	}
+	calls := r * d
+	return fmt.Sprintf("A run measures about %.0f calls, so its p99 rests on the slowest %.0f and its p99.9 on the slowest %.0f: "+
+		"read p99.9 differences of a few milliseconds as noise.", calls, calls/100, calls/1000)
 }

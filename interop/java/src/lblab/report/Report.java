@@ -225,7 +225,7 @@ public final class Report {
         + "±20 % of the second or within 1 ms; shares agree within 3 points. *Share*: for grpc-java from each reply's `backend` field "
         + "(OK calls), for lblab from `targets.csv` (calls sent after the warm-up). *CPU µs/call*: for grpc-java the whole JVM's "
         + "CPU time (user + system, every thread: JIT compiler and GC too, warm-up included) over the calls it sent; for lblab the client runtime's, as "
-        + "`lblab loadgen` prints it. p99.9 over a run of a few thousand calls rests on a handful of calls.");
+        + "`lblab loadgen` prints it. " + tailNote(a.getOrDefault("rate", "?"), a.getOrDefault("duration", "?")));
     doc.add("");
     for (String scenario : scenarios) {
       Path d = dir.resolve(scenario);
@@ -284,5 +284,20 @@ public final class Report {
         + "p999_ms,lblab_p999_ms,p50_agrees,p99_agrees,shares_agree");
     lines.addAll(csv);
     Files.write(Paths.get(out.replaceAll("\\.md$", "") + ".csv"), (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** How many calls a run's p99 and p99.9 rest on, from its rate and measured seconds. */
+  static String tailNote(String rate, String duration) {
+    try {
+      double calls = Double.parseDouble(rate) * Double.parseDouble(duration);
+      if (calls >= 1) {
+        return String.format(java.util.Locale.ROOT,
+            "A run measures about %.0f calls, so its p99 rests on the slowest %.0f and its p99.9 on the slowest %.0f: "
+                + "read p99.9 differences of a few milliseconds as noise.", calls, calls / 100, calls / 1000);
+      }
+    } catch (NumberFormatException e) {
+      // fall through
+    }
+    return "A run's p99.9 rests on a thousandth of its calls.";
   }
 }
