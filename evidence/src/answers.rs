@@ -23,19 +23,33 @@ fn ratio(ev: &Evidence, scenario: &str, a: &str, b: &str, metric: &str) -> Optio
 
 /// Question 1: should it be a gRFC for every language?
 pub fn q1(ev: &Evidence) -> String {
-    let js = ev.interop.iter().any(|r| r.client == "grpc-js");
+    let runs: Vec<&crate::load::InteropRow> = ev
+        .interop
+        .iter()
+        .filter(|r| r.policy.ends_with("(port)") && r.lblab_policy == PROPOSAL)
+        .collect();
+    let measured: Vec<&str> = ["grpc-java", "grpc-go", "grpc-js"]
+        .into_iter()
+        .filter(|c| runs.iter().any(|r| r.client == *c))
+        .collect();
+    let fleets = match measured.as_slice() {
+        [] => String::new(),
+        some => format!(
+            "; on the lab's fleets the {} port{} sent the slow backends the share lblab's own \
+             client did (within 3 points) in {} of {} runs",
+            some.join(", "),
+            if some.len() > 1 { "s" } else { "" },
+            runs.iter().filter(|r| r.shares_agree).count(),
+            runs.len()
+        ),
+    };
     format!(
         "**Yes.** The policy needs only what every stack's picker already has: the pick, the \
          end of the call, its status and a clock. Ports to grpc-java 1.41 (`interop/java`), \
-         grpc-go 1.33 (`interop/go`) and grpc-js (`interop/node`{}) built on each stack's public \
+         grpc-go 1.33 (`interop/go`) and grpc-js (`interop/node`) built on each stack's public \
          load-balancing API replay every conformance sequence (`conformance/`) exactly as the \
-         Rust policy; the one difference between stacks is whether a picker sees a call's kind \
-         (question 3).",
-        if js {
-            ", measured on the lab's fleets"
-        } else {
-            ""
-        }
+         Rust policy{fleets}; the one difference between stacks is whether a picker sees a \
+         call's kind (question 3)."
     )
 }
 

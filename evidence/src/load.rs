@@ -31,21 +31,22 @@ pub struct Evidence {
     pub memory: Vec<MemoryRow>,
     /// Runs made to explain an anomaly (`results/anomalies/<name>/`, or one level deeper).
     pub anomalies: Vec<Anomaly>,
-    /// gRPC's own clients beside lblab's on one fleet (`results/interop/{python,node}.csv`).
+    /// gRPC's own clients beside lblab's on one fleet (`results/interop/{python,node,go,java}.csv`).
     pub interop: Vec<InteropRow>,
 }
 
-/// One row of `results/interop/<client>.csv`: a policy of a real gRPC client (grpcio, grpc-js)
-/// and lblab's implementation of it, on the same fleet, one after the other.
+/// One row of `results/interop/<client>.csv`: a policy of a real gRPC client (grpcio, grpc-js,
+/// grpc-go, grpc-java) and lblab's implementation of it, on the same fleet, one after the other.
+/// The go and java files have p99.9 columns too, which this does not read.
 #[derive(Debug, Clone, Deserialize)]
 pub struct InteropRow {
-    /// `grpcio` or `grpc-js`.
+    /// `grpcio`, `grpc-js`, `grpc-go` or `grpc-java`.
     pub client: String,
     /// Its version.
     pub version: String,
     /// Scenario.
     pub scenario: String,
-    /// The client's policy (for grpc-js, `peak_ewma_experimental (port)` is lblab's port).
+    /// The client's policy (`peak_ewma_experimental (port)` is one of lblab's ports).
     pub policy: String,
     /// lblab's policy it is compared with.
     pub lblab_policy: String,
@@ -511,7 +512,7 @@ impl Evidence {
             read_csv(&results_dir.join(crate::links::PICK_BENCH_CSV))?.unwrap_or_default();
         out.shared_pick = read_csv(&results_dir.join("bench/shared-pick.csv"))?.unwrap_or_default();
         out.memory = read_csv(&results_dir.join("bench/memory.csv"))?.unwrap_or_default();
-        for client in ["python", "node"] {
+        for client in ["python", "node", "go", "java"] {
             let file = results_dir
                 .join(crate::links::INTEROP)
                 .join(format!("{client}.csv"));

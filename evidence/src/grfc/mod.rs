@@ -405,8 +405,10 @@ fn rationale(out: &mut String, ev: &Evidence) {
             "- **Why not only weighted_round_robin.** It needs every server to report ORCA load \
              and waits a blackout before weights count. Where servers report, it is the better \
              choice for backends of different sizes (heterogeneous: {}× round_robin's p99 \
-             against peak_ewma's {}×){}; for a backend that is slow but reports normal \
-             utilization, peak_ewma's p99 is lower in `{HEADLINE}` ({} against {}).",
+             against peak_ewma's {}×){}; where a backend is slow while its utilization \
+             looks normal (calls waiting on a slow network path or dependency, `slow-path`), \
+             peak_ewma's p99 is {} against {}, and where the slow backend's reports show it \
+             (`{HEADLINE}`), {} against {}.",
             iv(w),
             iv(p),
             slow_share_crossover(ev).map_or(String::new(), |(share, w, p)| format!(
@@ -415,6 +417,8 @@ fn rationale(out: &mut String, ev: &Evidence) {
                 iv(w),
                 iv(p)
             )),
+            ms(ev, "slow-path", PROPOSAL, "p99_ms"),
+            ms(ev, "slow-path", "weighted_round_robin", "p99_ms"),
             ms(ev, HEADLINE, PROPOSAL, "p99_ms"),
             ms(ev, HEADLINE, "weighted_round_robin", "p99_ms")
         );

@@ -1,4 +1,5 @@
-//! `## Against gRPC's own implementations`: grpcio and grpc-js on lblab's fleet.
+//! `## Against gRPC's own implementations`: grpcio, grpc-js, grpc-go and grpc-java on lblab's
+//! fleet.
 
 use std::fmt::Write as _;
 
@@ -20,17 +21,28 @@ pub(super) fn interop(out: &mut String, ev: &Evidence) {
     let shares = ev.interop.iter().filter(|r| r.shares_agree).count();
     let p50 = ev.interop.iter().filter(|r| r.p50_agrees).count();
     let p99 = ev.interop.iter().filter(|r| r.p99_agrees).count();
+    let stacks: Vec<String> = [
+        ("grpcio", "Python grpcio (gRPC C-core", "python"),
+        ("grpc-js", "Node grpc-js (", "node"),
+        ("grpc-go", "grpc-go (", "go"),
+        ("grpc-java", "grpc-java (", "java"),
+    ]
+    .iter()
+    .filter(|(client, _, _)| ev.interop.iter().any(|r| r.client == *client))
+    .map(|(_, name, page)| {
+        let sep = if name.ends_with('(') { "" } else { "; " };
+        format!("{name}{sep}{})", links::code(&links::interop_page(page)))
+    })
+    .collect();
     w!(
         out,
         "The baselines here are lblab's own implementations, so real gRPC clients nobody here \
          wrote ran the same service configs on the same `lblab backend` fleet, one after the \
-         other with lblab's load generator: Python grpcio (gRPC C-core; {}) and Node grpc-js \
-         ({}). The traffic shares agree (the slow group's within 3 points) in {shares} of {n} \
-         pairs, the p50s in {p50} and the p99s in {p99}: the routing is the policies' doing, \
-         while each client's own cost per call (the pages' CPU and dispatch-lateness columns) is \
-         part of every latency it measures.\n",
-        links::code(&links::interop_page("python")),
-        links::code(&links::interop_page("node"))
+         other with lblab's load generator: {}. The traffic shares agree (the slow group's \
+         within 3 points) in {shares} of {n} pairs, the p50s in {p50} and the p99s in {p99}: \
+         the routing is the policies' doing, while each client's own cost per call (the pages' \
+         CPU and dispatch-lateness columns) is part of every latency it measures.\n",
+        stacks.join(", ")
     );
     w!(
         out,

@@ -74,7 +74,7 @@ pub(super) fn limitations(out: &mut String, ev: &Evidence) {
             "- **The scenario tables' baselines are lblab's.** round_robin, least_request, \
              weighted_round_robin and outlier_detection there are lblab's implementations of the \
              gRFCs. gRPC's own ({}) ran on the same fleet only in the shorter, single-seed \
-             comparison [above](#against-grpcs-own-implementations), and neither has \
+             comparison [above](#against-grpcs-own-implementations), and none of them ran \
              least_request.",
             clients.join(", ")
         );

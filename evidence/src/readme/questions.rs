@@ -32,8 +32,8 @@ pub(super) fn questions(out: &mut String, ev: &Evidence) {
     w!(
         out,
         "Nothing the policy does needs more than a gRPC picker already has: the endpoint, the \
-         start and end time of the call, its status and, for the unary-only rule, its kind by \
-         the time it ends. A pick and its completion cost {} ({}): an exponential and a \
+         start and end time of the call, its status and, for the unary-only rule, its kind \
+         (of the four stacks, only grpc-java gives it to a picker; question 3). A pick and its completion cost {} ({}): an exponential and a \
          division for each candidate's idle decay and one more exponential for the sample, well \
          under a microsecond. The implementation here is sans-IO and runs unchanged in the \
          simulator; a concurrent form with the same arithmetic (tested event for event against \
@@ -51,26 +51,33 @@ pub(super) fn questions(out: &mut String, ev: &Evidence) {
     streams(out, ev);
 }
 
-/// What the grpc-js port shows, from `results/interop/node.csv`.
+/// What the ports show on the lab's fleets, from `results/interop/{node,go,java}.csv`.
 fn port_sentence(ev: &Evidence) -> String {
     let port: Vec<&crate::load::InteropRow> = ev
         .interop
         .iter()
-        .filter(|r| {
-            r.client == "grpc-js" && r.policy.ends_with("(port)") && r.lblab_policy == "peak_ewma"
-        })
+        .filter(|r| r.policy.ends_with("(port)") && r.lblab_policy == "peak_ewma")
         .collect();
     if port.is_empty() {
         return "A second-language port is not in the lab's results, so this answer rests on the \
                 Rust implementation and on what the algorithm needs."
             .into();
     }
+    let mut stacks: Vec<String> = Vec::new();
+    for r in &port {
+        let stack = format!("{} {}", r.client, r.version);
+        if !stacks.contains(&stack) {
+            stacks.push(stack);
+        }
+    }
     let agreeing = port.iter().filter(|r| r.shares_agree).count();
+    let p99 = port.iter().filter(|r| r.p99_agrees).count();
     let shares: Vec<String> = port
         .iter()
         .map(|r| {
             format!(
-                "{} `{}` {} vs {}",
+                "{} in {} `{}` {} vs {}",
+                r.client,
                 r.scenario,
                 r.slow_group,
                 pct(r.share),
@@ -79,14 +86,15 @@ fn port_sentence(ev: &Evidence) -> String {
         })
         .collect();
     format!(
-        "A second implementation, for grpc-js {} through its public load-balancer registration \
-         API ({}), replays the conformance vectors \
-         ({}) and, on the same fleet, sends the slow \
-         backends {} of the traffic lblab's does ({}; shares agree within 3 points in {} of {} \
-         scenarios). What grpc-js does not give a picker is the call's method or kind: the port \
-         learns it from an interceptor (question 3 below).",
-        port[0].version,
-        links::repo_dir("interop/node"),
+        "Ports to {}, each on its stack's public load-balancing API ({}), replay the conformance \
+         vectors ({}) and, on the same fleet as lblab's client, send the slow backends {} of \
+         the traffic lblab's peak_ewma does ({}; shares agree within 3 points in {} of {} \
+         scenario runs, p99s in {}). What grpc-go and grpc-js do not give a picker is the call's \
+         kind: those ports learn it from an interceptor (question 3 below).",
+        stacks.join(", "),
+        ["interop/java", "interop/go", "interop/node"]
+            .map(links::repo_dir)
+            .join(", "),
         links::repo_dir("conformance"),
         if agreeing == port.len() {
             "the same share"
@@ -95,7 +103,8 @@ fn port_sentence(ev: &Evidence) -> String {
         },
         shares.join(", "),
         agreeing,
-        port.len()
+        port.len(),
+        p99
     )
 }
 

@@ -183,8 +183,9 @@ pub fn summary_sentences(ev: &Evidence, readme: &str) -> Vec<String> {
         .interval("healthy", PROPOSAL, "p99_vs_round_robin")
         .map(|i| format!("{}×", iv(i)));
     out.push(format!(
-        "**How sure.** Every simulated figure is a median over seeds with its {} (distribution-free); \
-         on a healthy fleet peak_ewma's p99 is {} round_robin's. Over real gRPC the p99 of \
+        "**How sure.** Every simulated figure is a median over seeds with a distribution-free \
+         interval of the median (the scenarios' {}; a sweep run with fewer seeds states its own \
+         coverage); on a healthy fleet peak_ewma's p99 is {} round_robin's. Over real gRPC the p99 of \
          {p99} of {pairs} policy–scenario pairs agrees with the simulation of the same length \
          ({}), {cal99} of {pairs} once the harness's own floor is added to the \
          simulated value ([sim and real]({readme}#sim-and-real)).",
