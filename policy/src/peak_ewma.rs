@@ -51,7 +51,8 @@
 //! The variations are switchable for ablations through [`Ablation`] (service config field
 //! `lblabAblation`, an lblab extension): the first estimate ([`Initial`]), the idle decay
 //! ([`Idle`]) with its `idlePicks` and `idleMaxTime`, one probe at a time ([`Probes`]), what a slow sample does
-//! ([`Peak`]: jump, blend, or a separate peak decaying over `peakDecayTime`), separate time
+//! ([`Peak`]: jump, blend, or a separate peak decaying over `peakDecayTime`; `peakRatio`, a jump
+//! only for an answer that many times the estimate), separate time
 //! constants for the blend (`blendTime`) and the idle decay (`idleDecayTime`), a decay adapted to
 //! the endpoint's rate of answers (`blendSamples`), an error-aware cost (`errorPenalty`), whether
 //! a failure is an RTT sample or only holds the estimate ([`Failures`]), decay-on-read as

@@ -181,6 +181,13 @@ pub struct Ablation {
     /// With [`Peak::Decaying`]: the peak's time constant, ns (`peakDecayTime`); `None` is
     /// `decayTime / 10`.
     pub peak_decay_time: Option<Nanos>,
+    /// With [`Peak::Jump`] or [`Peak::Stalled`]: a slow answer is a peak only if it is more than
+    /// this many times the estimate (`peakRatio`, a whole number of at least 2; `None` is any
+    /// answer above it). A stop-the-world pause of a backend answering in a few milliseconds is
+    /// tens of times its estimate, a busy healthy endpoint's own queueing tail a few times: a
+    /// ratio tells one from the other by magnitude where the quiet test cannot (a client with
+    /// few calls in flight on the endpoint sees most answers as quiet).
+    pub peak_ratio: Option<u32>,
     /// The time constant of the idle decay alone, ns (`idleDecayTime`); `None` is `decayTime`,
     /// the proposal's single time constant. Set, it decouples how fast an avoided endpoint's cost
     /// falls (and so how soon it is probed again) from how a sample blends, which keeps
@@ -250,6 +257,7 @@ impl Default for Ablation {
             probes: Probes::Many,
             peak: Peak::Stalled,
             peak_decay_time: None,
+            peak_ratio: None,
             idle_decay_time: None,
             idle_max: IdleMax::DecayTimes(IDLE_MAX_DECAY_TIMES),
             blend_time: None,
@@ -282,6 +290,7 @@ impl Ablation {
             || self.stall
             || self.initial == Initial::Zero
             || self.failures == Failures::Ignore
+            || self.peak_ratio.is_some()
     }
 }
 

@@ -114,6 +114,7 @@ impl Spec for Config {
                     probes: a.choice("probes", PROBES, d.probes)?,
                     peak: a.choice("peak", PEAKS, peak_default)?,
                     peak_decay_time: optional_duration(a, "peakDecayTime")?,
+                    peak_ratio: samples(a, "peakRatio")?,
                     idle_decay_time: optional_duration(a, "idleDecayTime")?,
                     // Given: "0s" is no bound. Not given: the default bound with the pick clock
                     // (a multiple of decayTime).
@@ -161,6 +162,14 @@ impl Spec for Config {
                     return Err(a.err(
                         "idleMaxTime",
                         "bounds the pick clock's idle decay: give it with idle \"pick_clock\"",
+                    ));
+                }
+                if ablation.peak_ratio.is_some()
+                    && !matches!(ablation.peak, Peak::Jump | Peak::Stalled)
+                {
+                    return Err(a.err(
+                        "peakRatio",
+                        "is a threshold of the peak's jump: give it with peak \"jump\" or \"stalled\"",
                     ));
                 }
                 if ablation.idle_picks == Some(0) {
@@ -227,6 +236,7 @@ impl Spec for Config {
         for (key, value) in [
             ("blendSamples", self.ablation.blend_samples),
             ("errorSamples", self.ablation.error_samples),
+            ("peakRatio", self.ablation.peak_ratio),
         ] {
             if let Some(n) = value {
                 ablation[key] = json!(n);
@@ -271,8 +281,8 @@ impl Ablation {
     }
 }
 
-/// An optional count of samples (`blendSamples`, `errorSamples`): `None` when absent or 0 (off),
-/// else at least 2 (an answer's least weight is its inverse).
+/// An optional count of samples (`blendSamples`, `errorSamples`) or ratio (`peakRatio`): `None`
+/// when absent or 0 (off), else at least 2 (an answer's least weight is its inverse).
 fn samples(f: &mut Fields<'_>, key: &'static str) -> Result<Option<u32>, ConfigError> {
     if !f.has(key) {
         return Ok(None);

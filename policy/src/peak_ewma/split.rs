@@ -205,9 +205,13 @@ fn split_observe(
         return;
     }
     let above = rtt as f64 > current;
+    // With a peakRatio, a jump needs an answer that many times the estimate.
+    let jumps = above
+        && a.peak_ratio
+            .is_none_or(|r| rtt as f64 > f64::from(r) * current);
     match a.peak {
-        Peak::Jump if above => load.rtt.replace(at, rtt),
-        Peak::Stalled if above && quiet => load.rtt.replace(at, rtt),
+        Peak::Jump if jumps => load.rtt.replace(at, rtt),
+        Peak::Stalled if jumps && quiet => load.rtt.replace(at, rtt),
         Peak::Decaying | Peak::Refutable if above => {
             load.peak = rtt as f64;
             load.peak_stamp = now;

@@ -732,3 +732,56 @@ fn a_stalled_peak_jumps_on_a_stall_and_blends_a_slow_answer_among_others() {
     assert!(stall >= 40.0 * MS as f64, "a stall jumps: {stall}");
     assert!(tail < 5.0 * MS as f64, "a tail blends: {tail}");
 }
+
+#[test]
+fn a_peak_ratio_jumps_on_a_pause_and_blends_a_tail_a_few_times_the_estimate() {
+    // Answers of 2 ms, then one slow answer while nothing else was pending (quiet): with
+    // peakRatio 8, 10 ms (5×) blends in and 50 ms (25×) jumps; without it both jump.
+    let cost_after = |ratio: &str, slow: u64| {
+        let entry = variant(&format!(
+            r#""idle":"to_zero","peak":"stalled","errorPenalty":0{ratio}"#
+        ));
+        let mut lab = Lab::ready(&entry, 1);
+        for _ in 0..10 {
+            let t = lab.unary();
+            lab.step(2 * MS);
+            lab.done(t, Status::Ok, 2 * MS);
+        }
+        let t = lab.unary();
+        lab.step(slow * MS);
+        lab.done(t, Status::Ok, slow * MS);
+        lab.cost(0)
+    };
+    let ratio = r#","peakRatio":8"#;
+    assert!(cost_after(ratio, 10) < 5.0 * MS as f64, "a tail blends");
+    assert!(cost_after(ratio, 50) >= 40.0 * MS as f64, "a pause jumps");
+    assert!(
+        cost_after("", 10) >= 9.0 * MS as f64,
+        "without a ratio, any quiet answer above"
+    );
+}
+
+#[test]
+fn a_peak_ratio_is_checked_and_normalized() {
+    let normalized = |ablation: &str| {
+        parse_service_config(&format!(
+            r#"{{"loadBalancingConfig":[{}]}}"#,
+            variant(ablation)
+        ))
+        .map(|c| c.to_json().to_string())
+        .map_err(|e| e.to_string())
+    };
+    assert!(normalized(r#""peakRatio":8"#)
+        .unwrap()
+        .contains(r#""peakRatio":8"#));
+    assert!(!normalized(r#""peakRatio":0"#)
+        .unwrap()
+        .contains("peakRatio"));
+    let err = normalized(r#""peakRatio":1"#).unwrap_err();
+    assert!(err.contains("peakRatio"), "{err}");
+    let err = normalized(r#""peak":"blend","peakRatio":4"#).unwrap_err();
+    assert!(
+        err.contains("peakRatio") && err.contains("\"stalled\""),
+        "{err}"
+    );
+}
