@@ -107,6 +107,6 @@ for scenario in "${scenarios[@]}"; do
 done
 
 "$prefix/bin/report" --dir "$out/go" --out "$out/go.md" \
-    --command "scripts/interop-go.sh $*" --rate "$rate" --duration "$duration" --warmup "$warmup" \
+    --command "RATE=$rate DURATION=$duration WARMUP=$warmup CLIENTS=$clients scripts/interop-go.sh $*" --rate "$rate" --duration "$duration" --warmup "$warmup" \
     --clients "$clients" "${scenarios[@]}"
 echo "wrote $out/go.md" >&2

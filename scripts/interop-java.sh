@@ -151,6 +151,6 @@ for scenario in "${scenarios[@]}"; do
 done
 
 "$prefix/bin/report" --dir "$out/java" --out "$out/java.md" \
-    --command "scripts/interop-java.sh $*" --rate "$rate" --duration "$duration" --warmup "$warmup" \
+    --command "RATE=$rate DURATION=$duration WARMUP=$warmup CLIENTS=$clients scripts/interop-java.sh $*" --rate "$rate" --duration "$duration" --warmup "$warmup" \
     --clients "$clients" "${scenarios[@]}"
 echo "wrote $out/java.md" >&2
