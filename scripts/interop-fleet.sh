@@ -58,3 +58,53 @@ lblab_loadgen() {
     }
     find "$dir/lblab" -type f ! -name 'summary.json' ! -name 'summary.csv' ! -name 'targets.csv' -delete
 }
+
+# The group whose share the tables report, per scenario.
+slow_of() {
+    case "$1" in
+        one-slow | one-slow-busy) echo "slow/" ;;
+        gc-pauses | gc-pauses-busy) echo "gc/" ;;
+        heterogeneous | heterogeneous-busy) echo "old/" ;;
+        cold-start) echo "new/" ;;
+        crash-restart) echo "crashy/" ;;
+        *) echo "slow/" ;;
+    esac
+}
+
+# run_port STACK CLIENT REPORT SLACK SCRIPT_ARGS…: for each scenario, one fleet, the port's client
+# (CLIENT, writing DIR/grpc-STACK-POLICY) with the stack's round_robin, pick_first and
+# peak_ewma_experimental, then lblab's round_robin, peak_ewma and tower_p2c_peak_ewma; then
+# REPORT writes $out/STACK.md and .csv. SLACK: seconds a client run takes beyond its warm-up and
+# measured time (start-up).
+run_port() {
+    local stack=$1 client=$2 report=$3 slack=$4
+    shift 4
+    local per_run=$((warmup + duration + slack)) scenario file dir slow policy
+    for scenario in "${scenarios[@]}"; do
+        file="$root/scenarios/$scenario.toml"
+        [[ -f "$file" ]] || { echo "error: no scenario $file" >&2; exit 2; }
+        dir="$out/$stack/$scenario"
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        slow="$(slow_of "$scenario")"
+        echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
+        # Six runs (three of the port's client, three of lblab's); stopped after the last in any case.
+        start_fleet "$file" "$dir" "$((6 * per_run + 30))"
+        for policy in round_robin pick_first peak_ewma_experimental; do
+            "$client" --targets "$targets" --policy "$policy" --label "$policy" \
+                --rate "$rate" --duration "$duration" --warmup "$warmup" --clients "$clients" \
+                --deadline "$deadline" --slow "$slow" --out "$dir/grpc-$stack-$policy" >&2
+        done
+        lblab_loadgen "$dir" "$file" --targets "$targets" --policy round_robin --policy peak_ewma \
+            --policy tower_p2c_peak_ewma \
+            --rate "$rate" --clients "$clients" --duration "${duration}s" \
+            --warmup "${warmup}s" --deadline "${deadline}s"
+        grep -E 'client CPU' "$dir/lblab-loadgen.err" >&2 || true
+        stop_fleet
+    done
+    "$report" --dir "$out/$stack" --out "$out/$stack.md" \
+        --command "RATE=$rate DURATION=$duration WARMUP=$warmup CLIENTS=$clients scripts/interop-$stack.sh $*" \
+        --rate "$rate" --duration "$duration" --warmup "$warmup" --clients "$clients" "${scenarios[@]}"
+    echo "wrote $out/$stack.md" >&2
+}
+

@@ -114,43 +114,4 @@ run_tests >/dev/null || { echo "error: interop/java tests fail (scripts/interop-
 
 find_lblab
 
-# The group whose share the tables report, per scenario.
-slow_of() {
-    case "$1" in
-        one-slow | one-slow-busy) echo "slow/" ;;
-        gc-pauses | gc-pauses-busy) echo "gc/" ;;
-        heterogeneous | heterogeneous-busy) echo "old/" ;;
-        cold-start) echo "new/" ;;
-        crash-restart) echo "crashy/" ;;
-        *) echo "slow/" ;;
-    esac
-}
-
-per_run=$((warmup + duration + 6))
-for scenario in "${scenarios[@]}"; do
-    file="$root/scenarios/$scenario.toml"
-    [[ -f "$file" ]] || { echo "error: no scenario $file" >&2; exit 2; }
-    dir="$out/java/$scenario"
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    slow="$(slow_of "$scenario")"
-    echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
-    # Six runs (three of the port's client, three of lblab's); stopped after the last in any case.
-    start_fleet "$file" "$dir" "$((6 * per_run + 30))"
-    for policy in round_robin pick_first peak_ewma_experimental; do
-        "$client" --targets "$targets" --policy "$policy" --label "$policy" \
-            --rate "$rate" --duration "$duration" --warmup "$warmup" --clients "$clients" \
-            --deadline "$deadline" --slow "$slow" --out "$dir/grpc-java-$policy" >&2
-    done
-    lblab_loadgen "$dir" "$file" --targets "$targets" --policy round_robin --policy peak_ewma \
-        --policy tower_p2c_peak_ewma \
-        --rate "$rate" --clients "$clients" --duration "${duration}s" \
-        --warmup "${warmup}s" --deadline "${deadline}s"
-    grep -E 'client CPU' "$dir/lblab-loadgen.err" >&2 || true
-    stop_fleet
-done
-
-"$prefix/bin/report" --dir "$out/java" --out "$out/java.md" \
-    --command "RATE=$rate DURATION=$duration WARMUP=$warmup CLIENTS=$clients scripts/interop-java.sh $*" --rate "$rate" --duration "$duration" --warmup "$warmup" \
-    --clients "$clients" "${scenarios[@]}"
-echo "wrote $out/java.md" >&2
+run_port java "$client" "$prefix/bin/report" 6 "$@"

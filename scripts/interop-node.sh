@@ -48,16 +48,6 @@ fi
 
 find_lblab
 
-# The group whose share the tables report, per scenario.
-slow_of() {
-    case "$1" in
-        one-slow) echo "slow/" ;;
-        gc-pauses) echo "gc/" ;;
-        heterogeneous) echo "old/" ;;
-        *) echo "slow/" ;;
-    esac
-}
-
 per_run=$((warmup + duration + 4))
 for scenario in "${scenarios[@]}"; do
     file="$root/scenarios/$scenario.toml"

@@ -38,8 +38,8 @@ pub fn render(ev: &Evidence) -> String {
          {}\n",
         summary::how_measured(ev)
     );
-    w!(out, "{}\n", crate::text::measured_overall(ev));
     crate::answers::first_screen(&mut out, ev);
+    w!(out, "{}\n", crate::text::measured_overall(ev));
     summary::summary(&mut out, ev);
     findings::findings(&mut out, ev);
     questions::questions(&mut out, ev);

@@ -90,11 +90,13 @@ fn envoy_defaults_are_reported_and_only_decay_time_is_mapped() {
     };
     // Envoy's decay_time default (10 s) is the proposal's too; default_rtt has no counterpart.
     assert_eq!(c.decay_time, 10_000_000_000);
-    assert_eq!(c, {
-        let mut d = lblab_policy::peak_ewma::Config::default();
-        d.decay_time = 10_000_000_000;
-        d
-    });
+    assert_eq!(
+        c,
+        lblab_policy::peak_ewma::Config {
+            decay_time: 10_000_000_000,
+            ..Default::default()
+        }
+    );
     let dropped: Vec<(&str, Value)> = m
         .dropped
         .iter()
