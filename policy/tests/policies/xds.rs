@@ -23,6 +23,14 @@ fn normalized(doc: &Value) -> Value {
         .to_json()
 }
 
+/// The Envoy fields a mapping dropped, with their values.
+fn dropped(m: &xds::Mapped) -> Vec<(&'static str, Value)> {
+    m.dropped
+        .iter()
+        .map(|d| (d.field, d.value.clone()))
+        .collect()
+}
+
 fn err(doc: &Value) -> (String, String) {
     let e = xds::parse(doc).expect_err("should be rejected");
     (e.path, e.message)
@@ -51,13 +59,8 @@ fn envoy_peak_ewma_maps_onto_peak_ewma_experimental_in_every_form() {
         assert!(looks_like_xds(doc), "{doc}");
         assert_eq!(normalized(doc), want, "{doc}");
         let m = xds::parse(doc).unwrap();
-        let dropped: Vec<(&str, Value)> = m
-            .dropped
-            .iter()
-            .map(|d| (d.field, d.value.clone()))
-            .collect();
         assert_eq!(
-            dropped,
+            dropped(&m),
             [
                 ("default_rtt", json!("0.02s")),
                 ("aggregation_interval", json!("0.05s")),
@@ -97,13 +100,8 @@ fn envoy_defaults_are_reported_and_only_decay_time_is_mapped() {
             ..Default::default()
         }
     );
-    let dropped: Vec<(&str, Value)> = m
-        .dropped
-        .iter()
-        .map(|d| (d.field, d.value.clone()))
-        .collect();
     assert_eq!(
-        dropped,
+        dropped(&m),
         [
             ("default_rtt", json!("0.01s")),
             ("aggregation_interval", json!("0.1s")),
