@@ -10,22 +10,13 @@ fn main() -> ExitCode {
     match stdout::finish(cli::run()) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {}", message(&err));
+            lblab_lab::errln!("error: {}", message(&err));
             ExitCode::from(2)
         }
     }
 }
 
-/// The error and its causes, each once: a cause whose text the message already holds (an error
-/// that prints its source, as `thiserror`'s `"{file}: {source}"` does) is not repeated.
+/// The error and its causes, each once (`lblab_lab::error::join_causes`).
 fn message(err: &anyhow::Error) -> String {
-    let mut out = err.to_string();
-    for cause in err.chain().skip(1) {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-    }
-    out
+    lblab_lab::error::join_causes(err.chain().map(ToString::to_string))
 }

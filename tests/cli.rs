@@ -366,6 +366,20 @@ fn check_refuses_an_endless_config_file() {
 }
 
 #[test]
+fn check_names_where_a_config_file_stops_being_utf8() {
+    let dir = common::scratch("check-utf8");
+    let file = dir.join("latin1.json");
+    // "é" in Latin-1 (0xE9) on line 2, after 14 characters.
+    std::fs::write(&file, b"{\n  \"name\": \"caf\xe9\"}").unwrap();
+    let err = fails(&["check", arg(&file)]);
+    assert_says(
+        &err,
+        &["latin1.json", "not UTF-8", "line 2, column 15", "byte 16"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn sim_refuses_an_endless_scenario_file() {
     let err = fails(&["sim", "/dev/zero"]);
     assert_says(&err, &["/dev/zero", "MiB"]);
@@ -392,19 +406,36 @@ fn long() -> ScenarioBuilder {
 /// `lblab <command> <long scenario> --out <out> <extra>`, interrupted by `sig` after a second;
 /// returns the results folder.
 fn long_run_stopped_by(sig: &str, command: &str, extra: &[&str]) -> PathBuf {
+    long_run_stopped_after(sig, command, extra, Duration::from_secs(1)).0
+}
+
+/// [`long_run_stopped_by`] after `after`; also returns what the run printed on stderr.
+fn long_run_stopped_after(
+    sig: &str,
+    command: &str,
+    extra: &[&str],
+    after: Duration,
+) -> (PathBuf, String) {
     let folder = format!("{}-{command}", sig.trim_start_matches('-'));
     let (dir, scenario) = scenario_file(&folder, "long.toml", &long().toml());
     let out = dir.join("out");
     let mut args = vec![command, arg(&scenario), "--out", arg(&out)];
     args.extend(extra);
-    stops_and_keeps_partial_results(&args, sig, Duration::from_secs(1), &out);
-    out
+    let run = stops_and_keeps_partial_results(&args, sig, after, &out);
+    (out, run.stderr)
 }
 
 #[test]
 fn sim_stops_on_sigint_and_keeps_partial_results() {
-    let out = long_run_stopped_by("-INT", "sim", &[]);
+    // Stopped after 12 s: by then one simulation of an hour per policy has shown, as a plain
+    // line (stderr is not a terminal), how far its simulated clock got and the time to go.
+    let (out, stderr) = long_run_stopped_after("-INT", "sim", &[], Duration::from_secs(12));
     assert!(out.join("timeseries.csv").exists() && out.join("peak_ewma.hlog").exists());
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("/7200 simulated s"))
+        .unwrap_or_else(|| panic!("no progress line within 12 s:\n{stderr}"));
+    assert!(line.contains("elapsed") && line.contains("to go"), "{line}");
 }
 
 #[test]

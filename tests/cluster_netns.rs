@@ -6,6 +6,8 @@
 //! run interrupted with Ctrl-C (SIGINT) leaves no namespace and no process behind. Needs root (network
 //! namespaces) and iproute2; without them the tests say why and skip.
 
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
+
 mod common;
 
 use std::path::Path;

@@ -2,6 +2,8 @@
 //! what `compare` prints (who won, before how well the modes agree), output into a closed pipe or
 //! a full disk, a scenario given by its bare name, and the set-up the README gives.
 
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
+
 mod common;
 
 use std::path::Path;
@@ -166,6 +168,50 @@ fn a_closed_stdout_pipe_ends_the_command_quietly() {
     // An invalid config still exits 1, whether or not anyone reads stdout.
     let run = into_a_closed_pipe(&["check", r#"{"loadBalancingConfig":[]}"#]);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+}
+
+#[test]
+fn a_closed_stderr_pipe_never_panics() {
+    // `lblab sweep … 2>&1 | head -1`: both streams into one pipe whose reader has gone. The
+    // sweep's progress lines and the sim's notes meet the closed pipe; the command finishes its
+    // work and writes its results.
+    let (dir, scenario) = scenario_file(
+        "closed-stderr",
+        "tiny.toml",
+        &tiny("tiny", &["round_robin", "peak_ewma"]),
+    );
+    let out = dir.join("out");
+    let runs = [
+        vec![
+            "sweep",
+            arg(&scenario),
+            "--seeds",
+            "3",
+            "--vary",
+            "fleet.main.count=2,3",
+        ],
+        vec!["sim", arg(&scenario), "--seeds", "3"],
+    ];
+    for (k, args) in runs.iter().enumerate() {
+        let out = out.join(k.to_string());
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let run = Command::new(env!("CARGO_BIN_EXE_lblab"))
+            .args(args)
+            .args(["--out", arg(&out)])
+            .stdout(writer.try_clone().expect("a second end"))
+            .stderr(writer)
+            .output()
+            .expect("runs lblab");
+        assert_eq!(run.status.code(), Some(0), "{args:?}: {:?}", run.status);
+        assert!(
+            out.read_dir()
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false),
+            "{args:?} wrote no results"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -217,3 +217,40 @@ fn outlier_detection_without_an_ejection_algorithm_is_warned_about() {
     assert!(run.status.success(), "{err}");
     assert!(err.contains("ejects nothing"), "{err}");
 }
+
+#[test]
+fn a_servers_text_is_escaped_and_an_oversized_one_names_the_limit() {
+    let dir = scratch("loadgen-errors-server-text");
+    let call = ["--call", "lblab.interop.v1.Greeter/SayHello"];
+    // Escape sequences that would retitle and clear the terminal, and a line break.
+    let hostile = Greeter::start(&["--fail-message", r"\x1b]0;owned\x07\x1b[2Jboom\r\nline 2"]);
+    let out = dir.join("hostile");
+    let run = loadgen(&hostile.addr, &out, &call);
+    let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
+    assert_eq!(run.status.code(), Some(3), "{stdout}\n{stderr}");
+    for printed in [&stdout, &stderr] {
+        assert!(
+            !printed.contains('\u{1b}') && !printed.contains('\r'),
+            "{printed:?}"
+        );
+    }
+    assert!(
+        stdout.contains(r"\u{1b}]0;owned\u{7}\u{1b}[2Jboom\r\nline 2"),
+        "{stdout}"
+    );
+    // The server serves the method it was asked for: no hint about lblab's own Echo.
+    assert!(!stderr.contains("lblab.v1.Echo"), "{stderr}");
+
+    // A grpc-message of 1 MiB: over the client's header-list limit, which the status names.
+    let huge = Greeter::start(&["--fail-message-bytes", "1048576"]);
+    let out = dir.join("huge");
+    let run = loadgen(&huge.addr, &out, &call);
+    let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
+    assert_eq!(run.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("16 KiB") && stdout.contains("SETTINGS_MAX_HEADER_LIST_SIZE"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("lblab.v1.Echo"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}

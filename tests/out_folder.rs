@@ -92,3 +92,25 @@ fn only_the_files_an_earlier_run_listed_are_removed() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_dangling_symbolic_link_is_named_with_its_target() {
+    let (dir, scenario) = quick("out-dangling");
+    let target = dir.join("gone").join("results");
+    let link = dir.join("out");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let err = fails(&["sim", arg(&scenario), "--out", arg(&link)]);
+    assert_says(
+        &err,
+        &[
+            &link.display().to_string(),
+            "symbolic link",
+            &target.display().to_string(),
+            "does not exist",
+        ],
+    );
+    assert!(!err.contains("os error 17"), "{err}");
+    // The link is left as it was, and nothing was created at its target.
+    assert!(link.symlink_metadata().is_ok() && !target.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -112,3 +112,41 @@ fn report_check_fails_on_a_page_that_hides_which_algorithm_a_run_measured() {
     assert_says(&text(&out.stderr), &["README.md", "differs"]);
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// A first Ctrl-C stops `lblab report` between two scenarios' charts, before any document is
+/// written, and it exits 130 (before, it died of the signal, or ran to the end where SIGINT was
+/// ignored, as in a shell's background job).
+#[test]
+fn report_stops_on_the_first_sigint_before_writing_the_documents() {
+    let root = scratch("report-sigint");
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    copy_tree(&repo.join("results"), &root.join("results"));
+    std::fs::create_dir_all(root.join("scenarios")).unwrap();
+    for entry in std::fs::read_dir(repo.join("scenarios")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            std::fs::copy(
+                &path,
+                root.join("scenarios").join(path.file_name().unwrap()),
+            )
+            .unwrap();
+        }
+    }
+    // A document that a finished report would rewrite.
+    let readme = root.join("results/README.md");
+    std::fs::write(&readme, "stale\n").unwrap();
+    let run = common::interrupted(
+        &["report", "--root", arg(&root)],
+        "-INT",
+        std::time::Duration::from_millis(1500),
+    );
+    assert_eq!(run.code, Some(130), "{}", run.stderr);
+    assert!(run.took < common::PROMPT, "took {:?} to stop", run.took);
+    assert!(
+        run.stderr.contains("documents were not written"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), "stale\n");
+    std::fs::remove_dir_all(&root).ok();
+}

@@ -136,6 +136,17 @@ fn merged_shards_are_the_unsharded_sweep_byte_for_byte() {
         &merge(&[&s[0], &s[1], &s[2], &changed_dir], "m6"),
         &["scenario file differs"],
     );
+    // A shard folder as --out: the merge would overwrite that shard's own results.
+    let mut args = vec!["sweep", "--merge"];
+    args.extend(s.iter().map(|d| arg(d)));
+    args.extend(["--out", arg(&s[2])]);
+    assert_says(&fails(&args), &["is one of the shards", "overwrite"]);
+    assert!(s[2].join("shard.json").exists());
+    // The endless zero device as a shard file: refused at once, not read until memory runs out.
+    assert_says(
+        &merge(&[&s[0], std::path::Path::new("/dev/zero")], "m7"),
+        &["/dev/zero", "not a regular file"],
+    );
     // Flags that make no sense with a merge or a shard.
     assert_says(&fails(&["sweep", "--merge", arg(&s[0])]), &["--out"]);
     assert_says(

@@ -1,6 +1,8 @@
 //! Compiles the protobufs with `protox` (pure Rust: no system `protoc`) and generates the tonic
 //! client and server code with `tonic-prost-build`.
 
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let protos = [
         "proto/lblab/v1/echo.proto",

@@ -9,6 +9,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io::Write as _;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -292,7 +293,9 @@ async fn rebind(addr: SocketAddr, stop: &mut watch::Receiver<bool>) -> Option<Tc
         match TcpListener::bind(addr).await {
             Ok(l) => return Some(l),
             Err(e) => {
-                eprintln!(
+                // Never a panic on a closed stderr (a fleet run under `| head`).
+                let _ = writeln!(
+                    std::io::stderr(),
                     "lblab-backend: cannot listen on {addr} again after restart ({e}); retrying"
                 );
                 tokio::select! {

@@ -29,6 +29,7 @@ mod sweeps_page;
 mod text;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use lblab_record::{layout, Layout};
 
@@ -60,6 +61,15 @@ pub enum EvidenceError {
     /// A chart could not be drawn.
     #[error(transparent)]
     Chart(#[from] lblab_report::ReportError),
+    /// Stopped (Ctrl-C) after `charts` charts, before the documents were written.
+    #[error(
+        "interrupted after {charts} charts; the documents were not written (the committed ones \
+         are as they were)"
+    )]
+    Interrupted {
+        /// Charts written before the stop.
+        charts: usize,
+    },
 }
 
 impl EvidenceError {
@@ -118,9 +128,16 @@ pub fn documents(evidence: &Evidence) -> Vec<Document> {
 /// Draws the charts the documents embed: the headline charts, which no run draws, and every
 /// committed run's, comparison's and sweep's charts again from their files (so a change to how
 /// charts are drawn reaches results that are not rerun). Returns the files written.
-pub fn write_charts(evidence: &Evidence, results: &Path) -> Result<Vec<PathBuf>, EvidenceError> {
+pub fn write_charts(
+    evidence: &Evidence,
+    results: &Path,
+    stop: &AtomicBool,
+) -> Result<Vec<PathBuf>, EvidenceError> {
     let mut out = headline::write(evidence, results)?;
     for s in &evidence.scenarios {
+        if stop.load(Ordering::Relaxed) {
+            return Err(EvidenceError::Interrupted { charts: out.len() });
+        }
         let dir = Layout::new(results.join(&s.name));
         let compare = dir.compare();
         let mut runs = vec![dir.sim(), dir.real(), compare.sim(), compare.real()];

@@ -9,6 +9,8 @@
 //! cargo run -p lblab-harness --example balanced_client
 //! ```
 
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
+
 use std::time::Duration;
 
 use lblab_backend::{Fleet, FleetOptions};

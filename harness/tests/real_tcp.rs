@@ -1,6 +1,8 @@
 //! Real-TCP smoke test: a few seconds of a one-slow scenario against in-process tonic servers on
 //! loopback, at a modest rate.
 
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
+
 use lblab_harness::{run_one, HarnessOptions, PolicyReport};
 use lblab_model::testing::{lognormal, ScenarioBuilder};
 use lblab_model::Scenario;

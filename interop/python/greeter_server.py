@@ -6,6 +6,10 @@ once it serves, and on SIGTERM/SIGINT (or when its stdin closes) it stops and pr
 calls it answered as `served N`.
 
     python greeter_server.py --port 0 [--delay-ms 5] [--tls-cert C --tls-key K [--client-ca CA]]
+
+With --fail-message TEXT (Python escapes such as \\x1b and \\r\\n are decoded) or
+--fail-message-bytes N (N times "x") every SayHello fails with INTERNAL and that message: the hostile
+or oversized server text that lblab must print safely.
 """
 
 import argparse
@@ -24,9 +28,10 @@ import greeter_pb2_grpc
 
 
 class Greeter(greeter_pb2_grpc.GreeterServicer):
-    def __init__(self, name, delay_ms):
+    def __init__(self, name, delay_ms, fail_message=None):
         self.name = name
         self.delay_s = delay_ms / 1000.0
+        self.fail_message = fail_message
         self.served = 0
         self.lock = threading.Lock()
 
@@ -36,6 +41,8 @@ class Greeter(greeter_pb2_grpc.GreeterServicer):
             time.sleep(delay)
         with self.lock:
             self.served += 1
+        if self.fail_message is not None:
+            context.abort(grpc.StatusCode.INTERNAL, self.fail_message)
         return greeter_pb2.HelloReply(message="hello " + request.name, served_by=self.name)
 
     def Chat(self, request, context):
@@ -53,10 +60,19 @@ def main():
     ap.add_argument("--tls-key")
     ap.add_argument("--client-ca", help="require client certificates signed by this CA")
     ap.add_argument("--no-reflection", action="store_true")
+    ap.add_argument("--fail-message", help="fail every SayHello with INTERNAL and this text")
+    ap.add_argument("--fail-message-bytes", type=int, help="... with a message of this many bytes")
     args = ap.parse_args()
+    fail_message = None
+    if args.fail_message is not None:
+        fail_message = args.fail_message.encode("latin-1", "backslashreplace").decode(
+            "unicode_escape"
+        )
+    elif args.fail_message_bytes is not None:
+        fail_message = "x" * args.fail_message_bytes
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=args.workers))
-    greeter = Greeter(args.name or f"{args.host}:{args.port}", args.delay_ms)
+    greeter = Greeter(args.name or f"{args.host}:{args.port}", args.delay_ms, fail_message)
     greeter_pb2_grpc.add_GreeterServicer_to_server(greeter, server)
     if not args.no_reflection:
         names = (

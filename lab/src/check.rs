@@ -8,7 +8,7 @@ use lblab_model::scenario::{REAL_ONLY_POLICIES, SIM_ONLY_POLICIES};
 use lblab_policy::config::{self, Selected};
 use lblab_policy::xds;
 
-use crate::error::{ensure, Context, Result};
+use crate::error::{ensure, Context, LabError, Result};
 
 /// What checking a config found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,17 +26,33 @@ pub fn read(given: &str) -> Result<(String, String)> {
         return Ok(("<argument>".to_string(), given.to_string()));
     }
     let path = Path::new(given);
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     // A service config is a few hundred bytes: read at most 1 MiB (a device or a huge file
     // given by mistake must not hang or exhaust memory).
     std::fs::File::open(path)
-        .and_then(|f| std::io::Read::take(f, (1 << 20) + 1).read_to_string(&mut text))
+        .and_then(|f| std::io::Read::take(f, (1 << 20) + 1).read_to_end(&mut bytes))
         .with_context(|| format!("cannot read service config file {}", path.display()))?;
     ensure!(
-        text.len() <= 1 << 20,
+        bytes.len() <= 1 << 20,
         "service config file {} is larger than 1 MiB",
         path.display()
     );
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+        let start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        // Columns count characters, as JSON parsers' do: the bytes before `at` are valid UTF-8.
+        let column = 1 + String::from_utf8_lossy(&before[start..]).chars().count();
+        LabError::Message(format!(
+            "service config file {} is not UTF-8: line {line}, column {column} (byte {at}); \
+             save it as UTF-8",
+            path.display()
+        ))
+    })?;
     Ok((path.display().to_string(), text))
 }
 

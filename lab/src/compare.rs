@@ -44,7 +44,7 @@ pub fn run<'o>(
     // Its own sim/ too, so that a run already writing there is found before any work (a run
     // starting into it later is refused by the lock of `base`, around it).
     let _sim_dir = out_dir::prepare_dir(&layout.sim())?;
-    eprintln!("simulating {} ...", scenario.file.name);
+    crate::errln!("simulating {} ...", scenario.file.name);
     let (sim_runs, sim_partial) = crate::sim::simulate(lab, scenario, policies, None)?;
     let sim_results: Vec<_> = sim_runs.iter().map(|r| r.result.clone()).collect();
     let sim_summary = RunSummary::of(
@@ -72,7 +72,7 @@ pub fn run<'o>(
     };
     let schedule =
         real_schedule(scenario, options) + real_schedule(scenario, &again) * (repeat - 1);
-    eprintln!(
+    crate::errln!(
         "running {} over real TCP{}: {} scheduled ...",
         scenario.file.name,
         if repeat > 1 {
@@ -97,7 +97,7 @@ pub fn run<'o>(
         if real.failed.is_some() || lab.stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        eprintln!("real run {k} of {repeat} ...");
+        crate::errln!("real run {k} of {repeat} ...");
         let dir = layout.real_repeat().join(format!("run-{k}"));
         let (run, summary, results, dir) = crate::real::run_and_write(lab, scenario, &again, &dir)?;
         run_folder::write_charts(lab, &dir, &summary, &results)

@@ -104,15 +104,41 @@ pub(crate) use {bail, ensure};
 
 impl LabError {
     /// The error and its causes on one line, each after a colon (as `anyhow` shows an error
-    /// with `{:#}`).
+    /// with `{:#}`), each once ([`join_causes`]).
     pub fn chain(&self) -> String {
-        let mut text = self.to_string();
+        let mut messages = vec![self.to_string()];
         let mut cause = std::error::Error::source(self);
         while let Some(c) = cause {
-            text.push_str(": ");
-            text.push_str(&c.to_string());
+            messages.push(c.to_string());
             cause = c.source();
         }
-        text
+        join_causes(messages)
+    }
+}
+
+pub use lblab_record::text::join_causes;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error that prints its source, as `thiserror`'s `"{file}: {source}"` does.
+    #[derive(Debug, thiserror::Error)]
+    #[error("statuses.csv: {source}")]
+    struct Writing {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_the_message_already_holds_is_said_once() {
+        let full = std::io::Error::from_raw_os_error(28);
+        let said = full.to_string();
+        let e: Result<()> = Err(Writing { source: full }).context("writing the results so far");
+        let line = e.expect_err("an error").chain();
+        assert_eq!(
+            line,
+            format!("writing the results so far: statuses.csv: {said}")
+        );
+        assert_eq!(line.matches(&said).count(), 1, "{line}");
     }
 }

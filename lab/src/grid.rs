@@ -43,7 +43,7 @@ pub fn run(
 ) -> Result<Exit> {
     let _out_dir = out_dir::prepare_dir(dir)?;
     let points = grid.points();
-    eprintln!(
+    crate::errln!(
         "sweeping {} configurations of peak_ewma on {} with {jobs} threads",
         points.len(),
         scenario.file.name

@@ -22,6 +22,7 @@ pub mod run_folder;
 pub mod scenario;
 pub mod sim;
 pub mod space;
+pub mod stderr;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

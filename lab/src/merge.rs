@@ -35,7 +35,7 @@ pub fn run(
     }
     let merged = lblab_record::merge_runs(dirs, lab.memory_budget).context("merging runs")?;
     for w in &merged.warnings {
-        eprintln!("warning: {w}");
+        crate::errln!("warning: {w}");
     }
     let _out_dir = out_dir::prepare_dir(&out)?;
     run_folder::write(lab, &out, &merged.summary, &merged.results)

@@ -97,6 +97,17 @@ impl Sample {
     }
 }
 
+/// A plain progress line: `done` of `total` steps of `what` after `elapsed`, and the time the
+/// rest takes at the pace so far.
+fn pace_line(done: u64, total: u64, what: &str, elapsed: Duration) -> String {
+    let mut line = format!("{done}/{total} {what} · {} elapsed", clock(elapsed));
+    if done > 0 {
+        let left = elapsed.mul_f64(total.saturating_sub(done) as f64 / done as f64);
+        let _ = write!(line, ", about {} to go", clock(left));
+    }
+    line
+}
+
 /// Calls ended per second of run time between two readings, counting only the run in progress:
 /// when a new run began between them, from that run's start. `None` while no time has passed.
 fn rate(previous: Option<Sample>, now: Sample) -> Option<f64> {
@@ -262,7 +273,37 @@ impl Progress {
                     let message = message.lock().map(|m| m.clone()).unwrap_or_default();
                     match &bar {
                         Some(bar) => bar.set_message(format!("{message} · {figures}")),
-                        None if sample.ended > 0 => eprintln!("  {figures}"),
+                        None if sample.ended > 0 => crate::errln!("  {figures}"),
+                        None => {}
+                    }
+                }
+            })
+            .ok();
+        LiveWatch { stop, thread }
+    }
+
+    /// Follows `read` (steps done so far, e.g. simulated seconds of runs in progress) until the
+    /// returned guard is dropped: on a terminal the bar moves five times a second, otherwise a
+    /// plain line every 10 s while it changes, with the elapsed time and an estimate of the
+    /// rest from the pace so far. For work whose steps are not whole jobs: one long simulation
+    /// shows its simulated clock, not nothing until it ends.
+    pub fn follow(&self, read: impl Fn() -> u64 + Send + 'static) -> LiveWatch {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (bar, flag, total) = (self.bar.clone(), stop.clone(), self.total);
+        let (what, started) = (self.what.clone(), self.started);
+        let thread = std::thread::Builder::new()
+            .name("lblab-progress".into())
+            .spawn(move || {
+                let mut printed = (Instant::now(), 0);
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(200));
+                    let done = read().min(total);
+                    match &bar {
+                        Some(bar) => bar.set_position(done),
+                        None if done > printed.1 && printed.0.elapsed() >= LIVE_PLAIN_EVERY => {
+                            crate::errln!("{}", pace_line(done, total, &what, started.elapsed()));
+                            printed = (Instant::now(), done);
+                        }
                         None => {}
                     }
                 }
@@ -285,7 +326,7 @@ impl Progress {
                     let left = plan.total(self.total).saturating_sub(plan.total(done));
                     let _ = write!(line, ", {} scheduled to go", clock(left));
                 }
-                eprintln!("{line}");
+                crate::errln!("{line}");
             }
             (None, _) => {}
         }
@@ -305,7 +346,7 @@ impl Progress {
     pub fn line(&self, line: &str) {
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            None => crate::errln!("{line}"),
         }
     }
 }
@@ -363,6 +404,18 @@ mod tests {
         assert_eq!(p.update(2, S * 22, S * 23), S * 55 / 2);
         // Two runs began between readings: the missed one counts at the new one's length.
         assert_eq!(p.update(4, S * 22, Duration::ZERO), S * (11 + 44 + 44) / 2);
+    }
+
+    #[test]
+    fn a_plain_line_says_how_far_and_how_long_the_rest_takes_at_this_pace() {
+        assert_eq!(
+            pace_line(30, 120, "simulated s", S * 10),
+            "30/120 simulated s · 0:10 elapsed, about 0:30 to go"
+        );
+        assert_eq!(
+            pace_line(0, 120, "simulated s", S * 10),
+            "0/120 simulated s · 0:10 elapsed"
+        );
     }
 
     #[test]

@@ -22,9 +22,16 @@ pub fn run(
     dir: &Path,
     out: &mut dyn FnMut(&str),
 ) -> Result<Exit> {
-    let (real, summary, results, dir) = run_and_write(lab, scenario, options, dir)?;
+    let Measured {
+        real,
+        summary,
+        results,
+        dir,
+        unwritten,
+    } = measure_and_write(lab, scenario, options, dir)?;
     // The table first, then the charts: the results are on the screen and in the data files
-    // (harness.json included) whatever happens to the charts.
+    // (harness.json included) whatever happens to the charts, and on the screen even when the
+    // data files could not be written (a full disk).
     out(&format!(
         "scenario {} (seed {}), real over loopback TCP:",
         scenario.file.name, scenario.file.seed
@@ -34,6 +41,12 @@ pub fn run(
     }
     for line in harness::lines::harness_lines(&real.summary()) {
         out(&line);
+    }
+    if let Some(e) = unwritten {
+        return Err(e).context(format!(
+            "the table above is what the run measured; its files in {} are not all written",
+            dir.display()
+        ));
     }
     run_folder::write_charts(lab, &dir, &summary, &results)
         .context("writing real-harness results")?;
@@ -47,16 +60,46 @@ pub fn run(
     Ok(Exit::of(real.partial))
 }
 
-/// Runs the real harness and writes its data files and `harness.json` (not the final charts:
-/// the caller prints the table first, then draws them with [`run_folder::write_charts`]); returns
-/// the results with the folder. The results so far, charts included, are also written after
-/// each policy (marked partial), so a run killed outright keeps the policies it finished.
+/// What a real run measured, and whether its data files were written.
+pub struct Measured {
+    /// The run.
+    pub real: RealRun,
+    /// Its summary.
+    pub summary: RunSummary,
+    /// Each policy's results.
+    pub results: Vec<PolicyResult>,
+    /// Its results folder.
+    pub dir: PathBuf,
+    /// Why its data files could not all be written (a full disk), if so: the figures above are
+    /// then all that is left of it, to be shown before the error.
+    pub unwritten: Option<LabError>,
+}
+
+/// [`measure_and_write`], failing when the data files could not be written.
 pub fn run_and_write(
     lab: &Lab,
     scenario: &Scenario,
     options: &HarnessOptions<'_>,
     dir: &Path,
 ) -> Result<(RealRun, RunSummary, Vec<PolicyResult>, PathBuf)> {
+    let m = measure_and_write(lab, scenario, options, dir)?;
+    match m.unwritten {
+        Some(e) => Err(e),
+        None => Ok((m.real, m.summary, m.results, m.dir)),
+    }
+}
+
+/// Runs the real harness and writes its data files and `harness.json` (not the final charts:
+/// the caller prints the table first, then draws them with [`run_folder::write_charts`]); returns
+/// the results with the folder, and why the files could not be written if they could not. The
+/// results so far, charts included, are also written after each policy (marked partial), so a
+/// run killed outright keeps the policies it finished.
+pub fn measure_and_write(
+    lab: &Lab,
+    scenario: &Scenario,
+    options: &HarnessOptions<'_>,
+    dir: &Path,
+) -> Result<Measured> {
     let planned = scenario
         .policies
         .iter()
@@ -104,8 +147,37 @@ pub fn run_and_write(
     )?;
     drop(watch);
     drop(bar);
-    let (summary, results) = write(scenario, &real, dir, false)?;
-    Ok((real, summary, results, dir.to_path_buf()))
+    let (summary, results, unwritten) = match write(scenario, &real, dir, false) {
+        Ok((summary, results)) => (summary, results, None),
+        Err(e) => {
+            let (summary, results) = summarize(scenario, &real, false);
+            (summary, results, Some(e))
+        }
+    };
+    Ok(Measured {
+        real,
+        summary,
+        results,
+        dir: dir.to_path_buf(),
+        unwritten,
+    })
+}
+
+/// A real run's summary and each policy's results; `in_progress` marks a checkpoint.
+fn summarize(
+    scenario: &Scenario,
+    real: &RealRun,
+    in_progress: bool,
+) -> (RunSummary, Vec<PolicyResult>) {
+    let results: Vec<PolicyResult> = real.policies.iter().map(|p| p.run.result.clone()).collect();
+    let mut notes = Vec::new();
+    if in_progress {
+        notes.push(run_folder::in_progress_note(real.policies.len()));
+    }
+    notes.extend(real.notes(&real.summary()));
+    let partial = real.partial || in_progress;
+    let summary = RunSummary::of(scenario.run_head(), Mode::Real, &results, partial, notes);
+    (summary, results)
 }
 
 /// Writes a real run's data files, `harness.json` and `statuses.csv` into `dir` (not its charts,
@@ -117,15 +189,8 @@ fn write(
     dir: &Path,
     in_progress: bool,
 ) -> Result<(RunSummary, Vec<PolicyResult>)> {
-    let results: Vec<PolicyResult> = real.policies.iter().map(|p| p.run.result.clone()).collect();
+    let (summary, results) = summarize(scenario, real, in_progress);
     let h = real.summary();
-    let mut notes = Vec::new();
-    if in_progress {
-        notes.push(run_folder::in_progress_note(real.policies.len()));
-    }
-    notes.extend(real.notes(&h));
-    let partial = real.partial || in_progress;
-    let summary = RunSummary::of(scenario.run_head(), Mode::Real, &results, partial, notes);
     run_folder::write_data(dir, &summary, &results).context("writing real-harness results")?;
     let json = serde_json::to_string_pretty(&h).context("encoding harness.json")?;
     let harness_json = dir.join(layout::HARNESS_JSON);

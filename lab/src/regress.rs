@@ -129,7 +129,7 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
     ) {
         Err(regress::RegressError::Interrupted { done, total }) => {
             drop(bar);
-            eprintln!(
+            crate::errln!(
                 "interrupted after {done} of {total} simulations: nothing compared or written"
             );
             return Ok(Exit::Interrupted);
@@ -138,7 +138,7 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
     };
     drop(bar);
     let wall = started.elapsed();
-    eprintln!(
+    crate::errln!(
         "regress: {} scenarios, {} runs ({} seeds each) in {:.1} s",
         scenarios.len(),
         samples.len(),

@@ -78,7 +78,7 @@ fn settle_earlier_files(dir: &Path, summary: &RunSummary, listed: &[String]) -> 
     }
     for name in earlier {
         if std::fs::remove_file(dir.join(name)).is_ok() {
-            eprintln!(
+            crate::errln!(
                 "note: removed {} from an earlier run in {} (this run, which is finished, has no policy of that name)",
                 name,
                 dir.display()
@@ -166,10 +166,11 @@ fn remove_stale_charts(dir: &Path) {
 /// Draws the run charts into `dir`, whose data files [`write_data`] wrote, within
 /// the chart budget ([`Lab::chart_budget`]). If the charts cannot be drawn (a full disk), the data files stay and
 /// `summary.json` says which charts are missing. A stop (Ctrl-C) that arrives while the charts
-/// are drawn is honoured between two charts: the rest are left out, `summary.json` says so, and
-/// the write succeeds (the data files are whole). A stop that came before (the run was
-/// interrupted) does not skip them: a further Ctrl-C exits at once. Charts skipped because the
-/// budget was spent are named on stderr and in `summary.json`.
+/// are drawn, or while the data files of a finished run were written, is honoured between two
+/// charts: the rest are left out, `summary.json` says so, and the write succeeds (the data
+/// files are whole). A stop that interrupted the run itself (`summary.partial`) does not skip
+/// them: its charts show what it measured, and a further Ctrl-C exits at once. Charts skipped
+/// because the budget was spent are named on stderr and in `summary.json`.
 pub fn write_charts(
     lab: &Lab,
     dir: &Path,
@@ -177,7 +178,7 @@ pub fn write_charts(
     results: &[PolicyResult],
 ) -> Result<()> {
     let already = std::sync::atomic::AtomicBool::new(false);
-    let stop = if lab.stop.load(std::sync::atomic::Ordering::Relaxed) {
+    let stop = if summary.partial && lab.stop.load(std::sync::atomic::Ordering::Relaxed) {
         &already
     } else {
         lab.stop
@@ -198,7 +199,7 @@ pub fn write_charts(
                     .push(("charts".into(), format!("missing: not drawn ({e})")));
                 lblab_record::write_run(dir, &marked, results)
                     .with_context(|| format!("writing results into {}", dir.display()))?;
-                eprintln!("interrupted while drawing charts: {e}; the data files are written");
+                crate::errln!("interrupted while drawing charts: {e}; the data files are written");
                 return Ok(());
             }
             let mut marked = with_kept_note(dir, summary);
@@ -221,7 +222,7 @@ pub fn write_charts(
                 lblab_model::units::Dur(b.as_nanos() as u64).to_string()
             })
         );
-        eprintln!(
+        crate::errln!(
             "charts skipped: {skipped} in {} (the --chart-budget was spent; a larger one, or 0 for none, draws them); the data files are written",
             dir.display()
         );

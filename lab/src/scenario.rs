@@ -43,7 +43,7 @@ pub fn scenario_path(given: &Path) -> Result<PathBuf> {
         .map(|d| d.join(SCENARIOS))
         .unwrap_or_else(|_| PathBuf::from(SCENARIOS));
     if bare && !stem.is_empty() && candidate.is_file() {
-        eprintln!(
+        crate::errln!(
             "note: scenario {}: using {} (from {})",
             given.display(),
             candidate.display(),
@@ -54,7 +54,7 @@ pub fn scenario_path(given: &Path) -> Result<PathBuf> {
     if bare && !stem.is_empty() {
         match crate::builtin::materialize(&stem) {
             Some(Ok(path)) => {
-                eprintln!(
+                crate::errln!(
                     "note: scenario {}: no {} here; using the one built into lblab {} (a copy in {})",
                     given.display(),
                     candidate.display(),
@@ -104,7 +104,7 @@ pub fn scenario_path(given: &Path) -> Result<PathBuf> {
 pub fn load(path: &Path, seed: Option<u64>) -> Result<Scenario> {
     let scenario = Scenario::load(path)?;
     for w in scenario.config_warnings() {
-        eprintln!("warning: {}: {w}", path.display());
+        crate::errln!("warning: {}: {w}", path.display());
     }
     Ok(match seed {
         Some(seed) => scenario.with_seed(seed)?,
@@ -140,7 +140,7 @@ pub fn load_with_length(
         .with_context(|| format!("{} with {flags}", path.display()))?;
     if let Some(w) = warmup {
         for warning in find::warmup_warnings(&scenario, w, only) {
-            eprintln!("{warning}");
+            crate::errln!("{warning}");
         }
     }
     Ok(scenario)

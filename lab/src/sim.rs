@@ -2,7 +2,8 @@
 //! results folder and table, and with several seeds the intervals across them.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use lblab_model::Scenario;
@@ -45,7 +46,7 @@ pub fn simulate(
         .filter(|p| {
             let ok = p.runs_in_sim();
             if !ok {
-                eprintln!(
+                crate::errln!(
                     "note: policy {:?} runs only in the real harness; skipped",
                     p.name
                 );
@@ -65,15 +66,34 @@ pub fn simulate(
         lblab_model::budget::Mode::Sim { jobs },
     )?;
     let stop = lab.stop;
+    // Each run's simulated clock, which the progress follows: a long simulation shows how far
+    // it has got, not only how many policies have ended.
+    let clocks: Arc<Vec<AtomicU64>> = Arc::new(entries.iter().map(|_| AtomicU64::new(0)).collect());
     let batch: Vec<Job> = entries
         .iter()
-        .map(|policy| Job { scenario, policy })
+        .zip(clocks.iter())
+        .map(|(policy, clock)| Job {
+            scenario,
+            policy,
+            clock: Some(clock),
+        })
         .collect();
+    let per_run_s = scenario.workload.end().div_ceil(1_000_000_000);
+    let bar = crate::progress::Progress::new(per_run_s * entries.len() as u64, "simulated s");
+    let follow = {
+        let clocks = clocks.clone();
+        bar.follow(move || {
+            clocks
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed) / 1_000_000_000)
+                .sum()
+        })
+    };
     let mut out = Vec::new();
-    for run in lblab_sim::batch::run(&batch, jobs, Some(stop), &|_| {}, &|_, run| run)
-        .into_iter()
-        .flatten()
-    {
+    let runs = lblab_sim::batch::run(&batch, jobs, Some(stop), &|_| {}, &|_, run| run);
+    drop(follow);
+    drop(bar);
+    for run in runs.into_iter().flatten() {
         out.push(run?);
     }
     let partial = stop.load(Ordering::Relaxed)
@@ -99,9 +119,11 @@ pub fn run(lab: &Lab, job: SimJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit
             r.stats.measured.to_string(),
         ));
         if r.stats.measured != r.result.summary.requests {
-            eprintln!(
+            crate::errln!(
                 "warning: {}: {} requests sent after the warm-up but {} accounted for",
-                r.result.summary.policy, r.stats.measured, r.result.summary.requests
+                r.result.summary.policy,
+                r.stats.measured,
+                r.result.summary.requests
             );
         }
     }
@@ -110,7 +132,7 @@ pub fn run(lab: &Lab, job: SimJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit
     if job.seeds > 1 && !partial {
         let plan = lblab_sim::space::plan(scenario, &[], job.seeds, job.policies)?;
         let total = plan.runs();
-        eprintln!("running {} seeds: {total} simulations", job.seeds);
+        crate::errln!("running {} seeds: {total} simulations", job.seeds);
         let bar = crate::progress::Progress::new(total as u64, "simulations");
         let progress = |n: usize| bar.set(n as u64);
         let jobs = job.jobs.unwrap_or_else(lblab_sim::batch::default_threads);
@@ -130,7 +152,7 @@ pub fn run(lab: &Lab, job: SimJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit
         seeded = points.into_iter().next();
     }
     let summary = RunSummary::of(scenario.run_head(), Mode::Sim, &results, partial, notes);
-    run_folder::write(lab, dir, &summary, &results).context("writing simulation results")?;
+    let written = run_folder::write(lab, dir, &summary, &results);
     out(&format!(
         "scenario {} (seed {}), simulated:",
         scenario.file.name, scenario.file.seed
@@ -138,6 +160,15 @@ pub fn run(lab: &Lab, job: SimJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit
     for line in lblab_record::table::summary_lines(&summary) {
         out(&line);
     }
+    // The table is shown whatever happened to the files (a full disk): it may be all that is
+    // left of the run.
+    written.with_context(|| {
+        format!(
+            "writing simulation results (the table above is what the run measured; its files in \
+             {} are not all written)",
+            dir.display()
+        )
+    })?;
     if let Some(point) = &seeded {
         write_atomic(
             &dir.join(layout::INTERVALS_CSV),

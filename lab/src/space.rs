@@ -138,7 +138,7 @@ pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Ex
         Layout::scratch(job.file).run(&name)
     });
     let _out_dir = out_dir::prepare_dir(&dir)?;
-    eprintln!(
+    crate::errln!(
         "sweeping {} points{} × {} seeds × {} policies of {} ({} simulations) on {} threads",
         plan.points.len(),
         match job.shard {
@@ -221,14 +221,35 @@ pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Ex
 /// `lblab sweep --merge DIR… --out OUT`: joins the shard folders of one sweep into the files the
 /// unsharded sweep writes, in `dir`, printing its points (each line to `out`).
 pub fn merge(dirs: &[std::path::PathBuf], dir: &Path, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+    // The merged sweep is written over `--out`'s sweep files: a shard folder given as `--out`
+    // would have its own results replaced by the merge of itself and the others.
+    let same = |a: &Path, b: &Path| {
+        std::fs::canonicalize(a)
+            .ok()
+            .zip(std::fs::canonicalize(b).ok())
+            .is_some_and(|(a, b)| a == b)
+    };
+    if let Some(shard) = dirs
+        .iter()
+        .find(|d| same(d, dir) || (d.is_file() && d.parent().is_some_and(|p| same(p, dir))))
+    {
+        bail!(
+            "--out {} is one of the shards being merged ({}): the merge would overwrite it; \
+             give --out a folder of its own",
+            dir.display(),
+            shard.display()
+        );
+    }
     let mut shards = Vec::with_capacity(dirs.len());
     for d in dirs {
-        let file = if d.is_file() {
-            d.clone()
-        } else {
+        let file = if d.is_dir() {
             d.join(lblab_sim::shard::SHARD_JSON)
+        } else {
+            d.clone()
         };
-        let text = std::fs::read_to_string(&file).with_context(|| {
+        // Bounded and regular files only, as every result file is read: a device or a FIFO
+        // given as a shard must not fill memory or block.
+        let text = lblab_record::read_result_file(&file).with_context(|| {
             format!(
                 "{}: no shard file to read (give the folders that `lblab sweep … --shard i/N \
                  --out DIR` wrote)",

@@ -96,7 +96,7 @@ pub async fn schema_of(
     .map_err(|status| LoadgenError::ReflectionRefused {
         addr,
         code: status.code().description().to_string(),
-        message: status.message().to_string(),
+        message: lblab_record::text::printable(status.message()),
     })?;
     Ok(method::pool_from_files(files)?)
 }

@@ -5,6 +5,7 @@
 //! Every function here is pure: it formats what the run measured ([`RunSummary`], [`TargetRow`],
 //! [`StatusRow`]) and writes nothing.
 
+use lblab_record::text::printable;
 use lblab_record::{RunSummary, StatusRow, TargetRow};
 
 /// The traffic share of every target, a column per policy, as text lines (none without rows).
@@ -70,7 +71,12 @@ pub fn status_lines(rows: &[StatusRow]) -> Vec<String> {
         let line: Vec<String> = totals.iter().map(|(s, n)| format!("{s} {n}")).collect();
         lines.push(format!("  {p}: {}", line.join(", ")));
         for r in mine.iter().filter(|r| r.status != StatusRow::OK) {
-            lines.push(format!("    {} ×{}: {}", r.status, r.count, r.message));
+            lines.push(format!(
+                "    {} ×{}: {}",
+                printable(&r.status),
+                r.count,
+                printable(&r.message)
+            ));
         }
     }
     lines
@@ -265,6 +271,7 @@ mod tests {
             incidents: vec![],
             rates: vec![],
             configs: vec![],
+            experiment: None,
         };
         let statuses = [StatusRow {
             policy: "a\"b".into(),

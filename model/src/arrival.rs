@@ -49,8 +49,27 @@ use crate::scenario::{derive_seed, streams, Arrival, Workload};
 /// that answers in no time cannot hold virtual time still.
 pub const MIN_CLOSED_LOOP_GAP: Nanos = 1_000;
 
-/// Closed loop: how long a slot waits after a request that failed at once before the next one.
+/// Closed loop: how long a slot waits after a failed request before its next one; each further
+/// failure in a row doubles the wait, up to [`CLOSED_LOOP_MAX_RETRY`] ([`retry_wait`]).
 pub const CLOSED_LOOP_RETRY: Nanos = 1_000_000;
+
+/// Closed loop: the longest wait of a slot whose requests keep failing.
+pub const CLOSED_LOOP_MAX_RETRY: Nanos = 1_000_000_000;
+
+/// Closed loop: how long a slot waits after its `failures`-th failed request in a row (0: none,
+/// no wait): [`CLOSED_LOOP_RETRY`], doubled for each earlier failure, at most
+/// [`CLOSED_LOOP_MAX_RETRY`]. A fleet that refuses calls (full queues, a backend down) thus sees
+/// each slot back off as a well-behaved client does, rather than the same call re-sent once per
+/// round trip: with millions of slots against room for thousands of calls, re-sending at once
+/// makes the refusals the whole run.
+pub fn retry_wait(failures: u32) -> Nanos {
+    match failures {
+        0 => 0,
+        n => CLOSED_LOOP_RETRY
+            .saturating_mul(1 << (n - 1).min(62))
+            .min(CLOSED_LOOP_MAX_RETRY),
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 enum Gap {
@@ -159,25 +178,19 @@ impl ClientArrivals {
         Some(Arrived { kind, method, next })
     }
 
-    /// Closed loop: when the slot whose request was intended at `intended`, sent at `sent` and
-    /// ended at `now` (`ok` or not) starts its next one; `None` after the end. A request that
-    /// failed at once is retried after [`CLOSED_LOOP_RETRY`], not in the same instant.
+    /// Closed loop: when the slot whose request was intended at `intended` and ended at `now`
+    /// starts its next one, after `failures` failed requests in a row (0 if this one succeeded);
+    /// `None` after the end. A slot waits [`retry_wait`] after a failure, and a request answered
+    /// in no time is followed at least [`MIN_CLOSED_LOOP_GAP`] after its start.
     #[inline]
-    pub fn after_completion(
-        &self,
-        now: Nanos,
-        sent: Nanos,
-        intended: Nanos,
-        ok: bool,
-    ) -> Option<Nanos> {
+    pub fn after_completion(&self, now: Nanos, intended: Nanos, failures: u32) -> Option<Nanos> {
         if !self.is_closed() || now >= self.end {
             return None;
         }
-        Some(if now == sent && !ok {
-            now + CLOSED_LOOP_RETRY
-        } else {
-            now.max(intended + MIN_CLOSED_LOOP_GAP)
-        })
+        Some(
+            now.saturating_add(retry_wait(failures))
+                .max(intended + MIN_CLOSED_LOOP_GAP),
+        )
     }
 }
 
@@ -324,17 +337,36 @@ mod tests {
         assert_eq!(c.starts(), [0, 0, 0]);
         let a = c.arrive(0).unwrap();
         assert_eq!(a.next, None);
-        assert_eq!(c.after_completion(5_000_000, 0, 0, true), Some(5_000_000));
-        // Failed at once: retried after 1 ms; answered in no time: at least 1 µs later.
+        assert_eq!(c.after_completion(5_000_000, 0, 0), Some(5_000_000));
+        // Answered in no time: at least 1 µs later.
+        assert_eq!(c.after_completion(7, 7, 0), Some(7 + MIN_CLOSED_LOOP_GAP));
+        // Failed, at once or after a round trip: retried after 1 ms, then 2, 4, ... up to 1 s.
+        assert_eq!(c.after_completion(7, 7, 1), Some(7 + CLOSED_LOOP_RETRY));
         assert_eq!(
-            c.after_completion(7, 7, 7, false),
-            Some(7 + CLOSED_LOOP_RETRY)
+            c.after_completion(500_000, 7, 1),
+            Some(500_000 + CLOSED_LOOP_RETRY)
         );
         assert_eq!(
-            c.after_completion(7, 7, 7, true),
-            Some(7 + MIN_CLOSED_LOOP_GAP)
+            c.after_completion(500_000, 7, 3),
+            Some(500_000 + 4 * CLOSED_LOOP_RETRY)
         );
-        assert_eq!(c.after_completion(w.end(), 0, 0, true), None);
+        assert_eq!(
+            c.after_completion(500_000, 7, 40),
+            Some(500_000 + CLOSED_LOOP_MAX_RETRY)
+        );
+        assert_eq!(c.after_completion(w.end(), 0, 0), None);
         assert_eq!(c.arrive(w.end()), None);
+    }
+
+    #[test]
+    fn the_retry_wait_doubles_per_failure_in_a_row_up_to_its_bound() {
+        assert_eq!(retry_wait(0), 0);
+        assert_eq!(retry_wait(1), CLOSED_LOOP_RETRY);
+        assert_eq!(retry_wait(2), 2 * CLOSED_LOOP_RETRY);
+        assert_eq!(retry_wait(10), 512 * CLOSED_LOOP_RETRY);
+        // 1,024 ms is past the bound, and so is every later failure, however many.
+        for n in [11, 30, 31, 32, 64, u32::MAX] {
+            assert_eq!(retry_wait(n), CLOSED_LOOP_MAX_RETRY, "{n}");
+        }
     }
 }

@@ -292,6 +292,22 @@ pub mod streams {
     pub const POLICY: u64 = 4;
 }
 
+/// The TOML parser's own words for an integer past TOML's range (Rust's "number too large to fit
+/// in target type") said in the scenario's terms: which limit, and for `seed`, where a larger one
+/// can go.
+fn toml_limit(message: &str, field: Option<&str>) -> String {
+    let limit = match message {
+        "number too large to fit in target type" => "at most 9223372036854775807",
+        "number too small to fit in target type" => "at least -9223372036854775808",
+        _ => return message.to_string(),
+    };
+    let mut said = format!("past TOML's integers: a value here is {limit}");
+    if field == Some("seed") {
+        said.push_str("; `--seed` on the command line takes any 64-bit seed");
+    }
+    said
+}
+
 /// The dotted key written on 1-based `line` (`seed`, `workload.rate`), from the line's `key =`
 /// and the nearest table header above it, if the line has one.
 fn key_on_line(text: &str, line: usize) -> Option<String> {
@@ -384,11 +400,12 @@ impl Scenario {
             if field.is_none() {
                 field = position.and_then(|(line, _)| key_on_line(text, line));
             }
+            let message = toml_limit(e.message().trim_end(), field.as_deref());
             ModelError::Parse {
                 file: String::new(),
                 field,
                 position,
-                message: e.message().trim_end().to_string(),
+                message,
             }
         })?;
         let locator = Locator::new(text);

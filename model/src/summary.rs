@@ -2,7 +2,10 @@
 //! floor down in `lblab_record`, which knows no scenarios, so the scenario hands it this.
 
 use lblab_policy::config::Selected;
-use lblab_record::{FaultWindow, PolicyConfigRow, RunHead};
+use lblab_record::{Experiment, FaultWindow, PolicyConfigRow, RunHead};
+use sha2::{Digest as _, Sha256};
+
+use crate::scenario::Arrival;
 
 use crate::Scenario;
 
@@ -37,6 +40,27 @@ impl Scenario {
                     },
                 })
                 .collect(),
+            experiment: Some(self.experiment()),
+        }
+    }
+
+    /// What makes this scenario's runs one experiment ([`Experiment`]): the hash of the
+    /// scenario as it runs, in canonical JSON, with what load-generator shards differ in (seed,
+    /// clients, rate, policies) cleared, and the rate per client.
+    pub fn experiment(&self) -> Experiment {
+        let mut canonical = self.file.clone();
+        canonical.seed = 0;
+        canonical.workload.clients = 0;
+        canonical.workload.rate = 0.0;
+        canonical.policies.clear();
+        // Serializing plain data (no maps, no non-string keys) cannot fail; were it to, the
+        // empty text still hashes the same for every shard.
+        let json = serde_json::to_vec(&canonical).unwrap_or_default();
+        let w = &self.file.workload;
+        Experiment {
+            scenario_sha256: format!("{:x}", Sha256::digest(&json)),
+            rate_per_client: (w.arrival != Arrival::Closed)
+                .then(|| w.rate / f64::from(w.clients.max(1))),
         }
     }
 }
@@ -64,5 +88,35 @@ mod tests {
         assert_eq!(pe["decayTime"], "5s");
         assert_eq!(pe["choiceCount"], 2);
         assert_eq!(pe["lblabAblation"]["peak"], "stalled");
+    }
+
+    #[test]
+    fn the_experiment_ignores_what_shards_split_and_sees_what_changes_the_run() {
+        let base = ScenarioBuilder::new("exp").clients(4).rate(400.0).group(
+            "main",
+            2,
+            &constant("2ms"),
+            &[],
+        );
+        let of = |b: ScenarioBuilder| b.build().expect("valid scenario").experiment();
+        let whole = of(base.clone().lb("rr", "round_robin"));
+        assert_eq!(whole.rate_per_client, Some(100.0));
+        // A shard: a quarter of the clients and of the rate, its own seed and another policy.
+        let shard = of(base
+            .clone()
+            .clients(1)
+            .rate(100.0)
+            .seed(9)
+            .lb("pe", "peak_ewma_experimental"));
+        assert_eq!(shard, whole);
+        // Another deadline, a tenfold rate per client, another fleet: other experiments.
+        let deadline = of(base.clone().deadline("2s").lb("rr", "round_robin"));
+        assert_ne!(deadline.scenario_sha256, whole.scenario_sha256);
+        let faster = of(base.clone().rate(4000.0).lb("rr", "round_robin"));
+        assert_eq!(faster.scenario_sha256, whole.scenario_sha256);
+        assert_eq!(faster.rate_per_client, Some(1000.0));
+        let fleet = of(base.group_key("main", "count", "3").lb("rr", "round_robin"));
+        assert_ne!(fleet.scenario_sha256, whole.scenario_sha256);
+        assert_eq!(whole.scenario_sha256.len(), 64);
     }
 }

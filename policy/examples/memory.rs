@@ -6,6 +6,8 @@
 //! ```sh
 //! cargo run --release -p lblab-policy --example memory
 //! ```
+
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 

@@ -193,6 +193,7 @@ mod tests {
             warmup_s: 0.0,
             measured_s: 3.0,
             policies: Vec::new(),
+            experiment: None,
         };
         // Scenario labels may not hold commas, but a sweep's point labels do.
         let label = "peak_ewma[decay=1s,choices=2]";

@@ -58,6 +58,7 @@ pub mod stats;
 mod statuses;
 pub mod table;
 mod targets;
+pub mod text;
 pub mod units;
 
 /// The simulator-only policy that routes each call to the backend that will answer it first
@@ -78,8 +79,8 @@ pub use layout::Layout;
 pub use merge::{merge_runs, Merged};
 pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{
-    FailureRow, FaultWindow, Incident, IncidentKind, Mode, PolicyConfigRow, RateRow, RunHead,
-    RunSummary, SummaryRow, TimeseriesRow,
+    Experiment, FailureRow, FaultWindow, Incident, IncidentKind, Mode, PolicyConfigRow, RateRow,
+    RunHead, RunSummary, SummaryRow, TimeseriesRow,
 };
 pub use statuses::{StatusRow, MESSAGES_PER_STATUS};
 pub use targets::TargetRow;

@@ -136,6 +136,15 @@ impl FolderLock {
     }
 }
 
+/// Removes the lock file of every folder this process holds, for a process about to exit
+/// without running its destructors (a second Ctrl-C): the locks themselves go with the
+/// process, and no lock file is left behind. Holding the locks, it removes only its own files.
+pub fn remove_held_lock_files() {
+    for folder in held().iter() {
+        let _ = std::fs::remove_file(folder.join(LOCK_FILE));
+    }
+}
+
 /// Whether `path` still names the open `file` (the same inode).
 #[cfg(unix)]
 fn same_file(file: &File, path: &Path) -> bool {

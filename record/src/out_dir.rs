@@ -33,6 +33,19 @@ pub fn prepare_dir(dir: &Path) -> Result<OutDir, OutDirError> {
         .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
         .map(Path::to_path_buf)
         .collect();
+    // A symbolic link whose target does not exist: `exists()` says no, and creating the folder
+    // then fails with "File exists".
+    if let (Ok(meta), false) = (dir.symlink_metadata(), dir.exists()) {
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(dir).unwrap_or_default();
+            return Err(OutDirError::new(format!(
+                "--out {}: a symbolic link to {}, which does not exist; create that folder or \
+                 give another --out",
+                dir.display(),
+                target.display()
+            )));
+        }
+    }
     if dir.exists() && !dir.is_dir() {
         return Err(OutDirError::new(format!(
             "--out {}: exists and is not a folder; give a folder for the results",
@@ -60,15 +73,16 @@ pub fn prepare_dir(dir: &Path) -> Result<OutDir, OutDirError> {
         created,
     };
     let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
-    std::fs::write(&probe, b"probe")
-        .and_then(|()| std::fs::remove_file(&probe))
-        .map_err(|e| OutDirError {
-            message: format!(
-                "--out {}: cannot write into the results folder (nothing was run)",
-                dir.display()
-            ),
-            source: Some(e),
-        })?;
+    let probed = std::fs::write(&probe, b"probe");
+    // Written or not (a full disk creates the file, then refuses its bytes), it goes again.
+    let removed = std::fs::remove_file(&probe);
+    probed.and(removed).map_err(|e| OutDirError {
+        message: format!(
+            "--out {}: cannot write into the results folder (nothing was run)",
+            dir.display()
+        ),
+        source: Some(e),
+    })?;
     // A run killed outright (SIGKILL) while writing can leave a temporary file behind: remove
     // those, and only those: `.<name>.tmp` where `<name>` is a file lblab writes.
     if let Ok(entries) = std::fs::read_dir(dir) {

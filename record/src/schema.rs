@@ -102,6 +102,25 @@ pub struct RunSummary {
     /// it was recorded; a policy the parser does not know keeps its config as written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configs: Vec<PolicyConfigRow>,
+    /// What else makes runs of this scenario one experiment: the scenario as run and the load
+    /// per client. `None` in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<Experiment>,
+}
+
+/// What makes the runs of several load generators one experiment beyond their name, policies'
+/// configs ([`RunSummary::configs`]) and lengths, so that a merge can refuse runs of another
+/// scenario text or another load under the same name ([`RunSummary::experiment`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    /// SHA-256 (hex) of the scenario as it ran (after any command-line override) in canonical
+    /// form, without what the shards of one experiment differ in: their seeds, clients, rates
+    /// and policies (the policies' configs are compared on their own). Comments and layout of
+    /// the file do not count; a value that changes what runs does.
+    pub scenario_sha256: String,
+    /// Offered calls per second per client (open loop; `None` for a closed loop, whose calls in
+    /// flight per client the hash holds): shards split the clients and the rate alike.
+    pub rate_per_client: Option<f64>,
 }
 
 /// One policy's service config as a run recorded it ([`RunSummary::configs`]).
@@ -168,6 +187,8 @@ pub struct RunHead {
     pub measured_s: f64,
     /// Every policy's normalized config ([`RunSummary::configs`]).
     pub policies: Vec<PolicyConfigRow>,
+    /// The scenario as run and its load per client ([`RunSummary::experiment`]).
+    pub experiment: Option<Experiment>,
 }
 
 impl RunSummary {
@@ -205,6 +226,7 @@ impl RunSummary {
                 .into_iter()
                 .filter(|c| results.iter().any(|r| r.summary.policy == c.policy))
                 .collect(),
+            experiment: head.experiment,
         }
     }
 
@@ -388,6 +410,7 @@ mod tests {
             incidents: Vec::new(),
             rates: Vec::new(),
             configs: Vec::new(),
+            experiment: None,
         };
         let mut v = serde_json::to_value(&run).unwrap();
         assert_eq!(v["measured_s"], 20.0);

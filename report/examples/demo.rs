@@ -4,6 +4,8 @@
 //! cargo run -p lblab-report --example demo -- /tmp/lblab-demo
 //! ```
 
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
+
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code)] // the tests' helpers
 mod support;

@@ -1,6 +1,8 @@
 //! Redraws the charts of results folders from their files:
 //! `cargo run -p lblab-report --example redraw -- DIR...` (see `lblab_report::redraw`).
 
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
+
 fn main() -> std::process::ExitCode {
     let mut failed = false;
     for dir in std::env::args_os().skip(1) {

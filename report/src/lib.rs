@@ -77,6 +77,7 @@
 //!     incidents: vec![],
 //!     rates: vec![],
 //!     configs: vec![],
+//!     experiment: None,
 //! };
 //! let dir = std::env::temp_dir().join(format!("lblab-report-doc-{}", std::process::id()));
 //! let written = lblab_report::write_run_charts(&dir, &summary, &[result])?;

@@ -184,6 +184,32 @@ mod tests {
     }
 
     #[test]
+    fn a_run_of_days_draws_charts_of_what_a_reader_can_see() {
+        // 200,000 seconds (two days and a bit) of 25 backends with shifting shares.
+        let dir = std::env::temp_dir().join(format!("lblab-long-{}", std::process::id()));
+        let backends = 25;
+        let mut summary = fixtures::summary(vec![]);
+        summary.backends = (0..backends).map(|b| format!("b/{b}")).collect();
+        let mut data = fixtures::data("p", 3.0);
+        data.timeseries = (0..200_000u64)
+            .map(|s| {
+                let mut r = fixtures::row(s, 1000, true);
+                r.p99_ms = 2.0 + (s % 17) as f64;
+                r.shares = (0..backends)
+                    .map(|b| ((s + b) % 7) as f64 / (3.0 * backends as f64))
+                    .collect();
+                r
+            })
+            .collect();
+        let written = write_run_data(&dir, &summary, &[data]).expect("drawn");
+        for file in &written {
+            let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+            assert!(size < 10 << 20, "{} is {size} bytes", file.display());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_spent_budget_skips_all_but_the_first_chart_by_name() {
         let dir = std::env::temp_dir().join(format!("lblab-budget-{}", std::process::id()));
         let summary = fixtures::summary(vec![]);

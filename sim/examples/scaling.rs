@@ -11,6 +11,8 @@
 //! cargo run --release -p lblab-sim --example scaling
 //! cargo run --release -p lblab-sim --example scaling -- 10000 4 peak_ewma   # one configuration
 //! ```
+
+#![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
 use lblab_model::scenario::ScenarioFile;
 use lblab_model::units::Dur;
 use lblab_model::Scenario;

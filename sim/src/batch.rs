@@ -3,7 +3,7 @@
 //! never holds thousands of histograms). Used by `lblab sim --seeds`, `lblab sweep` and the
 //! peak-EWMA parameter grid.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use lblab_model::scenario::{PolicyEntry, Scenario};
@@ -17,6 +17,8 @@ pub struct Job<'a> {
     pub scenario: &'a Scenario,
     /// The policy to run.
     pub policy: &'a PolicyEntry,
+    /// Where the run publishes its simulated clock ([`SimOptions::clock`]), if anyone follows it.
+    pub clock: Option<&'a AtomicU64>,
 }
 
 /// Runs every job on `threads` threads and returns, in job order, what `reduce` made of each run.
@@ -41,8 +43,12 @@ pub fn run<T: Send>(
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(job) = jobs.get(i) else { break };
-                let result = run_policy(job.scenario, job.policy, &SimOptions { stop })
-                    .map(|run| reduce(i, run));
+                let options = SimOptions {
+                    stop,
+                    clock: job.clock,
+                };
+                let result =
+                    run_policy(job.scenario, job.policy, &options).map(|run| reduce(i, run));
                 slots
                     .lock()
                     .expect("no thread panics while holding the lock")[i] = Some(result);
@@ -70,6 +76,7 @@ mod tests {
             .map(|i| Job {
                 scenario: &s,
                 policy: &s.policies[i % 2],
+                clock: None,
             })
             .collect();
         let reduce = |i: usize, run: PolicyRun| (i, run.result.summary);
@@ -99,6 +106,7 @@ mod tests {
         let jobs = [Job {
             scenario: &s,
             policy: &s.policies[0],
+            clock: None,
         }];
         let stop = AtomicBool::new(true);
         let out = run(&jobs, 2, Some(&stop), &|_| {}, &|_, r| r.stats.requests);

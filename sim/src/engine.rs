@@ -3,7 +3,7 @@
 //! connectivity changes on crash and restart, policy timers and out-of-band load reports.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use lblab_model::arrival::ClientArrivals;
 use lblab_model::backend::{Admission, Backend, Started};
@@ -32,8 +32,9 @@ fn live(reqs: &[Req], r: ReqRef) -> bool {
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    /// The next request of a client is due.
-    Arrival { client: u32 },
+    /// The next request of a client is due; in a closed loop, its slot's failed requests in a
+    /// row so far (0 in an open loop).
+    Arrival { client: u32, failures: u32 },
     /// A request reaches its backend.
     AtBackend { req: ReqRef },
     /// A backend finishes a request.
@@ -175,8 +176,9 @@ impl<'a> World<'a> {
         })
     }
 
-    /// Runs to the end (or until `stop` is set).
-    pub(crate) fn run(&mut self, stop: Option<&AtomicBool>) {
+    /// Runs to the end (or until `stop` is set), publishing its simulated clock in `clock`
+    /// every [`CLOCK_EVERY`](crate::CLOCK_EVERY) events.
+    pub(crate) fn run(&mut self, stop: Option<&AtomicBool>, clock: Option<&AtomicU64>) {
         self.start();
         let horizon = self.end + self.scenario.workload.drain();
         let mut last = 0;
@@ -194,9 +196,17 @@ impl<'a> World<'a> {
                 self.stats.interrupted = true;
                 break;
             }
+            if self.stats.events.is_multiple_of(crate::CLOCK_EVERY) {
+                if let Some(clock) = clock {
+                    clock.store(now.min(self.end), Ordering::Relaxed);
+                }
+            }
             self.handle(now, event);
         }
         self.close_open_requests(last);
+        if let (Some(clock), false) = (clock, self.stats.interrupted) {
+            clock.store(self.end, Ordering::Relaxed);
+        }
     }
 
     /// Accounts for the requests still open when the run stops, after an interruption or at the
@@ -245,7 +255,13 @@ impl<'a> World<'a> {
         }
         for c in 0..self.clients.len() as u32 {
             for at in self.clients[c as usize].arrivals.starts() {
-                self.queue.schedule(at, Event::Arrival { client: c });
+                self.queue.schedule(
+                    at,
+                    Event::Arrival {
+                        client: c,
+                        failures: 0,
+                    },
+                );
             }
             self.arm_timer(0, c);
             if let Picker::Policy(p) = &self.clients[c as usize].picker {
@@ -294,7 +310,7 @@ impl<'a> World<'a> {
 
     fn handle(&mut self, now: Nanos, event: Event) {
         match event {
-            Event::Arrival { client } => self.on_arrival(now, client),
+            Event::Arrival { client, failures } => self.on_arrival(now, client, failures),
             Event::AtBackend { req } => self.on_at_backend(now, req),
             Event::ServerDone { req } => self.on_server_done(now, req),
             Event::AtClient { req, ok } => {
@@ -457,6 +473,7 @@ impl<'a> World<'a> {
             at_server: false,
             pending: false,
             load: None,
+            failures: 0,
         };
         match self.free.pop() {
             Some(slot) => {
@@ -475,13 +492,19 @@ impl<'a> World<'a> {
         }
     }
 
-    fn on_arrival(&mut self, now: Nanos, client: u32) {
+    fn on_arrival(&mut self, now: Nanos, client: u32, failures: u32) {
         let w = &self.scenario.workload;
         let Some(arrived) = self.clients[client as usize].arrivals.arrive(now) else {
             return;
         };
         if let Some(next) = arrived.next {
-            self.queue.schedule(next, Event::Arrival { client });
+            self.queue.schedule(
+                next,
+                Event::Arrival {
+                    client,
+                    failures: 0,
+                },
+            );
         }
         self.stats.requests += 1;
         let kind = arrived.kind;
@@ -490,6 +513,7 @@ impl<'a> World<'a> {
             self.stats.measured += 1;
         }
         let req = self.alloc(client, kind, arrived.method, measured, now);
+        self.reqs[req.slot as usize].failures = failures;
         if kind == RpcKind::Unary {
             self.queue
                 .schedule_in_order(now + w.deadline, Event::Deadline { req });
@@ -647,7 +671,7 @@ impl<'a> World<'a> {
         let r = &mut self.reqs[req.slot as usize];
         r.live = false;
         r.pending = false;
-        let (client, backend, ticket, sent, intended, load, kind, measured) = (
+        let (client, backend, ticket, sent, intended, load, kind, measured, failures) = (
             r.client,
             r.backend,
             r.ticket.take(),
@@ -656,6 +680,11 @@ impl<'a> World<'a> {
             r.load.take(),
             r.kind,
             r.measured,
+            if status == Status::Ok {
+                0
+            } else {
+                r.failures.saturating_add(1)
+            },
         );
         if let (Some(ticket), Picker::Policy(p)) =
             (ticket, &mut self.clients[client as usize].picker)
@@ -680,8 +709,8 @@ impl<'a> World<'a> {
         }
         self.free.push(req.slot);
         let arrivals = &self.clients[client as usize].arrivals;
-        if let Some(at) = arrivals.after_completion(now, sent, intended, status == Status::Ok) {
-            self.queue.schedule(at, Event::Arrival { client });
+        if let Some(at) = arrivals.after_completion(now, intended, failures) {
+            self.queue.schedule(at, Event::Arrival { client, failures });
         }
     }
 }

@@ -184,7 +184,11 @@ pub fn measure(
             .iter()
             .filter(|p| p.runs_in_sim() && (only.is_empty() || only.contains(&p.name)))
         {
-            jobs.push(Job { scenario, policy });
+            jobs.push(Job {
+                scenario,
+                policy,
+                clock: None,
+            });
             keys.push((*k, scenario.file.seed));
         }
     }

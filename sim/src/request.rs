@@ -45,6 +45,8 @@ pub(crate) struct Req {
     /// Waiting in its client's queue for a READY endpoint.
     pub(crate) pending: bool,
     pub(crate) load: Option<LoadReport>,
+    /// Closed loop: its slot's failed requests in a row before it.
+    pub(crate) failures: u32,
 }
 
 /// A request's backend before it is sent.

@@ -180,6 +180,7 @@ pub fn run(
                 jobs.push(Job {
                     scenario: s,
                     policy,
+                    clock: None,
                 });
                 point_of.push(pi);
             }

@@ -212,7 +212,11 @@ pub fn run(
     let entries: Vec<PolicyEntry> = points.iter().map(Point::entry).collect();
     let batch: Vec<Job> = entries
         .iter()
-        .map(|policy| Job { scenario, policy })
+        .map(|policy| Job {
+            scenario,
+            policy,
+            clock: None,
+        })
         .collect();
     crate::batch::run(&batch, jobs, stop, progress, &|i, run| Cell {
         point: points[i],

@@ -259,8 +259,15 @@ fn every_request_of_an_interrupted_run_is_accounted_for() {
     let scenario = Scenario::validate(file).expect("valid");
     let stop = std::sync::atomic::AtomicBool::new(true);
     for p in scenario.policies.iter().filter(|p| p.runs_in_sim()) {
-        let run = lblab_sim::run_policy(&scenario, p, &lblab_sim::SimOptions { stop: Some(&stop) })
-            .expect("simulates");
+        let run = lblab_sim::run_policy(
+            &scenario,
+            p,
+            &lblab_sim::SimOptions {
+                stop: Some(&stop),
+                ..Default::default()
+            },
+        )
+        .expect("simulates");
         let r = &run.result.summary;
         assert!(run.stats.interrupted, "{}", p.name);
         assert_eq!(run.stats.measured, r.requests, "{}", p.name);

@@ -98,7 +98,7 @@ impl Realtime {
         }
         let ok = lblab_wire::timer::realtime_available();
         if !ok {
-            eprintln!("note: cannot use real-time scheduling here (needs root or CAP_SYS_NICE); timing is less precise on a busy machine");
+            lblab_lab::errln!("note: cannot use real-time scheduling here (needs root or CAP_SYS_NICE); timing is less precise on a busy machine");
         }
         ok
     }
@@ -124,7 +124,7 @@ pub fn load_with_length(
 /// Warns when `--listen` exposes a fleet beyond this machine (anything but a loopback address).
 pub fn warn_if_listening_off_host(listen: std::net::SocketAddr) {
     if !lblab_loadgen::target::stays_on_this_host(listen.ip()) {
-        eprintln!(
+        lblab_lab::errln!(
             "warning: --listen {listen}: the fleet is reachable from other hosts, not only from this one"
         );
     }

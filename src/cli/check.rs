@@ -28,7 +28,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outln!("{normalized}");
     }
     for m in &checked.messages {
-        eprintln!("{m}");
+        lblab_lab::errln!("{m}");
     }
     Ok(match checked.normalized {
         Some(_) => ExitCode::SUCCESS,

@@ -118,7 +118,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(c) = &call {
-        eprintln!("calling {}", c.describe());
+        lblab_lab::errln!("calling {}", c.describe());
     }
     let mut calls = CallOptions {
         transport,
@@ -165,7 +165,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     match args.format.as_str() {
         "summary" => outln!("wrote {}", dir.display()),
-        _ => eprintln!("wrote {}", dir.display()),
+        _ => lblab_lab::errln!("wrote {}", dir.display()),
     }
     if let Some(why) = &ran.failed {
         anyhow::bail!(
@@ -178,7 +178,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     }
     if StatusRow::none_succeeded(&statuses) {
         let echo = args.calls.call.is_none();
-        eprintln!("error: {}", flags::none_succeeded(&statuses, echo, &dir));
+        lblab_lab::errln!("error: {}", flags::none_succeeded(&statuses, echo, &dir));
         return Ok(ExitCode::from(NO_CALL_SUCCEEDED));
     }
     Ok(ExitCode::SUCCESS)

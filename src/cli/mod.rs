@@ -75,8 +75,15 @@ pub fn say(line: &str) {
     outln!("{line}");
 }
 
-/// The exit code of how a job ended.
+/// The exit code of how a job ended: 130 whenever a first Ctrl-C / SIGTERM arrived, also after
+/// the job had measured everything (while it wrote its files), so that a stop is never
+/// reported as a success.
 pub fn exit(exit: lblab_lab::Exit) -> ExitCode {
+    let exit = if stop::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+        lblab_lab::Exit::Interrupted
+    } else {
+        exit
+    };
     ExitCode::from(exit.code())
 }
 

@@ -47,10 +47,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.merge.is_empty() {
         args.charts.apply();
         args.budget.apply();
-        let lab = super::budgets();
+        let lab = super::lab();
         lblab_lab::merge::run(&lab, &args.merge, args.out.as_deref(), &mut super::say)?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(super::exit(lblab_lab::Exit::Success));
     }
+    // A first Ctrl-C stops between two steps (reading, each scenario's charts), before any
+    // document is written: the documents stay as they were, consistent with each other. A check
+    // writes nothing and ends at once.
+    let stop = if args.check {
+        super::stop::exit_on_stop()
+    } else {
+        super::stop::stop_flag_saying("stopping before the documents are written")
+    };
+    let stopped = |step: &str| -> Option<ExitCode> {
+        stop.load(std::sync::atomic::Ordering::Relaxed).then(|| {
+            lblab_lab::errln!("interrupted {step}; the documents were not written");
+            super::exit(lblab_lab::Exit::Interrupted)
+        })
+    };
     for (flag, folder) in [
         ("--scenarios", &args.scenarios),
         ("--results", &args.results),
@@ -79,6 +93,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.root.join(&args.scenarios).display(),
         results_dir_display(&args)
     );
+    if let Some(code) = stopped("while reading the results") {
+        return Ok(code);
+    }
     let docs = lblab_evidence::documents(&evidence);
     let results = args.root.join(&args.results);
     if args.check {
@@ -86,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let path = results.join(&d.path);
             let committed = std::fs::read_to_string(&path).unwrap_or_default();
             if committed != d.text {
-                eprintln!(
+                lblab_lab::errln!(
                     "{} differs from what `lblab report` generates from the result files",
                     path.display()
                 );
@@ -96,7 +113,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         outln!("{} documents up to date", docs.len());
         return Ok(ExitCode::SUCCESS);
     }
-    let charts = lblab_evidence::write_charts(&evidence, &results)?;
+    let charts = match lblab_evidence::write_charts(&evidence, &results, stop) {
+        Err(e @ lblab_evidence::EvidenceError::Interrupted { .. }) => {
+            lblab_lab::errln!("{e}");
+            return Ok(super::exit(lblab_lab::Exit::Interrupted));
+        }
+        other => other?,
+    };
+    if let Some(code) = stopped(&format!("after {} charts", charts.len())) {
+        return Ok(code);
+    }
     lblab_evidence::write_documents(&docs, &results)?;
     outln!(
         "wrote {} documents and {} charts under {} ({} scenarios)",

@@ -17,10 +17,20 @@ pub fn stop_flag_saying(doing: &'static str) -> &'static std::sync::atomic::Atom
     let _ = DOING.set(doing);
     let _ = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {
+            // Exits without the destructors that would remove the results folders' lock files.
+            lblab_record::lock::remove_held_lock_files();
             std::process::exit(130);
         }
         let doing = DOING.get().copied().unwrap_or("stopping");
-        eprintln!("\ninterrupted: {doing} (again to quit at once)");
+        lblab_lab::errln!("\ninterrupted: {doing} (again to quit at once)");
     });
+    &STOP
+}
+
+/// For a command that writes nothing (`report --check`): a Ctrl-C / SIGTERM ends it at once
+/// with 130, also where the signal was ignored when it started (a shell's background job). The
+/// returned flag is never set.
+pub fn exit_on_stop() -> &'static std::sync::atomic::AtomicBool {
+    let _ = ctrlc::set_handler(|| std::process::exit(130));
     &STOP
 }

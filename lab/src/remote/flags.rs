@@ -268,7 +268,7 @@ impl Tls {
             return Ok(Transport::plaintext());
         }
         if self.skip_tls_verify {
-            eprintln!(
+            crate::errln!(
                 "warning: --skip-tls-verify: the servers' certificates are NOT verified; anyone on \
                  the path can impersonate them and read or change the calls"
             );
@@ -502,11 +502,11 @@ pub fn scenario(
         }
     })?;
     for note in &plan.notes {
-        eprintln!("{note}");
+        crate::errln!("{note}");
     }
     if let Some(w) = args.load.warmup {
         for warning in lblab_model::find::warmup_warnings(&plan.scenario, w, &[]) {
-            eprintln!("{warning}");
+            crate::errln!("{warning}");
         }
     }
     Ok(plan)
@@ -553,7 +553,7 @@ pub fn prepare(targets: &Targets, calls: &Calls, tls: &Tls, dry_run: bool) -> Re
         .context("starting a runtime to resolve the targets")?;
     let resolved = rt.block_on(spec.resolve()).context("--targets")?;
     for t in resolved.iter().filter(|t| !t.is_on_this_host()) {
-        eprintln!(
+        crate::errln!(
             "warning: --targets {} is not a loopback address: this run sends its load over a \
              real network to that host",
             t.label()
@@ -624,16 +624,21 @@ pub fn dry_run_lines(
     lines
 }
 
-/// What to say when no call succeeded: the first error, a hint when every call was lblab's own
-/// Echo (`echo`), and where the statuses are.
+/// What to say when no call succeeded: the first error (the server's text made
+/// [`printable`](lblab_record::text::printable)), a hint when every call was lblab's own Echo
+/// (`echo`) and the server said it has no such method, and where the statuses are.
 pub fn none_succeeded(statuses: &[lblab_record::StatusRow], echo: bool, dir: &Path) -> String {
-    use lblab_record::StatusRow;
-    let first = statuses
+    use lblab_record::{text::printable, StatusRow};
+    let failed = statuses
         .iter()
-        .find(|r| r.status != StatusRow::OK && r.count > 0)
-        .map(|r| format!(": {} {}", r.status, r.message))
+        .find(|r| r.status != StatusRow::OK && r.count > 0);
+    let first = failed
+        .map(|r| format!(": {} {}", printable(&r.status), printable(&r.message)))
         .unwrap_or_default();
-    let hint = if echo {
+    // A server that serves lblab's Echo and failed it for another reason needs no hint about
+    // --call.
+    let unimplemented = failed.is_some_and(|r| r.status == "UNIMPLEMENTED");
+    let hint = if echo && unimplemented {
         " (without --call every call is lblab's own lblab.v1.Echo/Unary, which only `lblab \
          backend` serves: give --call package.Service/Method for your service)"
     } else {
@@ -643,4 +648,36 @@ pub fn none_succeeded(statuses: &[lblab_record::StatusRow], echo: bool, dir: &Pa
         "no call succeeded{first}{hint}; the statuses are in {}",
         dir.join(lblab_record::layout::STATUSES_CSV).display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lblab_record::StatusRow;
+
+    fn rows(status: &str, message: &str) -> Vec<StatusRow> {
+        let row = |status: &str, message: &str, count| StatusRow {
+            policy: "rr".into(),
+            status: status.into(),
+            message: message.into(),
+            count,
+        };
+        vec![row(StatusRow::OK, "", 0), row(status, message, 9)]
+    }
+
+    #[test]
+    fn the_echo_hint_comes_only_when_the_server_has_no_such_method() {
+        let dir = Path::new("out");
+        let said = none_succeeded(&rows("UNIMPLEMENTED", "unknown service"), true, dir);
+        assert!(said.contains("--call"), "{said}");
+        // A server that serves Echo and failed it otherwise: the hint would be wrong.
+        let said = none_succeeded(&rows("UNAVAILABLE", "http2 error"), true, dir);
+        assert!(!said.contains("--call"), "{said}");
+        // With --call, never.
+        let said = none_succeeded(&rows("UNIMPLEMENTED", "unknown service"), false, dir);
+        assert!(!said.contains("--call"), "{said}");
+        // The server's text is escaped, even read back from a statuses.csv.
+        let said = none_succeeded(&rows("INTERNAL", "a\u{1b}[2J\r\nb"), true, dir);
+        assert!(said.contains(r"a\u{1b}[2J\r\nb"), "{said}");
+    }
 }

@@ -45,7 +45,9 @@ pub(super) async fn connect(
     let stream = options.transport.connect(host, addr).await?;
     let authority = options.authority.clone().unwrap_or(endpoint);
     let mut builder = hyper::client::conn::http2::Builder::new(TokioExecutor::new());
-    builder.timer(TokioTimer::new());
+    builder
+        .timer(TokioTimer::new())
+        .max_header_list_size(MAX_HEADER_LIST_SIZE);
     if let Some((interval, timeout)) = options.keepalive {
         builder
             .keep_alive_interval(interval)
@@ -71,19 +73,26 @@ pub(super) async fn connect(
     })
 }
 
-/// `e` and its causes, `: `-separated.
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    text
+pub(crate) use lblab_record::text::error_chain;
+
+/// The largest header block (a response's headers, or its trailers with `grpc-message`) the
+/// client accepts, as HTTP/2's SETTINGS_MAX_HEADER_LIST_SIZE: hyper's default, and gRPC
+/// C-core's default hard limit on metadata. A larger one fails the call ([`refused_by_client`]).
+pub(crate) const MAX_HEADER_LIST_SIZE: u32 = 16 << 10;
+
+/// The HTTP/2 error code with which the client itself (h2, not the server) refused a call's
+/// response, if it did: h2 resets a stream whose response headers are over
+/// [`MAX_HEADER_LIST_SIZE`] or malformed (PROTOCOL_ERROR), and closes the connection on a header
+/// block far over it or in too many CONTINUATION frames (ENHANCE_YOUR_CALM). hyper shows either
+/// only as "http2 error".
+pub(crate) fn refused_by_client(e: &(dyn std::error::Error + 'static)) -> Option<h2::Reason> {
+    std::iter::successors(Some(e), |e| e.source()).find_map(|e| {
+        let h2 = e.downcast_ref::<h2::Error>()?;
+        let reason = h2.reason()?;
+        (h2.is_library()
+            && [h2::Reason::PROTOCOL_ERROR, h2::Reason::ENHANCE_YOUR_CALM].contains(&reason))
+        .then_some(reason)
+    })
 }
 
 /// Keeps one endpoint connected and its connectivity reported.

@@ -90,8 +90,8 @@ mod shared;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use conn::error_chain;
 use conn::manage;
+pub(crate) use conn::{error_chain, refused_by_client, MAX_HEADER_LIST_SIZE};
 use service::status_class;
 
 /// A boxed error, as tower's middleware returns them.

@@ -214,6 +214,8 @@ impl Slot {
         let _guard = SlotGuard(self.budget.clone());
         tokio::time::sleep_until(self.clock.instant(self.start).into()).await;
         let mut id = 0;
+        // Failed calls in a row, which the slot backs off after (`retry_wait`).
+        let mut failures = 0u32;
         loop {
             let now = self.clock.now();
             if self.stop.load(Ordering::Relaxed) || !self.budget.take() {
@@ -245,8 +247,11 @@ impl Slot {
                 lateness: Some(0),
                 overload: Overload::No,
             });
-            let ok = result == RequestResult::Ok;
-            let Some(next) = self.schedule().after_completion(done, now, now, ok) else {
+            failures = match result {
+                RequestResult::Ok => 0,
+                _ => failures.saturating_add(1),
+            };
+            let Some(next) = self.schedule().after_completion(done, now, failures) else {
                 return;
             };
             if next > done {

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use lblab_record::text::printable;
 use lblab_record::{StatusRow, MESSAGES_PER_STATUS};
 
 /// Longest message kept, in characters.
@@ -36,7 +37,18 @@ impl StatusTally {
 
     /// A call that ended with `status` (not OK).
     pub(super) fn failed(&self, status: &tonic::Status) {
-        let message = if status.message().is_empty() {
+        let message = if let Some(reason) = crate::balance::refused_by_client(status) {
+            // What h2 and hyper said, without the status's own rendering of itself.
+            let detail = std::error::Error::source(status)
+                .map_or_else(|| status.message().to_string(), crate::balance::error_chain);
+            format!(
+                "the client refused the response (HTTP/2 {reason:?}, raised by this client, not \
+                 the server): its headers or trailers (grpc-message, trailing metadata) are over \
+                 the {} KiB this client accepts (SETTINGS_MAX_HEADER_LIST_SIZE), or malformed: \
+                 {detail}",
+                crate::balance::MAX_HEADER_LIST_SIZE >> 10,
+            )
+        } else if status.message().is_empty() {
             crate::balance::error_chain(status)
         } else {
             status.message().to_string()
@@ -44,9 +56,10 @@ impl StatusTally {
         self.record(status.code(), message);
     }
 
-    /// A call that ended with `code` and `message`.
+    /// A call that ended with `code` and `message`, kept as [`printable`] text: the server's
+    /// words reach the terminal in the status table.
     pub(super) fn record(&self, code: tonic::Code, message: String) {
-        let message: String = message.chars().take(MESSAGE_CHARS).collect();
+        let message: String = printable(&message).chars().take(MESSAGE_CHARS).collect();
         let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
         let at = match failed.iter().position(|f| f.code == code) {
             Some(at) => at,
@@ -130,5 +143,21 @@ mod tests {
         assert_eq!(other.count, 2);
         assert_eq!(rows.last().unwrap().status, "DEADLINE_EXCEEDED");
         assert_eq!(code_name(tonic::Code::Ok), "OK");
+    }
+
+    #[test]
+    fn a_servers_control_characters_are_kept_escaped() {
+        let t = StatusTally::default();
+        t.failed(&tonic::Status::internal(
+            "\u{1b}]0;owned\u{7}\u{1b}[2Jboom\r\nline 2",
+        ));
+        let rows = t.rows("p");
+        assert_eq!(
+            rows[1].message,
+            "\\u{1b}]0;owned\\u{7}\\u{1b}[2Jboom\\r\\nline 2"
+        );
+        // A message of a megabyte keeps its first 300 characters.
+        t.failed(&tonic::Status::internal("x".repeat(1 << 20)));
+        assert_eq!(t.rows("p")[2].message.len(), MESSAGE_CHARS);
     }
 }

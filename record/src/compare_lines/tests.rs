@@ -56,6 +56,7 @@ fn summary(rows: Vec<SummaryRow>, partial: bool) -> RunSummary {
         incidents: Vec::new(),
         rates: Vec::new(),
         configs: Vec::new(),
+        experiment: None,
     }
 }
 

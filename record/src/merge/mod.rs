@@ -145,6 +145,7 @@ pub fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, RecordError> 
             .collect(),
         rates: RateRow::of(&results, first.measured_s),
         configs: first.configs.clone(),
+        experiment: first.experiment.clone(),
     };
     Ok(Merged {
         summary,
@@ -308,7 +309,54 @@ fn check_compatible(sources: &[Source]) -> Result<(), RecordError> {
             ),
         ));
     }
+    same_experiment(sources)
+}
+
+/// The same scenario as run and the same load per client ([`RunSummary::experiment`]; files
+/// written before it was recorded have none to compare): a scenario of the same name with
+/// another rate, deadline or fleet is another experiment.
+fn same_experiment(sources: &[Source]) -> Result<(), RecordError> {
+    let first = &sources[0];
+    let Some(mine) = &first.summary.experiment else {
+        return Ok(());
+    };
+    for s in &sources[1..] {
+        let Some(theirs) = &s.summary.experiment else {
+            continue;
+        };
+        if theirs.scenario_sha256 != mine.scenario_sha256 {
+            return Err(s.invalid(
+                "experiment.scenario_sha256",
+                format!(
+                    "scenario {:?} ran as {}, but in {} as {}: the scenario's text or the \
+                     flags that change it (rate, deadline, lengths, fleet) differ, so these are \
+                     two experiments; merge runs of one scenario file and the same flags",
+                    s.summary.scenario,
+                    short(&theirs.scenario_sha256),
+                    first.name,
+                    short(&mine.scenario_sha256)
+                ),
+            ));
+        }
+        let per_client = |e: &crate::Experiment| e.rate_per_client.unwrap_or(0.0);
+        let (a, b) = (per_client(mine), per_client(theirs));
+        if (a - b).abs() > 1e-9 * a.abs().max(b.abs()) {
+            return Err(s.invalid(
+                "experiment.rate_per_client",
+                format!(
+                    "{b} calls/s per client, but {} offered {a}: shards of one experiment split \
+                     the clients and the rate alike",
+                    first.name
+                ),
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The first 12 hex digits of a hash, as git shortens a commit.
+fn short(sha256: &str) -> &str {
+    sha256.get(..12).unwrap_or(sha256)
 }
 
 /// The merged second that interval (or second) `s` of a run that started `offset` seconds after

@@ -16,6 +16,7 @@ fn head(warmup_s: f64) -> RunHead {
         warmup_s,
         measured_s: 3.0,
         policies: Vec::new(),
+        experiment: None,
     }
 }
 
@@ -387,5 +388,45 @@ fn runs_that_measured_different_algorithms_under_one_label_are_refused() {
         e.contains("b/summary.json") && e.contains("configs") && e.contains("1s"),
         "{e}"
     );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn runs_of_another_scenario_text_or_load_under_one_name_are_refused() {
+    let root = scratch("experiment");
+    let (a, b) = (root.join("a"), root.join("b"));
+    let experiment = |sha: &str, rate| crate::Experiment {
+        scenario_sha256: sha.repeat(64),
+        rate_per_client: Some(rate),
+    };
+    let (mut summary, result) = boundary_run(&a, 1_700_000_000.0);
+    summary.experiment = Some(experiment("a", 100.0));
+    write_run(&a, &summary, std::slice::from_ref(&result)).expect("written");
+    let (mut other, result_b) = boundary_run(&b, 1_700_000_000.7);
+    // One experiment: merged, and the merge records it.
+    other.experiment = Some(experiment("a", 100.0));
+    write_run(&b, &other, std::slice::from_ref(&result_b)).expect("written");
+    let merged = merge_runs(&[a.clone(), b.clone()], u64::MAX).expect("merged");
+    assert_eq!(merged.summary.experiment, Some(experiment("a", 100.0)));
+    // Another scenario text (a deadline, a fleet) under the same name.
+    other.experiment = Some(experiment("b", 100.0));
+    write_run(&b, &other, std::slice::from_ref(&result_b)).expect("written");
+    let e = message(&[a.clone(), b.clone()]);
+    assert!(
+        e.contains("b/summary.json")
+            && e.contains("experiment.scenario_sha256")
+            && e.contains("bbbbbbbbbbbb")
+            && e.contains("two experiments"),
+        "{e}"
+    );
+    // The same text at a tenfold rate per client (`--rate` on one load generator).
+    other.experiment = Some(experiment("a", 1000.0));
+    write_run(&b, &other, std::slice::from_ref(&result_b)).expect("written");
+    let e = message(&[a.clone(), b.clone()]);
+    assert!(e.contains("rate_per_client") && e.contains("1000"), "{e}");
+    // A run from before the experiment was recorded has nothing to compare.
+    other.experiment = None;
+    write_run(&b, &other, std::slice::from_ref(&result_b)).expect("written");
+    assert!(merge_runs(&[a.clone(), b.clone()], u64::MAX).is_ok());
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -129,6 +129,7 @@ pub(crate) mod fixtures {
             incidents: vec![],
             rates: vec![],
             configs: vec![],
+            experiment: None,
         }
     }
 

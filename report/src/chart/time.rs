@@ -112,9 +112,73 @@ impl TimeAxis {
     }
 }
 
+/// Most time buckets a per-second series is drawn with: a chart is about a thousand pixels wide,
+/// so a longer run is drawn as buckets of several seconds ([`second_runs`]), each by its lowest
+/// and highest value. A year-long run of 100 backends otherwise drew a traffic-share chart of
+/// over a gigabyte.
+pub(crate) const MAX_BUCKETS: u64 = 1000;
+
 /// The runs of consecutive seconds of `rows` that have a `value`, as points in the middle of
 /// each second (the value of second s describes s..s+1); a second without one ends a run.
+///
+/// When `rows` span more than [`MAX_BUCKETS`] seconds, the seconds are grouped into that many
+/// buckets of equal width and each bucket with a value gives two points, its lowest and its
+/// highest, in time order (a spike survives, as it would on screen); a bucket without any value
+/// ends a run. A series thus has at most `2 × MAX_BUCKETS` points however long the run.
 pub(crate) fn second_runs(
+    rows: &[&TimeseriesRow],
+    value: impl Fn(&TimeseriesRow) -> Option<f64>,
+) -> Vec<Points> {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+        return Vec::new();
+    };
+    let span = last.second.saturating_sub(first.second) + 1;
+    let width = span.div_ceil(MAX_BUCKETS).max(1);
+    if width == 1 {
+        return each_second(rows, value);
+    }
+    // Per bucket with a value: its index, its lowest and its highest point.
+    type Point = (f64, f64);
+    let mut buckets: Vec<(u64, Point, Point)> = Vec::new();
+    for row in rows {
+        let Some(y) = value(row) else { continue };
+        let bucket = row.second.saturating_sub(first.second) / width;
+        let point = (row.second as f64 + 0.5, y);
+        match buckets.last_mut() {
+            Some((b, low, high)) if *b == bucket => {
+                if y < low.1 {
+                    *low = point;
+                }
+                if y > high.1 {
+                    *high = point;
+                }
+            }
+            _ => buckets.push((bucket, point, point)),
+        }
+    }
+    let mut runs: Vec<Points> = Vec::new();
+    let mut previous: Option<u64> = None;
+    for (bucket, low, high) in buckets {
+        if previous != Some(bucket.wrapping_sub(1)) || runs.is_empty() {
+            runs.push(Vec::new());
+        }
+        let run = runs.last_mut().expect("pushed above");
+        let (a, b) = if low.0 <= high.0 {
+            (low, high)
+        } else {
+            (high, low)
+        };
+        run.push(a);
+        if b != a {
+            run.push(b);
+        }
+        previous = Some(bucket);
+    }
+    runs
+}
+
+/// [`second_runs`] a point per second.
+fn each_second(
     rows: &[&TimeseriesRow],
     value: impl Fn(&TimeseriesRow) -> Option<f64>,
 ) -> Vec<Points> {
@@ -299,6 +363,37 @@ fn push_band_entries<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_series_is_drawn_in_buckets_that_keep_its_extremes() {
+        use crate::chart::run_data::fixtures::row;
+        // A million seconds with a spike at second 777,777 and a gap of 10,000 seconds.
+        let rows: Vec<TimeseriesRow> = (0..1_000_000u64)
+            .filter(|s| !(500_000..510_000).contains(s))
+            .map(|s| {
+                let mut r = row(s, 1, true);
+                r.p99_ms = if s == 777_777 {
+                    900.0
+                } else {
+                    2.0 + (s % 3) as f64
+                };
+                r
+            })
+            .collect();
+        let refs: Vec<&TimeseriesRow> = rows.iter().collect();
+        let runs = second_runs(&refs, |r| Some(r.p99_ms));
+        let points: usize = runs.iter().map(Vec::len).sum();
+        assert!(points <= 2 * MAX_BUCKETS as usize, "{points} points");
+        assert_eq!(runs.len(), 2, "the gap of 10 buckets ends a run");
+        let all: Vec<(f64, f64)> = runs.concat();
+        assert!(all.contains(&(777_777.5, 900.0)), "the spike is drawn");
+        assert!(all.iter().any(|p| p.1 == 2.0) && all.iter().any(|p| p.1 == 4.0));
+        assert!(all.windows(2).all(|w| w[0].0 < w[1].0), "in time order");
+        // Up to MAX_BUCKETS seconds: a point per second, as before.
+        let short: Vec<&TimeseriesRow> = rows[..MAX_BUCKETS as usize].iter().collect();
+        let runs = second_runs(&short, |r| Some(r.p99_ms));
+        assert_eq!(runs.concat().len(), MAX_BUCKETS as usize);
+    }
 
     #[test]
     fn long_fault_windows_are_strips() {

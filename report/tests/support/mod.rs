@@ -96,6 +96,7 @@ pub fn run() -> (RunSummary, Vec<PolicyResult>) {
         incidents: Vec::new(),
         rates: Vec::new(),
         configs: Vec::new(),
+        experiment: None,
     };
     (summary, results)
 }
