@@ -98,17 +98,14 @@ function positiveDuration(obj, field) {
  * The policy's JSON config (the object under `peak_ewma_experimental`) → `{choiceCount,
  * decayTime, defaultRtt}` with durations in ns. As A48 and lblab: choiceCount default 2, below 2
  * rejected, above 10 clamped to 10; decayTime default "10s", defaultRtt default "0.030s", both
- * must be > 0. Unknown fields are rejected, as lblab does.
+ * must be > 0. Unknown fields are ignored, as gRPC's parsers ignore them ("for future
+ * compatibility reasons", grpc-go's ConfigParser contract; grpc-js's own parsers read only the
+ * fields they know); `unknownFields` names them for a warning.
  */
 function parseConfig(obj) {
   if (obj === undefined || obj === null) obj = {};
   if (typeof obj !== 'object' || Array.isArray(obj)) {
     throw new ConfigError('', `the config must be a JSON object, not ${JSON.stringify(obj)}`);
-  }
-  for (const k of Object.keys(obj)) {
-    if (!FIELDS.includes(k)) {
-      throw new ConfigError(k, `unknown field; the fields are ${FIELDS.join(', ')}`);
-    }
   }
   let choiceCount = DEFAULTS.choiceCount;
   if ('choiceCount' in obj) {
@@ -126,6 +123,12 @@ function parseConfig(obj) {
     decayTime: positiveDuration(obj, 'decayTime'),
     defaultRtt: positiveDuration(obj, 'defaultRtt'),
   };
+}
+
+/** The fields of a config object that `parseConfig` ignores, as gRPC ignores unknown fields. */
+function unknownFields(obj) {
+  if (obj === undefined || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return [];
+  return Object.keys(obj).filter((k) => !FIELDS.includes(k));
 }
 
 /** The normalized JSON form of a parsed config. */
@@ -375,6 +378,7 @@ module.exports = {
   parseDuration,
   formatDuration,
   parseConfig,
+  unknownFields,
   configToJson,
   CHOSEN,
   FIRST_WRITTEN,

@@ -101,6 +101,10 @@ pub fn check(source: &str, text: &str) -> Result<Checked> {
             for w in policy.warnings() {
                 messages.push(format!("warning: {w}"));
             }
+            // Ignored as gRPC ignores them, but in a lab most likely a typo.
+            for e in config::ignored_fields(text, &extra) {
+                messages.push(format!("warning: {e}"));
+            }
             Some(serde_json::json!({ "loadBalancingConfig": [policy.to_json()] }))
         }
         Ok(Selected::Extra { name, .. }) => {

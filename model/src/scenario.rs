@@ -524,18 +524,27 @@ impl Scenario {
     }
 
     /// What the policies' configs hold that is valid but almost certainly not meant
-    /// ([`lblab_policy::config::PolicyConfig::warnings`]), each prefixed with the policy's label, in
-    /// scenario order.
+    /// ([`lblab_policy::config::PolicyConfig::warnings`], and the unknown fields the parser
+    /// ignores as gRPC does, [`lblab_policy::config::ignored_fields`]), each prefixed with the
+    /// policy's label, in scenario order.
     pub fn config_warnings(&self) -> Vec<String> {
+        let mut extra: Vec<&str> = SIM_ONLY_POLICIES.to_vec();
+        extra.extend_from_slice(REAL_ONLY_POLICIES);
         self.policies
             .iter()
-            .flat_map(|p| match &p.selected {
-                Selected::Policy(c) => c
-                    .warnings()
-                    .into_iter()
+            .flat_map(|p| {
+                let mut said: Vec<String> = match &p.selected {
+                    Selected::Policy(c) => c.warnings(),
+                    Selected::Extra { .. } => Vec::new(),
+                };
+                said.extend(
+                    lblab_policy::config::ignored_fields(&p.config_json, &extra)
+                        .iter()
+                        .map(ToString::to_string),
+                );
+                said.into_iter()
                     .map(|w| format!("policy {:?}: {w}", p.name))
-                    .collect(),
-                Selected::Extra { .. } => Vec::new(),
+                    .collect::<Vec<_>>()
             })
             .collect()
     }

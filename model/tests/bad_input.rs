@@ -780,14 +780,17 @@ fn unsupported_policy_lists_the_supported_ones() {
 }
 
 #[test]
-fn unknown_service_config_field_is_rejected() {
+fn unknown_service_config_field_is_ignored_as_grpc_does_and_warned_of() {
     let text = with("\"choiceCount\":2", "\"choiceCount\":2,\"decay\":\"1s\"");
-    rejects(
-        &text,
-        "policies[1].config",
-        Some("config = '''"),
-        &["peak_ewma_experimental.decay", "unknown field"],
+    let s = Scenario::parse(&text).expect("gRPC ignores an unknown field, so lblab accepts it");
+    let warnings = s.config_warnings();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("peak_ewma_experimental.decay") && w.contains("ignored")),
+        "{warnings:?}"
     );
+    assert!(Scenario::parse(BASE).unwrap().config_warnings().is_empty());
 }
 
 // ---- files ------------------------------------------------------------------------------------

@@ -34,8 +34,9 @@
 //!
 //! A policy is one file and one table line. The file, `src/<module>.rs`, holds its name
 //! (`pub const NAME`), its `Config` and the policy itself, and implements `config::spec::Spec`
-//! for its `Config`: parsing from JSON with the `config::fields::Fields` reader (which rejects
-//! unknown fields and names the field in every error), validation and clamps, normalization back
+//! for its `Config`: parsing from JSON with the `config::fields::Fields` reader (which ignores
+//! unknown fields as gRPC does, reporting them for the lab's warnings, and names the field in
+//! every error), validation and clamps, normalization back
 //! to JSON, building the policy, and, if it has them, a warm-up need and a label. The line,
 //! `Variant(module)`, goes into the `policies!` table below, which declares the module and
 //! generates [`config::PolicyConfig`], [`config::SUPPORTED`] and the parser's table

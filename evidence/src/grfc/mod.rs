@@ -191,8 +191,11 @@ fn proposal(out: &mut String, ev: &Evidence) {
         out,
         "`choiceCount` works as in A48; `decayTime` is the time constant of the estimate's decay. \
          `defaultRtt` is accepted and validated but unused by the semantics below (an endpoint \
-         without a sample has the estimate 0); this draft proposes to drop it. \
-         Validation, as the parser applies it:\n"
+         without a sample has the estimate 0); this draft proposes to drop it. An unknown \
+         field is ignored, as gRPC's parsers ignore one (grpc-go's `ConfigParser` contract: \
+         \"for future compatibility reasons\"; grpc-java's providers and grpc-js read only the \
+         fields they know); lblab's own front ends warn of it, and the conformance vectors hold \
+         a case. Validation, as the parser applies it:\n"
     );
     w!(out, "| config | result |");
     w!(out, "|---|---|");
@@ -203,13 +206,22 @@ fn proposal(out: &mut String, ev: &Evidence) {
         json!({"defaultRtt": "-0.010s"}),
         json!({"decayTime": "10"}),
         json!({"choiceCount": 3, "decayTime": "5s", "defaultRtt": "0.010s"}),
+        json!({"choiceCunt": 3}),
     ] {
         let text = lb(inner.clone());
         let result = match normalized(&text) {
             Ok(n) => {
                 let v: Value = serde_json::from_str(&n).unwrap_or(Value::Null);
                 let body = &v["loadBalancingConfig"][0]["peak_ewma_experimental"];
-                format!("accepted as `{body}`")
+                let ignored: Vec<String> = lblab_policy::config::ignored_fields(&text, &[])
+                    .iter()
+                    .map(|e| format!("`{}`", e.path.rsplit('.').next().unwrap_or(&e.path)))
+                    .collect();
+                if ignored.is_empty() {
+                    format!("accepted as `{body}`")
+                } else {
+                    format!("accepted as `{body}`, {} ignored", ignored.join(", "))
+                }
             }
             Err(e) => format!("rejected: {}", e.replace('|', "\\|")),
         };

@@ -44,7 +44,12 @@ test('config rejects what lblab rejects, naming the field', () => {
   rejects({ decayTime: '1.0000000001s' }, 'decayTime', /not a proto3 duration/);
   rejects({ decayTime: 10 }, 'decayTime', /not a proto3 duration/);
   rejects({ defaultRtt: '30ms' }, 'defaultRtt', /not a proto3 duration/);
-  rejects({ choicecount: 2 }, 'choicecount', /unknown field/);
+});
+
+test('an unknown field is ignored, as gRPC ignores it, and named', () => {
+  assert.deepEqual(core.parseConfig({ choicecount: 3, decayTime: '5s' }), core.parseConfig({ decayTime: '5s' }));
+  assert.deepEqual(core.unknownFields({ choicecount: 3, decayTime: '5s' }), ['choicecount']);
+  assert.deepEqual(core.unknownFields({}), []);
 });
 
 test('a new endpoint starts at defaultRtt with nothing outstanding', () => {

@@ -1,8 +1,10 @@
 //! What every policy's config reader shares: the [`Fields`] reader of one JSON object (which
-//! rejects unknown fields and names the field in every error) and the [`ConfigError`] it returns.
+//! names the field in every error, and ignores unknown fields as gRPC does, reporting them to
+//! [`collect_ignored`]) and the [`ConfigError`] it returns.
 //! Policy modules import this file; it imports no policy, so the policy table above it can name
 //! them all without an import circle.
 
+use std::cell::RefCell;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -43,7 +45,22 @@ impl ConfigError {
     }
 }
 
-/// Reads the fields of one JSON object, remembering which were read so unknown ones are rejected.
+thread_local! {
+    /// The unknown fields the parses of this thread ignored while [`collect_ignored`] runs one;
+    /// `None` otherwise (no parse pays for a list nobody reads).
+    static IGNORED: RefCell<Option<Vec<ConfigError>>> = const { RefCell::new(None) };
+}
+
+/// Runs `parse` and returns what it returned with the unknown fields it ignored, each as a
+/// [`ConfigError`] naming the field (its message says it was ignored and lists the known ones).
+pub(crate) fn collect_ignored<T>(parse: impl FnOnce() -> T) -> (T, Vec<ConfigError>) {
+    let outer = IGNORED.with(|i| i.borrow_mut().replace(Vec::new()));
+    let parsed = parse();
+    let ignored = IGNORED.with(|i| std::mem::replace(&mut *i.borrow_mut(), outer));
+    (parsed, ignored.unwrap_or_default())
+}
+
+/// Reads the fields of one JSON object, remembering which were read so unknown ones are known.
 pub(crate) struct Fields<'a> {
     map: &'a Map<String, Value>,
     path: String,
@@ -81,18 +98,49 @@ impl<'a> Fields<'a> {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
+    /// The fields of this object that were not read, each as an error naming it.
+    fn unknown(&self, what: &str) -> Vec<ConfigError> {
+        let known = if self.read.is_empty() {
+            "none".to_string()
+        } else {
+            self.read.join(", ")
+        };
+        self.map
+            .keys()
+            .filter(|key| !self.read.contains(&key.as_str()))
+            .map(|key| {
+                self.err(
+                    key,
+                    format!("unknown field{what}; known fields here: {known}"),
+                )
+            })
+            .collect()
+    }
+
+    /// Ends the object: its unknown fields are ignored, as gRPC's parsers ignore them (grpc-go's
+    /// `ConfigParser` contract: "for future compatibility reasons, unknown fields in the config
+    /// should be ignored"; grpc-java and C-core read only the fields they know), and reported to
+    /// [`collect_ignored`] for the lab's warnings.
     pub(crate) fn finish(self) -> Result<(), ConfigError> {
-        for key in self.map.keys() {
-            if !self.read.contains(&key.as_str()) {
-                let known = if self.read.is_empty() {
-                    "none".to_string()
-                } else {
-                    self.read.join(", ")
-                };
-                return Err(self.err(key, format!("unknown field; known fields here: {known}")));
-            }
+        let unknown = self.unknown(", ignored (as gRPC ignores it)");
+        if !unknown.is_empty() {
+            IGNORED.with(|i| {
+                if let Some(list) = i.borrow_mut().as_mut() {
+                    list.extend(unknown);
+                }
+            });
         }
         Ok(())
+    }
+
+    /// Ends an object of the lab's own (`lblabAblation`), which no gRPC implementation reads: an
+    /// unknown field there is a typo that would silently measure another variation, so it is
+    /// rejected.
+    pub(crate) fn finish_strict(self) -> Result<(), ConfigError> {
+        match self.unknown("").into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn u32(&mut self, key: &'static str, default: u32) -> Result<u32, ConfigError> {
@@ -175,11 +223,31 @@ impl<'a> Fields<'a> {
         Ok(n.min(MAX_CHOICES))
     }
 
-    /// The nested object `key`, if present, read by `read`; its unknown fields are rejected.
+    /// The nested object `key`, if present, read by `read`; its unknown fields are ignored as
+    /// gRPC ignores them ([`finish`](Self::finish)).
     pub(crate) fn object<T>(
         &mut self,
         key: &'static str,
         read: impl FnOnce(&mut Fields<'a>) -> Result<T, ConfigError>,
+    ) -> Result<Option<T>, ConfigError> {
+        self.nested(key, read, Fields::finish)
+    }
+
+    /// [`object`](Self::object) for an object of the lab's own, whose unknown fields are
+    /// rejected ([`finish_strict`](Self::finish_strict)).
+    pub(crate) fn lab_object<T>(
+        &mut self,
+        key: &'static str,
+        read: impl FnOnce(&mut Fields<'a>) -> Result<T, ConfigError>,
+    ) -> Result<Option<T>, ConfigError> {
+        self.nested(key, read, Fields::finish_strict)
+    }
+
+    fn nested<T>(
+        &mut self,
+        key: &'static str,
+        read: impl FnOnce(&mut Fields<'a>) -> Result<T, ConfigError>,
+        finish: fn(Fields<'a>) -> Result<(), ConfigError>,
     ) -> Result<Option<T>, ConfigError> {
         let path = self.path_of(key);
         let Some(v) = self.take(key) else {
@@ -187,7 +255,7 @@ impl<'a> Fields<'a> {
         };
         let mut o = Fields::new(v, &path)?;
         let parsed = read(&mut o)?;
-        o.finish()?;
+        finish(o)?;
         Ok(Some(parsed))
     }
 

@@ -4,9 +4,12 @@
 //! The rules are gRPC's: the first entry of `loadBalancingConfig` whose policy is supported wins
 //! (an entry is an object with exactly one key, the policy name); durations are proto3 JSON strings
 //! (`"10s"`, `"0.030s"`); field names are camelCase as in the gRFCs; defaults, rejections and
-//! clamps follow gRFCs A48, A50 and A58 and DESIGN.md for `peak_ewma_experimental`. Unlike gRPC,
-//! unknown fields are rejected: in a lab a typo that silently falls back to a default would
-//! invalidate an experiment.
+//! clamps follow gRFCs A48, A50 and A58 and the gRFC draft for `peak_ewma_experimental`. Unknown
+//! fields are ignored, as gRPC's parsers ignore them; since in a lab a typo that silently falls
+//! back to a default would invalidate an experiment, [`ignored_fields`] names them, and every
+//! command that reads a config (`lblab check`, scenario files, `--policy`) warns of each. The lab's
+//! own `lblabAblation` object, which no gRPC implementation reads, still rejects a field it does
+//! not know.
 //!
 //! Each policy's own fields are read, checked and written back in its module, by its `Config`'s
 //! `Spec` implementation (`spec.rs`), with the `Fields` reader and [`ConfigError`] of `fields.rs`;
@@ -58,6 +61,15 @@ pub fn parse_service_config_with(text: &str, extra: &[&str]) -> Result<Selected,
         position: Some((e.line(), e.column())),
     })?;
     parse_service_config_value(&doc, extra)
+}
+
+/// The unknown fields that [`parse_service_config_with`] ignores in `text` (as gRPC does), each
+/// as an error naming the field; empty when there are none or the config is invalid.
+pub fn ignored_fields(text: &str, extra: &[&str]) -> Vec<ConfigError> {
+    match fields::collect_ignored(|| parse_service_config_with(text, extra)) {
+        (Ok(_), ignored) => ignored,
+        (Err(_), _) => Vec::new(),
+    }
 }
 
 /// [`parse_service_config_with`] for an already parsed document.

@@ -73,7 +73,7 @@ impl Spec for Config {
         let decay_time = f.positive_duration("decayTime", d.decay_time)?;
         let default_rtt = f.positive_duration("defaultRtt", d.default_rtt)?;
         let ablation = f
-            .object("lblabAblation", |a| {
+            .lab_object("lblabAblation", |a| {
                 let d = Ablation::default();
                 let decay = a.choice("decay", DECAYS, d.decay)?;
                 // tower's and Finagle's decay on read is a decay toward 0.

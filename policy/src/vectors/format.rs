@@ -104,10 +104,20 @@ pub(super) fn parse_kind(s: &str) -> Result<RpcKind, String> {
 pub(super) fn config_cases(policy: &str, accepted: &[Value], rejected: &[Value]) -> Vec<Value> {
     let mut out = Vec::new();
     for input in accepted {
-        let parsed = config::parse_policy(policy, input, "")
-            .unwrap_or_else(|e| panic!("{policy} {input}: {e}"));
+        let (parsed, ignored) =
+            config::fields::collect_ignored(|| config::parse_policy(policy, input, ""));
+        let parsed = parsed.unwrap_or_else(|e| panic!("{policy} {input}: {e}"));
         let normalized = parsed.to_json()[policy].clone();
-        out.push(json!({"input": input, "accepted": true, "normalized": normalized}));
+        let mut case = json!({"input": input, "accepted": true, "normalized": normalized});
+        if !ignored.is_empty() {
+            // The unknown fields an implementation ignores, as gRPC's parsers do.
+            let names: Vec<String> = ignored
+                .iter()
+                .map(|e| e.path.trim_start_matches('.').to_string())
+                .collect();
+            case["ignored"] = json!(names);
+        }
+        out.push(case);
     }
     for input in rejected {
         let Err(e) = config::parse_policy(policy, input, "") else {

@@ -23,11 +23,11 @@ pub(super) fn file() -> Value {
             json!({}),
             json!({"choiceCount": 4}),
             json!({"choiceCount": 11}),
+            json!({"decayTime": "1s"}),
         ],
         &[
             json!({"choiceCount": 1}),
             json!({"choiceCount": 2.5}),
-            json!({"decayTime": "1s"}),
         ],
     );
     let mut s = Sequences {

@@ -44,6 +44,7 @@ pub(super) fn file() -> Value {
             json!({"childPolicy": child}),
             json!({"interval": "0.010s", "baseEjectionTime": "400s", "childPolicy": child}),
             json!({"successRateEjection": {}, "failurePercentageEjection": {"threshold": 100}, "maxEjectionPercent": 100, "childPolicy": [{"peak_ewma_experimental": {}}]}),
+            json!({"successRateEjection": {"stdevFactr": 1}, "childPolicy": child}),
         ],
         &[
             json!({}),
@@ -53,7 +54,6 @@ pub(super) fn file() -> Value {
             json!({"interval": "0s", "childPolicy": child}),
             json!({"baseEjectionTime": "-1s", "childPolicy": child}),
             json!({"childPolicy": [{"peak_ewma_experimental": {"choiceCount": 1}}]}),
-            json!({"successRateEjection": {"stdevFactr": 1}, "childPolicy": child}),
         ],
     );
     let mut s = Sequences {

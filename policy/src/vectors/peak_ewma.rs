@@ -25,6 +25,8 @@ pub(super) fn file() -> Value {
             json!({"choiceCount": 50}),
             json!({"choiceCount": 10, "decayTime": "0.5s"}),
             json!({"decayTime": "1.250s", "defaultRtt": "0.000000001s"}),
+            // gRPC's rule: an unknown field is ignored.
+            json!({"choiceCunt": 2}),
         ],
         &[
             json!({"choiceCount": 1}),
@@ -36,7 +38,6 @@ pub(super) fn file() -> Value {
             json!({"decayTime": "10"}),
             json!({"defaultRtt": "0s"}),
             json!({"defaultRtt": 0.03}),
-            json!({"choiceCunt": 2}),
         ],
     );
     let mut s = Sequences {

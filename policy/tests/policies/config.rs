@@ -174,11 +174,9 @@ const REJECTED_FIELDS: &[&str] = &[
     r#"peak_ewma_experimental {"decayTime":"1m"} -> decayTime: proto3 duration"#,
     r#"peak_ewma_experimental {"decayTime":10} -> decayTime: not a duration string"#,
     r#"peak_ewma_experimental {"decayTime":"1.0000000001s"} -> decayTime: proto3 duration"#,
-    r#"peak_ewma_experimental {"decaytime":"1s"} -> decaytime: unknown field"#,
     r#"peak_ewma_experimental {"lblabAblation":{"decay":"sometimes"}} -> lblabAblation.decay: on_read"#,
     r#"peak_ewma_experimental {"lblabAblation":{"streams":"all"}} -> lblabAblation.streams: ignore, outstanding, count"#,
     r#"peak_ewma_experimental {"lblabAblation":{"sample":"distinct"}} -> lblabAblation.sample: unknown field"#,
-    r#"round_robin {"choiceCount":2} -> choiceCount: unknown field"#,
     r#"weighted_round_robin {"errorUtilizationPenalty":-0.5} -> errorUtilizationPenalty: negative"#,
     r#"weighted_round_robin {"enableOobLoadReport":"yes"} -> enableOobLoadReport: true or false"#,
     r#"weighted_round_robin {"blackoutPeriod":"-10s"} -> blackoutPeriod: negative"#,
@@ -186,7 +184,6 @@ const REJECTED_FIELDS: &[&str] = &[
     r#"outlier_detection_experimental {"successRateEjection":{"enforcementPercentage":150},"childPolicy":[{"round_robin":{}}]} -> successRateEjection.enforcementPercentage: above 100"#,
     r#"outlier_detection_experimental {"failurePercentageEjection":{"threshold":101},"childPolicy":[{"round_robin":{}}]} -> failurePercentageEjection.threshold: above 100"#,
     r#"outlier_detection_experimental {"failurePercentageEjection":{"enforcementPercentage":101},"childPolicy":[{"round_robin":{}}]} -> failurePercentageEjection.enforcementPercentage: above 100"#,
-    r#"outlier_detection_experimental {"failurePercentageEjection":{"treshold":90},"childPolicy":[{"round_robin":{}}]} -> failurePercentageEjection.treshold: unknown field"#,
     r#"outlier_detection_experimental {"interval":"-1s","childPolicy":[{"round_robin":{}}]} -> interval: negative"#,
     r#"outlier_detection_experimental {"baseEjectionTime":"-0.5s","childPolicy":[{"round_robin":{}}]} -> baseEjectionTime: negative"#,
     r#"outlier_detection_experimental {"maxEjectionTime":"-30s","childPolicy":[{"round_robin":{}}]} -> maxEjectionTime: negative"#,
@@ -233,6 +230,61 @@ fn assert_rejected(list: &str, path: &str, words: &str) {
     assert!(err.message.contains(words), "{list}: {err}");
     assert_eq!(err.position, None);
     assert!(err.to_string().contains(&format!("`{path}`")), "{err}");
+}
+
+/// `policy {config} -> field`: a `loadBalancingConfig` of that one entry is accepted, as gRPC
+/// accepts it, with the unknown `field` ignored (the config is the one without it) and named by
+/// `ignored_fields`.
+const IGNORED_FIELDS: &[&str] = &[
+    r#"peak_ewma_experimental {"decaytime":"1s"} -> decaytime"#,
+    r#"peak_ewma_experimental {"choiceCunt":3,"decayTime":"2s"} -> choiceCunt"#,
+    r#"round_robin {"choiceCount":2} -> choiceCount"#,
+    r#"outlier_detection_experimental {"failurePercentageEjection":{"treshold":90},"childPolicy":[{"round_robin":{}}]} -> failurePercentageEjection.treshold"#,
+    r#"outlier_detection_experimental {"childPolicy":[{"peak_ewma_experimental":{"decay":"1s"}}]} -> childPolicy[0].peak_ewma_experimental.decay"#,
+];
+
+#[test]
+fn unknown_fields_are_ignored_as_grpc_ignores_them_and_named() {
+    use lblab_policy::config::ignored_fields;
+    for case in IGNORED_FIELDS {
+        let (policy, rest) = case.split_once(' ').expect(case);
+        let (config, field) = rest.split_once(" -> ").expect(case);
+        let text = lb(&format!(r#"[{{"{policy}":{config}}}]"#));
+        let parsed = parse_service_config(&text).unwrap_or_else(|e| panic!("{case}: {e}"));
+        // The same config as written without the field.
+        let leaf = field.rsplit('.').next().expect(case);
+        let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        remove_key(&mut doc, leaf);
+        let without = parse_service_config(&doc.to_string()).expect(case);
+        assert_eq!(parsed.to_json(), without.to_json(), "{case}");
+        let ignored = ignored_fields(&text, &[]);
+        assert_eq!(ignored.len(), 1, "{case}: {ignored:?}");
+        assert_eq!(
+            ignored[0].path,
+            format!("loadBalancingConfig[0].{policy}.{field}"),
+            "{case}"
+        );
+        assert!(ignored[0].message.contains("ignored"), "{}", ignored[0]);
+    }
+    // A config without unknown fields, or an invalid one, has none to name.
+    assert!(ignored_fields(&lb(r#"[{"round_robin":{}}]"#), &[]).is_empty());
+    assert!(ignored_fields(
+        &lb(r#"[{"peak_ewma_experimental":{"choiceCount":1,"x":1}}]"#),
+        &[]
+    )
+    .is_empty());
+}
+
+/// Removes every object key `key` in `v`.
+fn remove_key(v: &mut serde_json::Value, key: &str) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.remove(key);
+            m.values_mut().for_each(|c| remove_key(c, key));
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|c| remove_key(c, key)),
+        _ => {}
+    }
 }
 
 #[test]

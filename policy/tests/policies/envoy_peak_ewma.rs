@@ -285,8 +285,6 @@ fn config_defaults_normalization_and_rejections() {
         ),
         (r#""penaltyValue":0"#, "penaltyValue", "greater than 0"),
         (r#""penaltyValue":"big""#, "penaltyValue", "not a number"),
-        (r#""choiceCount":3"#, "choiceCount", "unknown field"),
-        (r#""decay_time":"5s""#, "decay_time", "unknown field"),
     ] {
         let err = parsed(&envoy(fields)).unwrap_err();
         assert_eq!(
