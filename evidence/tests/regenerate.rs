@@ -90,3 +90,26 @@ fn the_machine_the_documents_name_is_the_one_the_harness_files_record() {
         "the limitations name the recorded machine"
     );
 }
+
+/// The gRFC draft reads outside the lab: no link to one of the lab's pages, only to the web.
+#[test]
+fn the_draft_links_to_no_lab_page() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let evidence = lblab_evidence::Evidence::load(&root, "scenarios", "results")
+        .expect("the committed results load");
+    let docs = lblab_evidence::documents(&evidence);
+    let draft = &docs
+        .iter()
+        .find(|d| d.path == "gRFC-draft.md")
+        .unwrap()
+        .text;
+    let relative: Vec<&str> = draft
+        .match_indices("](")
+        .map(|(i, _)| &draft[i + 2..(i + 40).min(draft.len())])
+        .filter(|target| !target.starts_with("http"))
+        .collect();
+    assert!(relative.is_empty(), "lab-relative links: {relative:?}");
+    // The README, read inside the lab, keeps its links.
+    let readme = &docs.iter().find(|d| d.path == "README.md").unwrap().text;
+    assert!(readme.contains("](one-slow/README.md)"));
+}

@@ -70,6 +70,37 @@ pub fn render(ev: &Evidence) -> String {
     grpc::plan(&mut out);
     implementation(&mut out, ev);
     open_questions(&mut out, ev);
+    without_lab_links(&out)
+}
+
+/// The draft reads on its own, outside the lab: a link to one of the lab's pages (`[text](path)`
+/// with a relative path) becomes its text; links to the web (`http…`) stay. The abstract says
+/// once where the figures come from.
+fn without_lab_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let link = after.find(']').and_then(|close| {
+            let label = &after[..close];
+            let target = after[close + 1..].strip_prefix('(')?;
+            let end = target.find(')')?;
+            let relative = !target[..end].starts_with("http") && !label.contains(['[', '\n']);
+            relative.then(|| (label, close + 2 + end + 1))
+        });
+        match link {
+            Some((label, len)) => {
+                out.push_str(label);
+                rest = &after[len..];
+            }
+            None => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
     out
 }
 
@@ -102,7 +133,8 @@ fn abstract_(out: &mut String, ev: &Evidence) {
     }
     w!(
         out,
-        "\nThe figures are from [README.md](README.md), which links each to its file.\n"
+        "\nThe figures are from lblab's `results/README.md`, which links each to the file it \
+         comes from.\n"
     );
 }
 
@@ -610,4 +642,20 @@ fn open_questions(out: &mut String, ev: &Evidence) {
          - **Beyond one machine.** Every real measurement here is on loopback; a real network's \
          RTT variance is untested.\n"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_lab_links;
+
+    #[test]
+    fn lab_links_become_their_text_and_web_links_stay() {
+        assert_eq!(
+            without_lab_links(
+                "in [`one-slow`](one-slow/README.md) and [A48](https://github.com/grpc/proposal), \
+                 a [bracket] and [z](a) and [x](y"
+            ),
+            "in `one-slow` and [A48](https://github.com/grpc/proposal), a [bracket] and z and [x](y"
+        );
+    }
 }
