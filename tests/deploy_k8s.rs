@@ -155,7 +155,7 @@ fn manifests_validate_against_the_kubernetes_schemas() {
         let job = std::fs::read_to_string(out.join("loadgen.yaml")).unwrap();
         assert_says(
             &fleet,
-            &["kind: \"StatefulSet\"", "clusterIP: \"None\"", "--only"],
+            &["kind: \"StatefulSet\"", "clusterIP: \"None\"", "--index"],
         );
         assert_says(
             &job,
@@ -164,6 +164,7 @@ fn manifests_validate_against_the_kubernetes_schemas() {
                 "JOB_COMPLETION_INDEX",
                 "--start-at",
                 "dns:///",
+                "metadata.labels['job-name']",
             ],
         );
     }
@@ -215,7 +216,27 @@ fn deploy_refuses_what_cannot_run() {
             "--out",
             arg(&out),
         ]),
-        &["--name", "DNS label"],
+        &["--name", "RFC 1035 label"],
+    );
+    // A pod ordinal the scenario has no backend for.
+    assert_says(
+        &fails(&["backend", "one-slow", "--index", "20"]),
+        &["--index 20", "20 backends", "0 to 19"],
+    );
+    // A Service's name must start with a letter: the cluster would refuse `1abc-fleet`.
+    assert_says(
+        &fails(&[
+            "deploy",
+            "k8s",
+            "one-slow",
+            "--image",
+            "i:1",
+            "--name",
+            "1abc",
+            "--out",
+            arg(&out),
+        ]),
+        &["--name \"1abc\"", "starting with a letter"],
     );
     assert_says(
         &fails(&[

@@ -3,7 +3,7 @@
 //! processes that run on one machine.
 //!
 //! - The **fleet** is a StatefulSet with one pod per backend of the scenario: pod ordinal `k`
-//!   serves backend `k` (its group, faults and service times: `lblab backend --only <name>`), on
+//!   serves backend `k` (its group, faults and service times: `lblab backend --index k`), on
 //!   the same port in every pod, behind a headless Service whose name resolves to every ready
 //!   pod, so load generators find the fleet with `dns:///<service>:<port>` and re-resolve it.
 //! - The **load generators** are an Indexed Job: completion index `i` runs shard `i` of the
@@ -205,10 +205,14 @@ pub fn k8s(
     opts: &Options,
 ) -> Result<Vec<Manifest>, DeployError> {
     let name = &opts.name;
-    if name.is_empty() || name.len() > 40 || dns_label(name, 40) != *name {
+    let starts_with_letter = name.starts_with(|c: char| c.is_ascii_lowercase());
+    let ends_alphanumeric = name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if name.len() > 40 || dns_label(name, 40) != *name || !starts_with_letter || !ends_alphanumeric
+    {
         return Err(DeployError::Invalid(format!(
-            "--name {name:?}: must be 1 to 40 lower-case letters, digits and '-' (a DNS label \
-             that leaves room for the objects' suffixes)"
+            "--name {name:?}: must be 1 to 40 lower-case letters, digits and '-', starting with a \
+             letter and ending with a letter or digit (a Service's name is an RFC 1035 label; 40 \
+             leaves room for the objects' suffixes)"
         )));
     }
     if opts.image.trim().is_empty() || opts.image.chars().any(char::is_whitespace) {
@@ -263,10 +267,6 @@ pub fn k8s(
     } else {
         w.rate / backends.len().max(1) as f64
     };
-    let mut cases = String::new();
-    for (k, b) in backends.iter().enumerate() {
-        cases.push_str(&format!("  {k}) backend={} ;;\n", sh_quote(&b.name)));
-    }
     // One slot per policy, each with a fresh fleet whose fault timeline starts with it, as `lblab
     // real` runs them (a load generator's --start-at is also the time 0 of its arrivals).
     let policies: Vec<&str> = scenario
@@ -288,8 +288,10 @@ pub fn k8s(
         "set -eu\n\
          # The StatefulSet's pod ordinal (the end of the pod's name) is the scenario backend's index.\n\
          ordinal=\"${{HOSTNAME##*-}}\"\n\
-         case \"$ordinal\" in\n{cases}  *) echo \"pod $HOSTNAME: no backend {count} of the scenario has index $ordinal\" >&2; exit 2 ;;\n\
+         case \"$ordinal\" in\n\
+         \x20 ''|*[!0-9]*) echo \"pod $HOSTNAME: its name does not end in a pod ordinal\" >&2; exit 2 ;;\n\
          esac\n\
+         if [ \"$ordinal\" -ge {count} ]; then echo \"pod $HOSTNAME: the scenario has {count} backends, none with index $ordinal\" >&2; exit 2; fi\n\
          # A fresh fleet for each of the {p} policies' slots of {slot} s from START_AT: listening {FLEET_LEAD_S} s\n\
          # before the slot, its fault timeline's time 0 at the slot's start, gone 25 s before the next.\n\
          k=0\n\
@@ -298,7 +300,7 @@ pub fn k8s(
          \x20 now=\"$(date +%s)\"\n\
          \x20 if [ \"$((t + {slot} - 25))\" -gt \"$now\" ]; then\n\
          \x20   if [ \"$((t - {FLEET_LEAD_S}))\" -gt \"$now\" ]; then sleep \"$((t - {FLEET_LEAD_S} - now))\"; now=\"$(date +%s)\"; fi\n\
-         \x20   lblab backend {SCENARIO_PATH} --only \"$backend\" --listen 0.0.0.0:{port} --start-at \"$t\" --for \"$((t + {slot} - 25 - now))s\"\n\
+         \x20   lblab backend {SCENARIO_PATH} --index \"$ordinal\" --listen 0.0.0.0:{port} --start-at \"$t\" --for \"$((t + {slot} - 25 - now))s\"\n\
          \x20 fi\n\
          \x20 k=$((k + 1))\n\
          done\n\
@@ -367,13 +369,19 @@ pub fn k8s(
             l.clients, l.seed
         ));
     }
-    let targets = if opts.dns {
-        format!("dns:///{fleet}:{}", opts.port)
+    // The fleet's Service is named from the Job's own name (the `job-name` label Kubernetes
+    // gives its pods), so a kustomize namePrefix or nameSuffix that renames both keeps them
+    // paired: `<prefix><name>-loadgen<suffix>` finds `<prefix><name>-fleet<suffix>`.
+    let port = opts.port;
+    let targets_script = if opts.dns {
+        format!("targets=\"dns:///$fleet:{port}\"\n")
     } else {
-        (0..backends.len())
-            .map(|k| format!("{fleet}-{k}.{fleet}:{}", opts.port))
-            .collect::<Vec<_>>()
-            .join(",")
+        format!(
+            "targets=\"\"\n\
+             b=0\n\
+             while [ \"$b\" -lt {count} ]; do targets=\"$targets${{targets:+,}}$fleet-$b.$fleet:{port}\"; b=$((b + 1)); done\n",
+            count = backends.len()
+        )
     };
     let rate_flag = if closed { "" } else { " --rate \"$rate\"" };
     let mut policy_cases = String::new();
@@ -385,6 +393,8 @@ pub fn k8s(
          i=\"$JOB_COMPLETION_INDEX\"\n\
          case \"$i\" in\n{cases}  *) echo \"no load-generator shard $i of {n}\" >&2; exit 2 ;;\n\
          esac\n\
+         fleet=\"${{JOB_NAME%-loadgen*}}-fleet${{JOB_NAME##*-loadgen}}\"\n\
+         {targets_script}\
          # Each policy in its slot of {slot} s from START_AT, against that slot's fresh fleet; every\n\
          # shard starts at the slot's start (its --start-at: the fault timeline's time 0 too).\n\
          rc=0\n\
@@ -397,8 +407,8 @@ pub fn k8s(
          \x20   echo \"$policy: its start ($t) has passed; skipped\" >&2; rc=1\n\
          \x20 else\n\
          \x20   if [ \"$((t - 5))\" -gt \"$now\" ]; then sleep \"$((t - 5 - now))\"; fi\n\
-         \x20   lblab loadgen {SCENARIO_PATH} --targets {targets} --clients \"$clients\"{rate_flag} \
-         --seed \"$seed\" --policy \"$policy\" --start-at \"$t\" --out \"{RESULTS_PATH}/policy-$k/shard-$i\" || rc=1\n\
+         \x20   lblab loadgen {SCENARIO_PATH} --targets \"$targets\" --clients \"$clients\"{rate_flag} \
+         --seed \"$seed\" --policy=\"$policy\" --start-at \"$t\" --out \"{RESULTS_PATH}/policy-$k/shard-$i\" || rc=1\n\
          \x20 fi\n\
          \x20 k=$((k + 1))\n\
          done\n\
@@ -447,7 +457,10 @@ pub fn k8s(
                         "name": "loadgen",
                         "image": opts.image,
                         "command": ["/bin/sh", "-c", loadgen_script],
-                        "env": [start_env],
+                        "env": [
+                            start_env,
+                            {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['job-name']"}}},
+                        ],
                         "resources": {
                             "requests": {
                                 "cpu": millicores(
@@ -527,7 +540,52 @@ pub fn k8s(
             })],
         },
     ];
+    for m in &files {
+        for doc in &m.docs {
+            within_size_limits(&m.file, doc)?;
+        }
+    }
     Ok(files)
+}
+
+/// The most a ConfigMap may hold (Kubernetes refuses a larger one).
+pub const CONFIGMAP_MAX_BYTES: usize = 1 << 20;
+/// The most any object may weigh as the API server stores it (etcd's default request limit,
+/// 1.5 MiB).
+pub const OBJECT_MAX_BYTES: usize = 3 << 19;
+
+/// Refuses an object that the API server would refuse for its size, naming it, its size and
+/// the limit.
+fn within_size_limits(file: &str, doc: &Value) -> Result<(), DeployError> {
+    let kind = doc["kind"].as_str().unwrap_or("object");
+    let name = doc["metadata"]["name"].as_str().unwrap_or("");
+    let (size, limit, what) = if kind == "ConfigMap" {
+        let data = doc["data"].as_object().map_or(0, |d| {
+            d.iter()
+                .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+                .sum()
+        });
+        (
+            data,
+            CONFIGMAP_MAX_BYTES,
+            "a ConfigMap's data; the scenario file is most of it: describe the fleet with groups \
+             (`count = N`) rather than one [[fleet]] entry per backend",
+        )
+    } else {
+        let size = serde_json::to_vec(doc).map_or(0, |v| v.len());
+        (
+            size,
+            OBJECT_MAX_BYTES,
+            "an object as the API server stores it",
+        )
+    };
+    if size > limit {
+        return Err(DeployError::Invalid(format!(
+            "{file}: {kind} {name} would be {size} bytes, over Kubernetes' limit of {limit} for \
+             {what}"
+        )));
+    }
+    Ok(())
 }
 
 /// `text` broken into lines of at most `width` characters.
@@ -604,26 +662,161 @@ mod tests {
         assert_eq!(opts.name, "lblab-one-slow");
         let m = k8s(&s, "name = \"One_slow\"\n", &opts).unwrap();
         let fleet = m.iter().find(|m| m.file == "fleet.yaml").unwrap().text();
-        for b in [
-            "0) backend='main/0'",
-            "2) backend='main/2'",
-            "\"replicas\"",
-            "clusterIP",
-        ] {
-            assert!(fleet.contains(b.trim_matches('"')), "{b} in {fleet}");
+        for b in ["--index", "replicas: 3", "clusterIP"] {
+            assert!(fleet.contains(b), "{b} in {fleet}");
         }
         let job = m.iter().find(|m| m.file == "loadgen.yaml").unwrap().text();
         for s in [
             "completionMode: \"Indexed\"",
             "1) clients=2 rate=2000 seed=2",
-            "dns:///lblab-one-slow-fleet:50051",
+            "metadata.labels['job-name']",
         ] {
             assert!(job.contains(s), "{s} in {job}");
         }
-        let bad = Options {
-            name: "Bad Name".into(),
-            ..opts
+        for bad in ["Bad Name", "1abc", "abc-", "", "-abc"] {
+            let bad = Options {
+                name: bad.into(),
+                ..opts.clone()
+            };
+            let e = k8s(&s, "", &bad).unwrap_err().to_string();
+            assert!(e.contains("--name"), "{e}");
+        }
+    }
+
+    /// A pod's script run under `/bin/sh` with `lblab` and `sleep` replaced by stand-ins that
+    /// record their arguments: what the pod would run.
+    fn run_pod_script(script: &str, env: &[(&str, String)]) -> Vec<String> {
+        let dir = std::env::temp_dir().join(format!(
+            "lblab-deploy-{}-{}",
+            std::process::id(),
+            env.iter().map(|(_, v)| v.len()).sum::<usize>()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("calls");
+        let _ = std::fs::remove_file(&log);
+        for tool in ["lblab", "sleep"] {
+            let path = dir.join(tool);
+            std::fs::write(
+                &path,
+                format!("#!/bin/sh\necho {tool} \"$@\" >> '{}'\n", log.display()),
+            )
+            .unwrap();
+            let mut perms = std::fs::metadata(&path).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+            std::fs::set_permissions(&path, perms).unwrap();
+        }
+        let path = format!(
+            "{}:{}",
+            dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let status = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(script)
+            .env("PATH", path)
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .status()
+            .unwrap();
+        assert!(status.success(), "{script}");
+        let calls = std::fs::read_to_string(&log).unwrap_or_default();
+        std::fs::remove_dir_all(&dir).unwrap();
+        calls.lines().map(str::to_string).collect()
+    }
+
+    fn script(m: &[Manifest], file: &str, kind: &str) -> String {
+        let doc = m
+            .iter()
+            .find(|m| m.file == file)
+            .unwrap()
+            .docs
+            .iter()
+            .find(|d| d["kind"] == kind)
+            .unwrap();
+        doc["spec"]["template"]["spec"]["containers"][0]["command"][2]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn a_renamed_deployment_and_a_label_like_a_flag_still_run() {
+        let mut s = scenario(2, 1000.0);
+        s.policies[0].name = "-rr".into();
+        let opts = Options {
+            image: "lblab:test".into(),
+            name: "lab".into(),
+            port: 7000,
+            shards: Some(1),
+            start_at: 0,
+            dns: false,
         };
-        assert!(k8s(&s, "", &bad).is_err());
+        let m = k8s(&s, "", &opts).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        // A kustomize namePrefix and nameSuffix rename the Job and the Service alike.
+        let calls = run_pod_script(
+            &script(&m, "loadgen.yaml", "Job"),
+            &[
+                ("JOB_NAME", "team-a-lab-loadgen-v2".into()),
+                ("JOB_COMPLETION_INDEX", "0".into()),
+                ("START_AT", (now + 5).to_string()),
+            ],
+        );
+        let call = calls
+            .iter()
+            .find(|c| c.starts_with("lblab loadgen"))
+            .unwrap();
+        assert!(
+            call.contains(
+                "--targets team-a-lab-fleet-v2-0.team-a-lab-fleet-v2:7000,\
+                 team-a-lab-fleet-v2-1.team-a-lab-fleet-v2:7000,\
+                 team-a-lab-fleet-v2-2.team-a-lab-fleet-v2:7000 "
+            ),
+            "{call}"
+        );
+        assert!(call.contains("--policy=-rr "), "{call}");
+        // The fleet pod serves the backend of its ordinal, whatever prefix its name has.
+        let calls = run_pod_script(
+            &script(&m, "fleet.yaml", "StatefulSet"),
+            &[
+                ("HOSTNAME", "team-a-lab-fleet-v2-2".into()),
+                ("START_AT", (now + 20).to_string()),
+            ],
+        );
+        let call = calls
+            .iter()
+            .find(|c| c.starts_with("lblab backend"))
+            .unwrap();
+        assert!(call.contains("--index 2 "), "{call}");
+        // An ordinal the scenario has no backend for stops the pod with a message.
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(script(&m, "fleet.yaml", "StatefulSet"))
+            .env("HOSTNAME", "lab-fleet-3")
+            .env("START_AT", "0")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("none with index 3"));
+    }
+
+    #[test]
+    fn objects_over_kubernetes_size_limits_are_refused() {
+        let s = scenario(1, 100.0);
+        let opts = Options {
+            image: "lblab:test".into(),
+            name: "lab".into(),
+            port: DEFAULT_PORT,
+            shards: None,
+            start_at: 0,
+            dns: true,
+        };
+        let big = "#".repeat(CONFIGMAP_MAX_BYTES);
+        let e = k8s(&s, &big, &opts).unwrap_err().to_string();
+        assert!(e.contains("scenario.yaml: ConfigMap lab-scenario"), "{e}");
+        assert!(e.contains("1048576"), "{e}");
+        assert!(k8s(&s, "# a small scenario", &opts).is_ok());
     }
 }

@@ -19,6 +19,10 @@ pub struct Args {
     /// (`main`). To run a fleet as several processes, as a real deployment would [default: all].
     #[arg(long = "only", value_name = "NAME")]
     only: Vec<String>,
+    /// Serve only the backend at this position of the scenario's fleet, counted from 0 in the
+    /// scenario's order (a StatefulSet's pod ordinal, as `lblab deploy k8s` gives it).
+    #[arg(long, value_name = "K", conflicts_with = "only")]
+    index: Option<usize>,
     /// Stop on its own this long after the fleet is listening (counted from then, not from
     /// `--start-at`); Ctrl-C or SIGTERM still stops it earlier [default: only on a signal].
     #[arg(long = "for")]
@@ -39,7 +43,20 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let scenario = lblab_model::Scenario::load(&args.scenario)?;
-    let backends = lblab_lab::fleet::select(&scenario, &args.only)?;
+    let backends = match args.index {
+        Some(k) => {
+            let n = scenario.backends.len();
+            let Some(b) = scenario.backends.get(k) else {
+                anyhow::bail!(
+                    "--index {k}: {} has {n} backends, so K must be 0 to {}",
+                    scenario.file.name,
+                    n.saturating_sub(1)
+                );
+            };
+            vec![b.clone()]
+        }
+        None => lblab_lab::fleet::select(&scenario, &args.only)?,
+    };
     super::args::warn_if_listening_off_host(args.listen);
     // A listener per backend, and the connections clients will open to it.
     let needed =

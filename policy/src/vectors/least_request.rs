@@ -25,10 +25,7 @@ pub(super) fn file() -> Value {
             json!({"choiceCount": 11}),
             json!({"decayTime": "1s"}),
         ],
-        &[
-            json!({"choiceCount": 1}),
-            json!({"choiceCount": 2.5}),
-        ],
+        &[json!({"choiceCount": 1}), json!({"choiceCount": 2.5})],
     );
     let mut s = Sequences {
         policy,
