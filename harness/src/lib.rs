@@ -60,8 +60,8 @@ pub enum HarnessError {
     #[error("starting the fleet: {0}")]
     Fleet(String),
     /// A `--policy` label the scenario does not have.
-    #[error("{0}")]
-    Labels(String),
+    #[error(transparent)]
+    Labels(#[from] lblab_model::scenario::UnknownLabel),
     /// The scenario cannot run in the real harness.
     #[error("scenario {scenario}: {detail}")]
     Scenario {

@@ -47,6 +47,9 @@ library_errors!(
     lblab_sim::shard::ShardError,
     lblab_harness::HarnessError,
     lblab_model::vary::VaryError,
+    lblab_model::budget::BudgetError,
+    lblab_model::scenario::UnknownLabel,
+    lblab_wire::OpenFilesError,
     std::time::SystemTimeError,
 );
 

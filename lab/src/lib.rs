@@ -81,7 +81,11 @@ impl Lab {
         policies: usize,
         mode: lblab_model::budget::Mode,
     ) -> Result<()> {
-        lblab_model::budget::check(scenario, policies, mode, self.memory_budget)
-            .map_err(LabError::Message)
+        Ok(lblab_model::budget::check(
+            scenario,
+            policies,
+            mode,
+            self.memory_budget,
+        )?)
     }
 }

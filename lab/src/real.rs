@@ -109,8 +109,7 @@ pub fn measure_and_write(
     lab.check_memory(scenario, planned, lblab_model::budget::Mode::Real)?;
     // In-process: a listener per backend, and both ends of every client's connection to it.
     let clients = u64::from(scenario.file.workload.clients.max(1));
-    lblab_wire::ensure_open_files(64 + scenario.backends.len() as u64 * (1 + 2 * clients))
-        .map_err(LabError::Message)?;
+    lblab_wire::ensure_open_files(64 + scenario.backends.len() as u64 * (1 + 2 * clients))?;
     let _out_dir = out_dir::prepare_dir(dir)?;
     let schedule = crate::progress::Schedule {
         first: options

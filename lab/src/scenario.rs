@@ -148,7 +148,7 @@ pub fn load_with_length(
 
 /// Checks that every `--policy` label names a policy of the scenario.
 pub fn check_policies(scenario: &Scenario, only: &[String]) -> Result<()> {
-    scenario.check_labels(only).map_err(LabError::Message)
+    Ok(scenario.check_labels(only)?)
 }
 
 #[cfg(test)]

@@ -99,8 +99,7 @@ pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Ex
         &format!("sweeping {} over {points} points", scenario.file.name),
         &planned,
         lab.memory_budget,
-    )
-    .map_err(crate::LabError::Message)?;
+    )?;
     let plan = space::plan(scenario, job.axes, job.seeds, job.policies)
         .with_context(|| format!("--vary on {}", scenario.file.name))?;
     ensure!(

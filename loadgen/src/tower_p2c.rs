@@ -41,34 +41,56 @@ impl Default for Config {
     }
 }
 
+/// A field of tower's config that cannot be read: its path (`tower_p2c_peak_ewma.decayTime`) and
+/// what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct ConfigError {
+    /// The field's dotted path, from the policy's name.
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// A target tower's balancer cannot address.
+#[derive(Debug, thiserror::Error)]
+#[error("target {target}: {source}")]
+pub struct TargetError {
+    /// The target's address.
+    pub target: String,
+    /// Why tonic refused it.
+    #[source]
+    pub source: tonic::transport::Error,
+}
+
 impl Config {
     /// Reads the config object; unknown fields and invalid durations are errors naming the field.
-    pub fn from_json(v: &Value) -> Result<Config, String> {
+    pub fn from_json(v: &Value) -> Result<Config, ConfigError> {
         let mut c = Config::default();
         let Some(obj) = v.as_object() else {
-            return Err(format!("{NAME}: config must be an object"));
+            return Err(ConfigError {
+                field: NAME.into(),
+                message: "config must be an object".into(),
+            });
         };
         for (k, v) in obj {
+            let bad = |message: String| ConfigError {
+                field: format!("{NAME}.{k}"),
+                message,
+            };
             let d = || {
-                v.as_str()
-                    .ok_or_else(|| format!("{NAME}.{k}: must be a duration string such as \"10s\""))
-                    .and_then(|s| duration::parse(s).map_err(|e| format!("{NAME}.{k}: {e}")))
-                    .and_then(|n| {
-                        if n == 0 {
-                            Err(format!("{NAME}.{k}: must be greater than 0s"))
-                        } else {
-                            Ok(Duration::from_nanos(n))
-                        }
-                    })
+                let text = v
+                    .as_str()
+                    .ok_or_else(|| bad("must be a duration string such as \"10s\"".into()))?;
+                match duration::parse(text).map_err(|e| bad(e.to_string()))? {
+                    0 => Err(bad("must be greater than 0s".into())),
+                    n => Ok(Duration::from_nanos(n)),
+                }
             };
             match k.as_str() {
                 "decayTime" => c.decay = d()?,
                 "defaultRtt" => c.default_rtt = d()?,
-                other => {
-                    return Err(format!(
-                        "{NAME}.{other}: unknown field; known: decayTime, defaultRtt"
-                    ))
-                }
+                _ => return Err(bad("unknown field; known: decayTime, defaultRtt".into())),
             }
         }
         Ok(c)
@@ -117,12 +139,15 @@ pub fn service(
     connectors: Vec<Connector>,
     authority: Option<&http::uri::Authority>,
     config: Config,
-) -> Result<TowerService, String> {
+) -> Result<TowerService, TargetError> {
     let mut services = Vec::with_capacity(connectors.len());
     for (i, c) in connectors.into_iter().enumerate() {
         let authority = authority.map_or_else(|| c.addr.to_string(), ToString::to_string);
-        let endpoint = Endpoint::from_shared(format!("http://{authority}"))
-            .map_err(|e| format!("target {}: {e}", c.addr))?;
+        let endpoint =
+            Endpoint::from_shared(format!("http://{authority}")).map_err(|source| TargetError {
+                target: c.addr.to_string(),
+                source,
+            })?;
         let tagged = Tagged {
             id: i as u32,
             channel: endpoint.connect_with_connector_lazy(c),

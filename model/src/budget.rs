@@ -152,40 +152,87 @@ pub fn sweep_plan(scenarios: u64, backends: usize) -> Estimate {
     }
 }
 
-/// `Err` with a message when the estimate `e` of `what` is above `budget`.
-pub fn check_estimate(what: &str, e: &Estimate, budget: u64) -> Result<(), String> {
+/// A run over its memory budget, or a budget that is not a size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    /// A planned job (a sweep, a search) whose estimate is above the budget.
+    #[error(
+        "{what} would need about {} of memory (mostly {largest}), more than the budget of {}; make \
+         it smaller, or raise the budget with --memory-budget",
+        size(*needed),
+        size(*budget)
+    )]
+    Job {
+        /// The job ("this sweep").
+        what: String,
+        /// Its estimate, bytes.
+        needed: u64,
+        /// The estimate's largest part, in words.
+        largest: String,
+        /// The budget, bytes.
+        budget: u64,
+    },
+    /// A scenario's run whose estimate is above the budget.
+    #[error(
+        "scenario {scenario}: this run would need about {} of memory (mostly {largest}), more than \
+         the budget of {}; shorten the run, use fewer backends, clients, policies or calls in \
+         flight, or raise the budget with --memory-budget",
+        size(*needed),
+        size(*budget)
+    )]
+    Run {
+        /// The scenario's name.
+        scenario: String,
+        /// Its estimate, bytes.
+        needed: u64,
+        /// The estimate's largest part, in words.
+        largest: String,
+        /// The budget, bytes.
+        budget: u64,
+    },
+    /// A budget that is not a size.
+    #[error("`{0}` is not a size such as 8GiB or 512MiB")]
+    NotASize(String),
+    /// A budget of 0 or less.
+    #[error("`{0}` must be a positive size")]
+    NotPositive(String),
+}
+
+/// `Err` when the estimate `e` of `what` is above `budget`.
+pub fn check_estimate(what: &str, e: &Estimate, budget: u64) -> Result<(), BudgetError> {
     if e.bytes <= budget {
         return Ok(());
     }
-    Err(format!(
-        "{what} would need about {} of memory (mostly {}), more than the budget of {}; make it \
-         smaller, or raise the budget with --memory-budget",
-        size(e.bytes),
-        e.largest,
-        size(budget)
-    ))
+    Err(BudgetError::Job {
+        what: what.to_string(),
+        needed: e.bytes,
+        largest: e.largest.clone(),
+        budget,
+    })
 }
 
-/// `Err` with a message naming the scenario, the estimate, its largest part and the flag, when the
-/// estimate is above `budget`.
-pub fn check(scenario: &Scenario, policies: usize, mode: Mode, budget: u64) -> Result<(), String> {
+/// `Err` naming the scenario, the estimate and its largest part when the estimate is above
+/// `budget`.
+pub fn check(
+    scenario: &Scenario,
+    policies: usize,
+    mode: Mode,
+    budget: u64,
+) -> Result<(), BudgetError> {
     let e = estimate(scenario, policies, mode);
     if e.bytes <= budget {
         return Ok(());
     }
-    Err(format!(
-        "scenario {}: this run would need about {} of memory (mostly {}), more than the budget of \
-         {}; shorten the run, use fewer backends, clients, policies or calls in flight, or raise \
-         the budget with --memory-budget",
-        scenario.file.name,
-        size(e.bytes),
-        e.largest,
-        size(budget)
-    ))
+    Err(BudgetError::Run {
+        scenario: scenario.file.name.clone(),
+        needed: e.bytes,
+        largest: e.largest,
+        budget,
+    })
 }
 
 /// Parses a `--memory-budget` such as `1TiB`, `8GiB`, `512MiB`, `64KiB` or a number of bytes.
-pub fn parse_bytes(text: &str) -> Result<u64, String> {
+pub fn parse_bytes(text: &str) -> Result<u64, BudgetError> {
     let t = text.trim();
     let units: [(&str, u64); 5] = [
         ("TiB", 1 << 40),
@@ -199,15 +246,15 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
             let v: f64 = n
                 .trim()
                 .parse()
-                .map_err(|_| format!("`{text}` is not a size such as 8GiB or 512MiB"))?;
+                .map_err(|_| BudgetError::NotASize(text.to_string()))?;
             if !(v.is_finite() && v > 0.0) {
-                return Err(format!("`{text}` must be a positive size"));
+                return Err(BudgetError::NotPositive(text.to_string()));
             }
             return Ok((v * scale as f64).min(u64::MAX as f64) as u64);
         }
     }
     t.parse::<u64>()
-        .map_err(|_| format!("`{text}` is not a size such as 8GiB or 512MiB"))
+        .map_err(|_| BudgetError::NotASize(text.to_string()))
 }
 
 #[cfg(test)]
@@ -239,7 +286,9 @@ mod tests {
         let year = scenario(1, |b| b.rate(0.001).duration("8760h"));
         assert!(estimate(&year, 1, Mode::Sim { jobs: 1 }).bytes < 1 << 30);
         let busy_year = scenario(1, |b| b.rate(400.0).duration("8760h"));
-        let e = check(&busy_year, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).unwrap_err();
+        let e = check(&busy_year, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("--memory-budget") && e.contains("seconds"),
             "{e}"
@@ -249,7 +298,9 @@ mod tests {
         assert!(check(&wide, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).is_err());
         // 1e8 calls a second held for their deadline, in the real load generator.
         let flood = scenario(2, |b| b.rate(1e8).duration("1s").deadline("1s"));
-        let e = check(&flood, 1, Mode::Real, DEFAULT_BUDGET).unwrap_err();
+        let e = check(&flood, 1, Mode::Real, DEFAULT_BUDGET)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("calls in flight"), "{e}");
         // A closed loop with 10 million calls in flight.
         let closed = scenario(2, |b| b.clients(5).closed(2_000_000).duration("1s"));

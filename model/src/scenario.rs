@@ -329,6 +329,16 @@ fn key_on_line(text: &str, line: usize) -> Option<String> {
     })
 }
 
+/// A `--policy` label that names no policy of the scenario.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--policy {label:?}: no such policy in the scenario; it has {known:?}")]
+pub struct UnknownLabel {
+    /// The label asked for.
+    pub label: String,
+    /// The scenario's policy labels, in its order.
+    pub known: Vec<String>,
+}
+
 impl Scenario {
     /// Reads and validates a scenario file. Errors name the file, the field and its line.
     pub fn load(path: &Path) -> Result<Scenario, ModelError> {
@@ -435,19 +445,16 @@ impl Scenario {
 
     /// Checks that every label of `only` (`--policy`) names a policy of the scenario; the error
     /// names the label and lists the policies there are.
-    pub fn check_labels(&self, only: &[String]) -> Result<(), String> {
+    pub fn check_labels(&self, only: &[String]) -> Result<(), UnknownLabel> {
         match only
             .iter()
             .find(|name| !self.policies.iter().any(|p| &p.name == *name))
         {
             None => Ok(()),
-            Some(name) => Err(format!(
-                "--policy {name:?}: no such policy in the scenario; it has {:?}",
-                self.policies
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .collect::<Vec<_>>()
-            )),
+            Some(name) => Err(UnknownLabel {
+                label: name.clone(),
+                known: self.policies.iter().map(|p| p.name.clone()).collect(),
+            }),
         }
     }
 
@@ -496,7 +503,9 @@ impl Scenario {
             for fault in faults.iter_mut().filter_map(|f| f.as_table_mut()) {
                 for key in ["start", "end", "at", "restart_after", "warmup"] {
                     if let Some(toml::Value::String(text)) = fault.get(key) {
-                        let d: Dur = text.parse().map_err(invalid)?;
+                        let d: Dur = text
+                            .parse()
+                            .map_err(|e: lblab_record::units::DurError| invalid(e.to_string()))?;
                         let scaled = Dur((d.0 as u128 * short / full) as u64);
                         fault.insert(key.into(), toml::Value::String(scaled.to_string()));
                     }

@@ -2,14 +2,40 @@
 
 use crate::{Nanos, NANOS_PER_SEC};
 
+/// Why a text is not a duration; its message quotes the text and says what a valid one looks
+/// like.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Not in proto3's form (`"10s"`, `"0.030s"`).
+    #[error(
+        "`{0}` is not a proto3 duration; write seconds with an `s` suffix, e.g. \"10s\" or \"0.030s\""
+    )]
+    NotProto3(String),
+    /// Over proto3's limit of 315,576,000,000 seconds.
+    #[error("`{0}` is longer than proto3's maximum of 315576000000s")]
+    OverProto3Limit(String),
+    /// Negative where only durations >= 0 make sense.
+    #[error("`{0}` is negative; durations here must be >= 0s")]
+    Negative(String),
+    /// Too long for a `u64` of nanoseconds.
+    #[error("`{0}` is too long; at most {MAX_TEXT}")]
+    TooLong(String),
+    /// A number with a unit that is negative, infinite or NaN.
+    #[error("`{0}` must be a finite duration >= 0")]
+    NotFinite(String),
+    /// Neither a number with a unit nor a compound such as `1m30s`.
+    #[error(
+        "`{0}` is not a duration; use a number with a unit: ns, us, ms, s, m or h (e.g. \"250ms\", \"20s\", \"1m30s\")"
+    )]
+    NotHuman(String),
+}
+
 /// Parses a proto3 JSON duration into signed nanoseconds.
 ///
 /// The format is an optional `-`, whole seconds, optionally `.` and 1 to 9 fractional digits, and a
 /// final `s`. Anything else is an error whose text says what a valid value looks like.
-pub fn parse_signed(text: &str) -> Result<i128, String> {
-    let bad = || {
-        format!("`{text}` is not a proto3 duration; write seconds with an `s` suffix, e.g. \"10s\" or \"0.030s\"")
-    };
+pub fn parse_signed(text: &str) -> Result<i128, DurationError> {
+    let bad = || DurationError::NotProto3(text.to_string());
     let body = text.strip_suffix('s').ok_or_else(bad)?;
     let (negative, body) = match body.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -31,9 +57,7 @@ pub fn parse_signed(text: &str) -> Result<i128, String> {
     // proto3 limits seconds to +-315,576,000,000 (10,000 years).
     let secs: i128 = whole.parse().map_err(|_| bad())?;
     if secs > 315_576_000_000 {
-        return Err(format!(
-            "`{text}` is longer than proto3's maximum of 315576000000s"
-        ));
+        return Err(DurationError::OverProto3Limit(text.to_string()));
     }
     let mut nanos: i128 = 0;
     for (i, b) in frac.bytes().enumerate() {
@@ -48,14 +72,12 @@ const MAX_TEXT: &str = "18446744073.709551615s (about 584 years)";
 
 /// Parses a non-negative duration into nanoseconds. One too long for a `u64` of nanoseconds is
 /// an error, not silently saturated.
-pub fn parse(text: &str) -> Result<Nanos, String> {
+pub fn parse(text: &str) -> Result<Nanos, DurationError> {
     let v = parse_signed(text)?;
     if v < 0 {
-        return Err(format!(
-            "`{text}` is negative; durations here must be >= 0s"
-        ));
+        return Err(DurationError::Negative(text.to_string()));
     }
-    u64::try_from(v).map_err(|_| format!("`{text}` is too long; at most {MAX_TEXT}"))
+    u64::try_from(v).map_err(|_| DurationError::TooLong(text.to_string()))
 }
 
 /// Formats nanoseconds as the shortest proto3 JSON duration: `"10s"`, `"0.030s"` becomes `"0.03s"`.
@@ -72,7 +94,7 @@ pub fn format(nanos: Nanos) -> String {
 
 /// Parses a human duration for command-line flags: a proto3 duration (`"1.5s"`) or a number with
 /// one of the units `ns`, `us`, `ms`, `s`, `m`, `h` (`"250ms"`, `"2m"`).
-pub fn parse_human(text: &str) -> Result<Nanos, String> {
+pub fn parse_human(text: &str) -> Result<Nanos, DurationError> {
     let t = text.trim();
     let units: [(&str, f64); 6] = [
         ("ns", 1.0),
@@ -87,18 +109,14 @@ pub fn parse_human(text: &str) -> Result<Nanos, String> {
             // "ms" also ends in "s": only accept when the rest is a plain number.
             if let Ok(v) = num.parse::<f64>() {
                 if !v.is_finite() || v < 0.0 {
-                    return Err(format!("`{text}` must be a finite duration >= 0"));
+                    return Err(DurationError::NotFinite(text.to_string()));
                 }
                 // Saturates: callers with a limit (scenario durations: one year) check it.
                 return Ok((v * scale).round().min(u64::MAX as f64) as Nanos);
             }
         }
     }
-    compound(t).ok_or_else(|| {
-        format!(
-            "`{text}` is not a duration; use a number with a unit: ns, us, ms, s, m or h (e.g. \"250ms\", \"20s\", \"1m30s\")"
-        )
-    })
+    compound(t).ok_or_else(|| DurationError::NotHuman(text.to_string()))
 }
 
 /// `1m30s`, `1h2m3.5s`: numbers each followed by a unit, units from largest to smallest, each at
@@ -166,13 +184,17 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad} should be rejected");
         }
-        assert!(parse("-1s").unwrap_err().contains("negative"));
+        assert_eq!(parse("-1s"), Err(DurationError::Negative("-1s".into())));
+        assert!(parse("-1s").unwrap_err().to_string().contains("negative"));
     }
 
     #[test]
     fn a_duration_too_long_for_nanoseconds_is_an_error_not_saturated() {
         // proto3's largest Duration, 10,000 years, does not fit a u64 of nanoseconds.
-        assert!(parse("315576000000s").unwrap_err().contains("too long"));
+        assert!(parse("315576000000s")
+            .unwrap_err()
+            .to_string()
+            .contains("too long"));
         assert_eq!(parse("18446744073.709551615s"), Ok(u64::MAX));
         assert!(parse("18446744073.709551616s").is_err());
     }

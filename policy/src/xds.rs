@@ -299,7 +299,7 @@ fn positive_duration(
             format!("{v} is not a duration string; write e.g. \"10s\" or \"0.100s\""),
         )
     })?;
-    let d = duration::parse(text).map_err(|m| ConfigError::at(&p, m))?;
+    let d = duration::parse(text).map_err(|m| ConfigError::at(&p, m.to_string()))?;
     if d == 0 {
         return Err(ConfigError::at(&p, "must be greater than 0s"));
     }

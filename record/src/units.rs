@@ -50,14 +50,23 @@ impl fmt::Display for Dur {
     }
 }
 
+/// Why a text is not a [`Dur`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurError {
+    /// Not a duration at all.
+    #[error(transparent)]
+    Parse(#[from] duration::DurationError),
+    /// A duration over [`Dur::MAX`].
+    #[error("`{0}` is longer than the maximum of 8760h (one year)")]
+    OverAYear(String),
+}
+
 impl std::str::FromStr for Dur {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = DurError;
+    fn from_str(s: &str) -> Result<Self, DurError> {
         let d = duration::parse_human(s)?;
         if d > Dur::MAX.0 {
-            return Err(format!(
-                "`{s}` is longer than the maximum of 8760h (one year)"
-            ));
+            return Err(DurError::OverAYear(s.to_string()));
         }
         Ok(Dur(d))
     }

@@ -61,7 +61,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     // A listener per backend, and the connections clients will open to it.
     let needed =
         64 + backends.len() as u64 * (1 + u64::from(scenario.file.workload.clients.max(1)));
-    lblab_wire::ensure_open_files(needed).map_err(anyhow::Error::msg)?;
+    lblab_wire::ensure_open_files(needed)?;
     let origin = lblab_lab::fleet::origin_of(args.start_at)?;
     let stop = super::stop::stop_flag_saying("stopping the fleet");
     let realtime = args.realtime.enabled();

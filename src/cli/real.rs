@@ -81,7 +81,9 @@ impl HarnessArgs {
 
 /// `--spin`: a duration of at most 10 ms.
 fn parse_spin(text: &str) -> Result<Dur, String> {
-    let d: Dur = text.parse()?;
+    let d: Dur = text
+        .parse()
+        .map_err(|e: lblab_record::units::DurError| e.to_string())?;
     if d.0 > 10_000_000 {
         return Err(format!(
             "{d} is more than 10ms; the spin is the slack before each timer deadline"

@@ -72,7 +72,9 @@ pub struct Args {
 
 /// A duration flag value: `250ms`, `10s`, `1.5m`; more than 0, at most a year.
 fn parse_duration(text: &str) -> Result<Nanos, String> {
-    let d: Dur = text.parse()?;
+    let d: Dur = text
+        .parse()
+        .map_err(|e: lblab_record::units::DurError| e.to_string())?;
     if d.0 == 0 {
         return Err(format!("`{text}` must be greater than 0, e.g. \"10s\""));
     }

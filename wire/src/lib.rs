@@ -31,7 +31,7 @@ pub mod orca;
 pub mod timer;
 
 pub use clock::Clock;
-pub use limits::ensure_open_files;
+pub use limits::{ensure_open_files, OpenFilesError};
 
 /// Generated protobuf and gRPC code.
 pub mod pb {

@@ -1,10 +1,23 @@
 //! The process's limits a real run depends on.
 
+/// A run needs more open files than the process may have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "this run needs about {needed} open files (sockets) and the process may have at most {allowed} \
+     (`ulimit -n`); use fewer backends or clients, or raise the limit"
+)]
+pub struct OpenFilesError {
+    /// The file descriptors the run needs.
+    pub needed: u64,
+    /// The hard limit.
+    pub allowed: u64,
+}
+
 /// Makes sure the process may open `needed` file descriptors (sockets: a listener per backend
 /// and a connection per client and backend): raises the soft limit up to the hard one if that is
 /// enough, and otherwise says how many the run needs and how many it may have, instead of the run
 /// failing half-way with "Too many open files".
-pub fn ensure_open_files(needed: u64) -> Result<(), String> {
+pub fn ensure_open_files(needed: u64) -> Result<(), OpenFilesError> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -26,9 +39,8 @@ pub fn ensure_open_files(needed: u64) -> Result<(), String> {
             return Ok(());
         }
     }
-    Err(format!(
-        "this run needs about {needed} open files (sockets) and the process may have at most {} \
-         (`ulimit -n`); use fewer backends or clients, or raise the limit",
-        lim.rlim_max
-    ))
+    Err(OpenFilesError {
+        needed,
+        allowed: lim.rlim_max,
+    })
 }

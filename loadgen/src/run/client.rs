@@ -349,7 +349,7 @@ pub(super) fn make_client(
                 policy: policy.name.clone(),
                 detail,
             };
-            let cfg = tower_p2c::Config::from_json(config).map_err(bad)?;
+            let cfg = tower_p2c::Config::from_json(config).map_err(|e| bad(e.to_string()))?;
             let connectors = targets
                 .iter()
                 .map(|t| Connector {
@@ -358,8 +358,8 @@ pub(super) fn make_client(
                     addr: t.addr,
                 })
                 .collect();
-            let service =
-                tower_p2c::service(connectors, options.authority.as_ref(), cfg).map_err(bad)?;
+            let service = tower_p2c::service(connectors, options.authority.as_ref(), cfg)
+                .map_err(|e| bad(e.to_string()))?;
             (Channel::Tower(options.grpc(service)), None)
         }
         Selected::Extra { name, .. } => {

@@ -199,7 +199,7 @@ impl<'a> Fields<'a> {
                 format!("{v} is not a duration string; write e.g. \"10s\" or \"0.030s\""),
             )
         })?;
-        duration::parse(text).map_err(|m| self.err(key, m))
+        duration::parse(text).map_err(|m| self.err(key, m.to_string()))
     }
 
     pub(crate) fn positive_duration(
