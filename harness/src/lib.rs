@@ -58,7 +58,7 @@ pub enum HarnessError {
     Loadgen(#[from] LoadgenError),
     /// The fleet could not start.
     #[error("starting the fleet: {0}")]
-    Fleet(String),
+    Fleet(#[source] lblab_backend::BackendError),
     /// A `--policy` label the scenario does not have.
     #[error(transparent)]
     Labels(#[from] lblab_model::scenario::UnknownLabel),
@@ -303,7 +303,7 @@ pub fn run_one(
     };
     let fleet = fleet_rt
         .block_on(Fleet::start(&scenario.backends, &fleet_options))
-        .map_err(|e| HarnessError::Fleet(e.to_string()))?;
+        .map_err(HarnessError::Fleet)?;
     let targets: Vec<Target> = fleet.addrs().iter().copied().map(Target::of_addr).collect();
     let run_options = RunOptions {
         stop: options.stop,

@@ -92,8 +92,9 @@ fn wins(out: &mut String, ev: &Evidence) {
     w!(
         out,
         "Every canonical scenario (`lblab sim scenarios/<name>.toml --seeds N`; per-scenario \
-         pages below): p99 relative to round_robin, paired by seed (below 1 is better); the \
-         lowest of the four policies in bold. Sorted by peak_ewma's ratio.\n"
+         pages below): p99 relative to round_robin, paired by seed (below 1 is better); in \
+         bold, the lowest of the four policies where its interval lies wholly below the other \
+         three's (round_robin's is 1). Sorted by peak_ewma's ratio.\n"
     );
     w!(out, "| scenario | least_request | peak_ewma | weighted_round_robin | peak_ewma p99 ms | oracle p99 ms |");
     w!(out, "|---|---:|---:|---:|---:|---:|");
@@ -110,7 +111,28 @@ fn wins(out: &mut String, ev: &Evidence) {
         r(a).total_cmp(&r(b))
     });
     for s in rows {
-        let winner = best(s, "p99_ms").map(|b| b.0);
+        // Bold only what the ratio intervals shown beside it separate.
+        let ratio = |p: &str| ev.interval(&s.name, p, "p99_vs_round_robin");
+        let winner = best(s, "p99_ms").map(|b| b.0).filter(|&w| {
+            ratio(w).is_some_and(|wi| {
+                [
+                    "round_robin",
+                    "least_request",
+                    PROPOSAL,
+                    "weighted_round_robin",
+                ]
+                .iter()
+                .filter(|&&q| q != w)
+                .all(|&q| {
+                    let qi = if q == "round_robin" {
+                        Some((1.0, 1.0))
+                    } else {
+                        ratio(q).map(|i| (i.lo, i.hi))
+                    };
+                    qi.is_some_and(|(lo, _)| wi.hi < lo)
+                })
+            })
+        });
         let cell = |p: &str| {
             let v = times(ev, &s.name, p, "p99_vs_round_robin");
             if winner == Some(p) {
@@ -203,7 +225,7 @@ fn losses(out: &mut String, ev: &Evidence) {
              backends slow, weighted_round_robin's p99 is lower ({} against {} ms). With two \
              draws both candidates are slow (k/n)² of the time and the policy must send to one \
              of them; weighted_round_robin's weights avoid all of them. A larger \
-             `choiceCount` is the lever.",
+             `choiceCount` c would make that (k/n)^c; the sweep does not run one.",
             links::code(&links::sweep_dir("slow-share")),
             param_pct(share),
             iv(wrr),
