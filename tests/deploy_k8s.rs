@@ -189,33 +189,20 @@ fn manifests_validate_against_the_kubernetes_schemas() {
 fn deploy_refuses_what_cannot_run() {
     let dir = scratch("deploy-k8s-refused");
     let out = dir.join("x");
+    // `lblab deploy k8s one-slow --image i:1 <extra> --out <dir>`, which must fail.
+    let deploy = |extra: &[&str]| {
+        let mut args = vec!["deploy", "k8s", "one-slow", "--image", "i:1"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", arg(&out)]);
+        fails(&args)
+    };
     // More shards than clients (one-slow has four clients).
     assert_says(
-        &fails(&[
-            "deploy",
-            "k8s",
-            "one-slow",
-            "--image",
-            "i:1",
-            "--shards",
-            "5",
-            "--out",
-            arg(&out),
-        ]),
+        &deploy(&["--shards", "5"]),
         &["5 load-generator shards for 4 clients"],
     );
     assert_says(
-        &fails(&[
-            "deploy",
-            "k8s",
-            "one-slow",
-            "--image",
-            "i:1",
-            "--name",
-            "Not_A_Label",
-            "--out",
-            arg(&out),
-        ]),
+        &deploy(&["--name", "Not_A_Label"]),
         &["--name", "RFC 1035 label"],
     );
     // A pod ordinal the scenario has no backend for.
@@ -225,31 +212,11 @@ fn deploy_refuses_what_cannot_run() {
     );
     // A Service's name must start with a letter: the cluster would refuse `1abc-fleet`.
     assert_says(
-        &fails(&[
-            "deploy",
-            "k8s",
-            "one-slow",
-            "--image",
-            "i:1",
-            "--name",
-            "1abc",
-            "--out",
-            arg(&out),
-        ]),
+        &deploy(&["--name", "1abc"]),
         &["--name \"1abc\"", "starting with a letter"],
     );
     assert_says(
-        &fails(&[
-            "deploy",
-            "k8s",
-            "one-slow",
-            "--image",
-            "i:1",
-            "--start-at",
-            "1700",
-            "--out",
-            arg(&out),
-        ]),
+        &deploy(&["--start-at", "1700"]),
         &["--start-at 1700", "within a day"],
     );
 }
