@@ -457,8 +457,10 @@ fn notes(out: &mut String, ev: &Evidence, s: &ScenarioResults) {
             let worst = seconds.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
             let typical = crate::text::median(&seconds.iter().map(|s| s.1).collect::<Vec<_>>());
             let mut line = format!(
-                "The real p99 of {} disagrees with the calibrated simulation ({} → {} ms).",
+                "The real p99 of {} disagrees with the calibrated simulation ({} ms simulated, \
+                 {} simulated with the harness floor → {} ms real).",
                 r.policy,
+                num(r.sim_p99_ms),
                 num(r.calibrated_sim_p99_ms.unwrap_or(f64::NAN)),
                 num(r.real_p99_ms)
             );
