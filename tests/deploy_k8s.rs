@@ -106,7 +106,15 @@ fn manifests_validate_against_the_kubernetes_schemas() {
             .iter()
             .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["fleet.yaml", "loadgen.yaml", "scenario.yaml"]);
+        assert_eq!(
+            names,
+            [
+                "collect.yaml",
+                "fleet.yaml",
+                "loadgen.yaml",
+                "scenario.yaml"
+            ]
+        );
         assert!(out.join("kustomization.yaml").is_file());
         // The kustomize base builds, where kubectl is installed (offline: `kubectl kustomize`
         // only reads the folder).
@@ -124,7 +132,8 @@ fn manifests_validate_against_the_kubernetes_schemas() {
                         "ConfigMap",
                         "Service",
                         "PersistentVolumeClaim",
-                        "StatefulSet",
+                        "Job",
+                        "Job",
                         "Job"
                     ]
                 );
@@ -134,8 +143,9 @@ fn manifests_validate_against_the_kubernetes_schemas() {
         for version in VERSIONS {
             let (ok, said) = validate(&files, version);
             assert!(ok, "{scenario} against Kubernetes {version}:\n{said}");
-            // Every object was checked: ConfigMap, Service, StatefulSet, PVC, Job.
-            assert_eq!(said.matches("passed").count(), 5, "{said}");
+            // Every object was checked: ConfigMap, Service, the fleet's Job, PVC, the load
+            // generators' Job, the collector's Job.
+            assert_eq!(said.matches("passed").count(), 6, "{said}");
         }
         // The containers' shell scripts parse (with `sh -n`, as the image's /bin/sh runs them).
         let scripts = Command::new(interop_python())
@@ -150,12 +160,17 @@ fn manifests_validate_against_the_kubernetes_schemas() {
             text(&scripts.stdout),
             text(&scripts.stderr)
         );
-        assert_eq!(text(&scripts.stdout).trim(), "2 scripts parse");
+        assert_eq!(text(&scripts.stdout).trim(), "3 scripts parse");
         let fleet = std::fs::read_to_string(out.join("fleet.yaml")).unwrap();
         let job = std::fs::read_to_string(out.join("loadgen.yaml")).unwrap();
         assert_says(
             &fleet,
-            &["kind: \"StatefulSet\"", "clusterIP: \"None\"", "--index"],
+            &[
+                "kind: \"Job\"",
+                "subdomain:",
+                "clusterIP: \"None\"",
+                "--index",
+            ],
         );
         assert_says(
             &job,
@@ -173,15 +188,15 @@ fn manifests_validate_against_the_kubernetes_schemas() {
     let good = dir.join("one-slow");
     let fleet = std::fs::read_to_string(good.join("fleet.yaml")).unwrap();
     for (what, from, to) in [
-        ("an unknown field", "replicas:", "replicaz:"),
-        ("a wrong type", "replicas: 20", "replicas: \"twenty\""),
+        ("an unknown field", "completions:", "completionz:"),
+        ("a wrong type", "completions: 20", "completions: \"twenty\""),
     ] {
         assert!(fleet.contains(from), "{from} in fleet.yaml");
         let broken = dir.join(format!("broken-{}.yaml", what.replace(' ', "-")));
         std::fs::write(&broken, fleet.replacen(from, to, 1)).unwrap();
         let (ok, said) = validate(&[broken], VERSIONS[1]);
         assert!(!ok, "the validator accepted {what}:\n{said}");
-        assert_says(&said, &["replica"]);
+        assert_says(&said, &["completion"]);
     }
 }
 

@@ -2,7 +2,7 @@
 //! generators (`lblab deploy k8s`), made of the same `lblab backend` and `lblab loadgen`
 //! processes that run on one machine.
 //!
-//! - The **fleet** is a StatefulSet with one pod per backend of the scenario: pod ordinal `k`
+//! - The **fleet** is an Indexed Job with one pod per backend of the scenario: completion index `k`
 //!   serves backend `k` (its group, faults and service times: `lblab backend --index k`), on
 //!   the same port in every pod, behind a headless Service whose name resolves to every ready
 //!   pod, so load generators find the fleet with `dns:///<service>:<port>` and re-resolve it.
@@ -10,7 +10,9 @@
 //!   scenario's clients ([`shards`]: the clients split as evenly as they go, each shard's rate in
 //!   proportion to its clients, so every client offers the scenario's per-client load, and its
 //!   own seed), waits until the common start (`--start-at`, from the ConfigMap) and writes its
-//!   results folder to a shared volume, for `lblab report --merge`.
+//!   results folder to a shared volume.
+//! - The **collector** is a Job that waits for every shard's summary on that volume, merges each
+//!   policy's shards with `lblab report --merge` and says how to fetch the merged folders.
 //! - **Resources** are sized from the scenario and the harness's measured cost per call
 //!   ([`CLIENT_CPU_PER_CALL_US`]); CPU *limits* are left out on purpose (see [`NOTES`]).
 
@@ -45,6 +47,8 @@ pub const SLOT_MARGIN_S: u64 = 60;
 /// How long before a slot's start the fleet of that slot listens (its pods become ready and the
 /// headless Service's name resolves to them).
 pub const FLEET_LEAD_S: u64 = 20;
+/// Seconds after the last policy's slot until which the collector waits for unfinished shards.
+pub const COLLECT_GRACE_S: u64 = 300;
 /// Where the shared results volume is mounted in the load generators' pods.
 pub const RESULTS_PATH: &str = "/results";
 
@@ -197,8 +201,8 @@ fn sh_quote(s: &str) -> String {
 }
 
 /// The manifests of `scenario` (whose file's text is `scenario_text`), with `opts`: the ConfigMap
-/// with the scenario and the start, the fleet (headless Service, StatefulSet), the results volume
-/// and the load generators' Indexed Job, and a kustomization listing them.
+/// with the scenario and the start, the fleet (headless Service, Indexed Job), the results volume
+/// and the load generators' Indexed Job, the collector's Job, and a kustomization listing them.
 pub fn k8s(
     scenario: &Scenario,
     scenario_text: &str,
@@ -286,12 +290,12 @@ pub fn k8s(
     let p = policies.len();
     let fleet_script = format!(
         "set -eu\n\
-         # The StatefulSet's pod ordinal (the end of the pod's name) is the scenario backend's index.\n\
-         ordinal=\"${{HOSTNAME##*-}}\"\n\
+         # The Indexed Job's completion index is the scenario backend's index.\n\
+         ordinal=\"${{JOB_COMPLETION_INDEX:-}}\"\n\
          case \"$ordinal\" in\n\
-         \x20 ''|*[!0-9]*) echo \"pod $HOSTNAME: its name does not end in a pod ordinal\" >&2; exit 2 ;;\n\
+         \x20 ''|*[!0-9]*) echo \"pod ${{HOSTNAME:-?}}: no completion index (JOB_COMPLETION_INDEX)\" >&2; exit 2 ;;\n\
          esac\n\
-         if [ \"$ordinal\" -ge {count} ]; then echo \"pod $HOSTNAME: the scenario has {count} backends, none with index $ordinal\" >&2; exit 2; fi\n\
+         if [ \"$ordinal\" -ge {count} ]; then echo \"pod ${{HOSTNAME:-?}}: the scenario has {count} backends, none with index $ordinal\" >&2; exit 2; fi\n\
          # A fresh fleet for each of the {p} policies' slots of {slot} s from START_AT: listening {FLEET_LEAD_S} s\n\
          # before the slot, its fault timeline's time 0 at the slot's start, gone 25 s before the next.\n\
          k=0\n\
@@ -304,8 +308,7 @@ pub fn k8s(
          \x20 fi\n\
          \x20 k=$((k + 1))\n\
          done\n\
-         echo \"every policy's slot is over; idle until deleted\"\n\
-         exec sleep infinity\n",
+         echo \"every policy's slot is over\"\n",
         count = backends.len(),
         port = opts.port,
     );
@@ -320,18 +323,24 @@ pub fn k8s(
             "ports": [{"name": "grpc", "port": opts.port, "targetPort": opts.port, "protocol": "TCP"}],
         },
     });
-    let statefulset = json!({
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
+    // An Indexed Job rather than a StatefulSet: its pods end with the last slot (so the Job
+    // completes), and with `subdomain` set to the headless Service each pod is still reachable
+    // as `<job>-<index>.<service>`, as a StatefulSet's pod would be.
+    let fleet_job = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": fleet, "labels": labels("fleet")},
         "spec": {
-            "serviceName": fleet,
-            "replicas": backends.len(),
-            "podManagementPolicy": "Parallel",
-            "selector": {"matchLabels": labels("fleet")},
+            "completionMode": "Indexed",
+            "completions": backends.len(),
+            "parallelism": backends.len(),
+            // A backend process that fails is restarted in its pod, up to once per backend in all.
+            "backoffLimit": backends.len(),
             "template": {
                 "metadata": {"labels": labels("fleet")},
                 "spec": {
+                    "subdomain": fleet,
+                    "restartPolicy": "OnFailure",
                     "containers": [{
                         "name": "backend",
                         "image": opts.image,
@@ -440,6 +449,7 @@ pub fn k8s(
             "resources": {"requests": {"storage": format!("{}Gi", loads.len().div_ceil(8))}},
         },
     });
+    let start_env_collect = start_env.clone();
     let job_spec = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -484,6 +494,63 @@ pub fn k8s(
         },
     });
 
+    // The collector: waits for every shard of every policy (or for the last slot's end plus
+    // a margin), merges each policy's shards into one run folder, and stays up an hour so that
+    // `kubectl cp` can fetch them.
+    let shards_n = loads.len();
+    let collect_script = format!(
+        "set -eu\n\
+         results=\"${{LBLAB_RESULTS:-{RESULTS_PATH}}}\"\n\
+         deadline=$((START_AT + {p} * {slot} + {COLLECT_GRACE_S}))\n\
+         rc=0\n\
+         k=0\n\
+         while [ \"$k\" -lt {p} ]; do\n\
+         \x20 # A shard is done when its run folder has its summary.\n\
+         \x20 while [ \"$(ls \"$results/policy-$k\"/shard-*/summary.json 2>/dev/null | wc -l)\" -lt {shards_n} ] && [ \"$(date +%s)\" -lt \"$deadline\" ]; do sleep 10; done\n\
+         \x20 done_n=\"$(ls \"$results/policy-$k\"/shard-*/summary.json 2>/dev/null | wc -l)\"\n\
+         \x20 if [ \"$done_n\" -lt {shards_n} ]; then echo \"policy-$k: $done_n of {shards_n} shards finished by the deadline\" >&2; rc=1; fi\n\
+         \x20 if [ \"$done_n\" -gt 0 ]; then\n\
+         \x20   lblab report --merge \"$results/policy-$k\"/shard-* --out \"$results/merged/policy-$k\" || rc=1\n\
+         \x20 fi\n\
+         \x20 k=$((k + 1))\n\
+         done\n\
+         echo \"merged: $results/merged; fetch it within the hour with\"\n\
+         echo \"  kubectl cp -n ${{POD_NAMESPACE:-default}} ${{HOSTNAME:-POD}}:$results/merged ./lblab-merged\"\n\
+         sleep 3600\n\
+         exit \"$rc\"\n"
+    );
+    let collector = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": format!("{name}-collect"), "labels": labels("collect")},
+        "spec": {
+            "backoffLimit": 2,
+            "template": {
+                "metadata": {"labels": labels("collect")},
+                "spec": {
+                    "restartPolicy": "OnFailure",
+                    "containers": [{
+                        "name": "collect",
+                        "image": opts.image,
+                        "command": ["/bin/sh", "-c", collect_script],
+                        "env": [
+                            start_env_collect,
+                            {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                        ],
+                        "resources": {
+                            "requests": {"cpu": "100m", "memory": mebibytes(memory + (64 << 20))},
+                            "limits": {"memory": mebibytes(2 * memory + (128 << 20))},
+                        },
+                        "volumeMounts": [{"name": "results", "mountPath": RESULTS_PATH}],
+                    }],
+                    "volumes": [
+                        {"name": "results", "persistentVolumeClaim": {"claimName": results}},
+                    ],
+                },
+            },
+        },
+    });
+
     let head = format!(
         "lblab deploy k8s: scenario {} ({} backends, {} clients, {}), {} load-generator shards.\n\
          Written by `lblab deploy k8s`; see docs/distributed.md.\n\n{}",
@@ -517,7 +584,7 @@ pub fn k8s(
                 opts.port,
                 policies.join(", ")
             ),
-            docs: vec![service, statefulset],
+            docs: vec![service, fleet_job],
         },
         Manifest {
             file: "loadgen.yaml".into(),
@@ -531,12 +598,22 @@ pub fn k8s(
             docs: vec![pvc, job_spec],
         },
         Manifest {
+            file: "collect.yaml".into(),
+            comment: format!(
+                "{head}\n\nThe collector: waits until every shard of every policy has written its \
+                 summary (or until {COLLECT_GRACE_S} s after the last slot), merges each policy's \
+                 shards into {RESULTS_PATH}/merged/policy-k with `lblab report --merge`, prints the \
+                 `kubectl cp` line that fetches them and stays up an hour for it."
+            ),
+            docs: vec![collector],
+        },
+        Manifest {
             file: "kustomization.yaml".into(),
             comment: "A kustomize base of the manifests above (`kubectl apply -k .`).".into(),
             docs: vec![json!({
                 "apiVersion": "kustomize.config.k8s.io/v1beta1",
                 "kind": "Kustomization",
-                "resources": ["scenario.yaml", "fleet.yaml", "loadgen.yaml"],
+                "resources": ["scenario.yaml", "fleet.yaml", "loadgen.yaml", "collect.yaml"],
             })],
         },
     ];
@@ -662,7 +739,7 @@ mod tests {
         assert_eq!(opts.name, "lblab-one-slow");
         let m = k8s(&s, "name = \"One_slow\"\n", &opts).unwrap();
         let fleet = m.iter().find(|m| m.file == "fleet.yaml").unwrap().text();
-        for b in ["--index", "replicas: 3", "clusterIP"] {
+        for b in ["--index", "completions: 3", "subdomain", "clusterIP"] {
             assert!(fleet.contains(b), "{b} in {fleet}");
         }
         let job = m.iter().find(|m| m.file == "loadgen.yaml").unwrap().text();
@@ -686,10 +763,18 @@ mod tests {
     /// A pod's script run under `/bin/sh` with `lblab` and `sleep` replaced by stand-ins that
     /// record their arguments: what the pod would run.
     fn run_pod_script(script: &str, env: &[(&str, String)]) -> Vec<String> {
+        let (ok, calls) = try_pod_script(script, env);
+        assert!(ok, "{script}");
+        calls
+    }
+
+    /// [`run_pod_script`] that may fail: whether it succeeded, and the calls.
+    fn try_pod_script(script: &str, env: &[(&str, String)]) -> (bool, Vec<String>) {
+        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "lblab-deploy-{}-{}",
             std::process::id(),
-            env.iter().map(|(_, v)| v.len()).sum::<usize>()
+            RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&dir).unwrap();
         let log = dir.join("calls");
@@ -717,10 +802,55 @@ mod tests {
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .status()
             .unwrap();
-        assert!(status.success(), "{script}");
         let calls = std::fs::read_to_string(&log).unwrap_or_default();
         std::fs::remove_dir_all(&dir).unwrap();
-        calls.lines().map(str::to_string).collect()
+        (
+            status.success(),
+            calls.lines().map(str::to_string).collect(),
+        )
+    }
+
+    #[test]
+    fn the_collector_merges_each_policys_shards_and_says_what_is_missing() {
+        let s = scenario(2, 1000.0);
+        let opts = Options {
+            image: "lblab:test".into(),
+            name: "lab".into(),
+            port: DEFAULT_PORT,
+            shards: Some(2),
+            start_at: 0,
+            dns: true,
+        };
+        let m = k8s(&s, "", &opts).unwrap();
+        let collect = script(&m, "collect.yaml", "Job");
+        let results = std::env::temp_dir().join(format!("lblab-collect-{}", std::process::id()));
+        for shard in ["shard-0", "shard-1"] {
+            let dir = results.join("policy-0").join(shard);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("summary.json"), "{}").unwrap();
+        }
+        let env = [
+            ("LBLAB_RESULTS", results.display().to_string()),
+            ("START_AT", "1000".to_string()),
+        ];
+        let calls = run_pod_script(&collect, &env);
+        let r = results.display();
+        assert_eq!(
+            calls,
+            [
+                format!(
+                    "lblab report --merge {r}/policy-0/shard-0 {r}/policy-0/shard-1 --out \
+                     {r}/merged/policy-0"
+                ),
+                "sleep 3600".to_string()
+            ]
+        );
+        // A shard that never finished: the others are merged, and the Job fails.
+        std::fs::remove_file(results.join("policy-0/shard-1/summary.json")).unwrap();
+        let (ok, calls) = try_pod_script(&collect, &env);
+        assert!(!ok);
+        assert!(calls[0].starts_with("lblab report --merge"), "{calls:?}");
+        std::fs::remove_dir_all(&results).unwrap();
     }
 
     fn script(m: &[Manifest], file: &str, kind: &str) -> String {
@@ -777,11 +907,11 @@ mod tests {
             "{call}"
         );
         assert!(call.contains("--policy=-rr "), "{call}");
-        // The fleet pod serves the backend of its ordinal, whatever prefix its name has.
+        // The fleet pod serves the backend of its completion index, then ends.
         let calls = run_pod_script(
-            &script(&m, "fleet.yaml", "StatefulSet"),
+            &script(&m, "fleet.yaml", "Job"),
             &[
-                ("HOSTNAME", "team-a-lab-fleet-v2-2".into()),
+                ("JOB_COMPLETION_INDEX", "2".into()),
                 ("START_AT", (now + 20).to_string()),
             ],
         );
@@ -793,8 +923,8 @@ mod tests {
         // An ordinal the scenario has no backend for stops the pod with a message.
         let out = std::process::Command::new("/bin/sh")
             .arg("-c")
-            .arg(script(&m, "fleet.yaml", "StatefulSet"))
-            .env("HOSTNAME", "lab-fleet-3")
+            .arg(script(&m, "fleet.yaml", "Job"))
+            .env("JOB_COMPLETION_INDEX", "3")
             .env("START_AT", "0")
             .output()
             .unwrap();

@@ -20,7 +20,7 @@ pub struct Args {
     #[arg(long = "only", value_name = "NAME")]
     only: Vec<String>,
     /// Serve only the backend at this position of the scenario's fleet, counted from 0 in the
-    /// scenario's order (a StatefulSet's pod ordinal, as `lblab deploy k8s` gives it).
+    /// scenario's order (an Indexed Job's completion index, as `lblab deploy k8s` gives it).
     #[arg(long, value_name = "K", conflicts_with = "only")]
     index: Option<usize>,
     /// Stop on its own this long after the fleet is listening (counted from then, not from

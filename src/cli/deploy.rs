@@ -18,9 +18,10 @@ pub struct Args {
 /// Where to deploy.
 #[derive(Debug, clap::Subcommand)]
 enum Target {
-    /// Write Kubernetes manifests: the scenario as a ConfigMap, the fleet as a StatefulSet (pod
-    /// ordinal k serves backend k) behind a headless Service, and the load generators as an
-    /// Indexed Job (completion index i runs shard i of the clients), with a kustomization. The
+    /// Write Kubernetes manifests: the scenario as a ConfigMap, the fleet as an Indexed Job
+    /// (completion index k serves backend k, ending after the last slot) behind a headless
+    /// Service, the load generators as an Indexed Job (completion index i runs shard i of the
+    /// clients), a collector Job that merges each policy's shards, and a kustomization. The
     /// policies run one after the other in slots from --start-at, each against a fresh fleet.
     /// See docs/distributed.md.
     K8s(K8sArgs),
