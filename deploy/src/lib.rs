@@ -59,8 +59,10 @@ call, and set no CPU limit: a CFS quota throttles a process for the rest of its 
 is used up, which adds up to a period (100 ms by default) to whatever call is in flight, a \
 latency the lab would then measure as the policy's. For pinned cores, give the pods a \
 Guaranteed QoS class (limits equal to requests, whole CPUs) on nodes whose kubelet runs the \
-static CPU manager policy; the load generator's real-time scheduling (SCHED_FIFO) needs the \
-SYS_NICE capability, and without it lblab runs at normal priority and says so. Either way the \
+static CPU manager policy. The pods meet the restricted Pod Security profile and drop every \
+capability, so the load generator runs at normal priority and says so; its real-time scheduling \
+(SCHED_FIFO) needs SYS_NICE, which only a privileged namespace allows (add it in an overlay). \
+Either way the \
 harness measures its own floor: run `lblab real` on one node of the same kind to see what the \
 stack itself adds.";
 
@@ -91,7 +93,55 @@ pub struct Options {
     /// own name in scenario order (so each address is its scenario backend, for the traffic
     /// share to faulty backends).
     pub dns: bool,
+    /// The storage class of the results volume [default: the cluster's default class].
+    pub storage_class: Option<String>,
+    /// The results volume's access mode.
+    pub access_mode: AccessMode,
 }
+
+/// How the results volume may be mounted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessMode {
+    /// By pods on any node: needs a class that offers it (NFS, CephFS, a cloud file store).
+    ReadWriteMany,
+    /// By the pods of one node only: what the large managed clusters' default classes give;
+    /// every pod that mounts it (load generators and collector) must then share a node.
+    ReadWriteOnce,
+}
+
+impl AccessMode {
+    /// Kubernetes' name of the mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessMode::ReadWriteMany => "ReadWriteMany",
+            AccessMode::ReadWriteOnce => "ReadWriteOnce",
+        }
+    }
+}
+
+/// The user the image runs as (the Containerfile's `USER`), and the group that owns the results
+/// volume's files.
+pub const IMAGE_UID: u64 = 10001;
+
+/// A pod's security context for Kubernetes' restricted Pod Security profile: not root, the
+/// runtime's default seccomp profile, and the results volume's files owned by the image's user.
+fn pod_security() -> Value {
+    json!({
+        "runAsNonRoot": true,
+        "runAsUser": IMAGE_UID,
+        "fsGroup": IMAGE_UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    })
+}
+
+/// A container's security context for the restricted profile: no privilege escalation, no
+/// capabilities (so no real-time scheduling: lblab then runs at normal priority and says so).
+fn container_security() -> Value {
+    json!({"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}})
+}
+
+/// How long a finished Job (and its pods' logs) stays before Kubernetes deletes it.
+pub const JOB_TTL_S: u64 = 86_400;
 
 /// One load-generator shard: its clients, rate and seed.
 #[derive(Debug, Clone, PartialEq)]
@@ -332,6 +382,7 @@ pub fn k8s(
         "metadata": {"name": fleet, "labels": labels("fleet")},
         "spec": {
             "completionMode": "Indexed",
+            "ttlSecondsAfterFinished": JOB_TTL_S,
             "completions": backends.len(),
             "parallelism": backends.len(),
             // A backend process that fails is restarted in its pod, up to once per backend in all.
@@ -341,9 +392,11 @@ pub fn k8s(
                 "spec": {
                     "subdomain": fleet,
                     "restartPolicy": "OnFailure",
+                    "securityContext": pod_security(),
                     "containers": [{
                         "name": "backend",
                         "image": opts.image,
+                        "securityContext": container_security(),
                         "command": ["/bin/sh", "-c", fleet_script],
                         "env": [start_env.clone()],
                         "ports": [{"name": "grpc", "containerPort": opts.port, "protocol": "TCP"}],
@@ -439,16 +492,31 @@ pub fn k8s(
         lblab_model::budget::estimate(&shard, policies.max(1), lblab_model::budget::Mode::Real)
             .bytes
     };
-    let pvc = json!({
+    let mut pvc = json!({
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {"name": results, "labels": labels("results")},
         "spec": {
             // Every shard writes its own folder; ReadWriteMany lets them run on any node.
-            "accessModes": ["ReadWriteMany"],
+            "accessModes": [opts.access_mode.as_str()],
             "resources": {"requests": {"storage": format!("{}Gi", loads.len().div_ceil(8))}},
         },
     });
+    if let Some(class) = &opts.storage_class {
+        // A DNS subdomain: lower-case letters, digits, '-' and '.', alphanumeric at both ends.
+        let subdomain = class.len() <= 253
+            && class
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+            && class.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && class.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if !subdomain {
+            return Err(DeployError::Invalid(format!(
+                "--storage-class {class:?}: give a StorageClass's name (`kubectl get storageclass`)"
+            )));
+        }
+        pvc["spec"]["storageClassName"] = json!(class);
+    }
     let start_env_collect = start_env.clone();
     let job_spec = json!({
         "apiVersion": "batch/v1",
@@ -456,6 +524,7 @@ pub fn k8s(
         "metadata": {"name": job, "labels": labels("loadgen")},
         "spec": {
             "completionMode": "Indexed",
+            "ttlSecondsAfterFinished": JOB_TTL_S,
             "completions": loads.len(),
             "parallelism": loads.len(),
             "backoffLimit": 0,
@@ -463,9 +532,11 @@ pub fn k8s(
                 "metadata": {"labels": labels("loadgen")},
                 "spec": {
                     "restartPolicy": "Never",
+                    "securityContext": pod_security(),
                     "containers": [{
                         "name": "loadgen",
                         "image": opts.image,
+                        "securityContext": container_security(),
                         "command": ["/bin/sh", "-c", loadgen_script],
                         "env": [
                             start_env,
@@ -525,13 +596,16 @@ pub fn k8s(
         "metadata": {"name": format!("{name}-collect"), "labels": labels("collect")},
         "spec": {
             "backoffLimit": 2,
+            "ttlSecondsAfterFinished": JOB_TTL_S,
             "template": {
                 "metadata": {"labels": labels("collect")},
                 "spec": {
                     "restartPolicy": "OnFailure",
+                    "securityContext": pod_security(),
                     "containers": [{
                         "name": "collect",
                         "image": opts.image,
+                        "securityContext": container_security(),
                         "command": ["/bin/sh", "-c", collect_script],
                         "env": [
                             start_env_collect,
@@ -735,6 +809,8 @@ mod tests {
             shards: None,
             start_at: 1_800_000_000,
             dns: true,
+            storage_class: None,
+            access_mode: AccessMode::ReadWriteMany,
         };
         assert_eq!(opts.name, "lblab-one-slow");
         let m = k8s(&s, "name = \"One_slow\"\n", &opts).unwrap();
@@ -820,6 +896,8 @@ mod tests {
             shards: Some(2),
             start_at: 0,
             dns: true,
+            storage_class: None,
+            access_mode: AccessMode::ReadWriteMany,
         };
         let m = k8s(&s, "", &opts).unwrap();
         let collect = script(&m, "collect.yaml", "Job");
@@ -879,6 +957,8 @@ mod tests {
             shards: Some(1),
             start_at: 0,
             dns: false,
+            storage_class: None,
+            access_mode: AccessMode::ReadWriteMany,
         };
         let m = k8s(&s, "", &opts).unwrap();
         let now = std::time::SystemTime::now()
@@ -933,6 +1013,52 @@ mod tests {
     }
 
     #[test]
+    fn pods_meet_the_restricted_profile_and_the_volume_takes_its_class_and_mode() {
+        let s = scenario(2, 1000.0);
+        let opts = Options {
+            image: "lblab:test".into(),
+            name: "lab".into(),
+            port: DEFAULT_PORT,
+            shards: None,
+            start_at: 0,
+            dns: true,
+            storage_class: Some("standard-rwo".into()),
+            access_mode: AccessMode::ReadWriteOnce,
+        };
+        let m = k8s(&s, "", &opts).unwrap();
+        let docs: Vec<&Value> = m.iter().flat_map(|m| m.docs.iter()).collect();
+        let jobs: Vec<&&Value> = docs.iter().filter(|d| d["kind"] == "Job").collect();
+        assert_eq!(jobs.len(), 3);
+        for job in jobs {
+            let pod = &job["spec"]["template"]["spec"];
+            assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+            assert_eq!(pod["securityContext"]["fsGroup"], IMAGE_UID);
+            assert_eq!(
+                pod["securityContext"]["seccompProfile"]["type"],
+                "RuntimeDefault"
+            );
+            let c = &pod["containers"][0]["securityContext"];
+            assert_eq!(c["allowPrivilegeEscalation"], false);
+            assert_eq!(c["capabilities"]["drop"][0], "ALL");
+            assert_eq!(job["spec"]["ttlSecondsAfterFinished"], JOB_TTL_S);
+        }
+        let pvc = docs
+            .iter()
+            .find(|d| d["kind"] == "PersistentVolumeClaim")
+            .unwrap();
+        assert_eq!(pvc["spec"]["storageClassName"], "standard-rwo");
+        assert_eq!(pvc["spec"]["accessModes"][0], "ReadWriteOnce");
+        for bad in ["", "Fast SSD", "-x", "x."] {
+            let o = Options {
+                storage_class: Some(bad.into()),
+                ..opts.clone()
+            };
+            let e = k8s(&s, "", &o).unwrap_err().to_string();
+            assert!(e.contains("--storage-class"), "{e}");
+        }
+    }
+
+    #[test]
     fn objects_over_kubernetes_size_limits_are_refused() {
         let s = scenario(1, 100.0);
         let opts = Options {
@@ -942,6 +1068,8 @@ mod tests {
             shards: None,
             start_at: 0,
             dns: true,
+            storage_class: None,
+            access_mode: AccessMode::ReadWriteMany,
         };
         let big = "#".repeat(CONFIGMAP_MAX_BYTES);
         let e = k8s(&s, &big, &opts).unwrap_err().to_string();

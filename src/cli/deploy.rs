@@ -61,6 +61,15 @@ struct K8sArgs {
     /// re-resolved.
     #[arg(long)]
     pod_targets: bool,
+    /// The results volume's StorageClass [default: the cluster's default class].
+    #[arg(long, value_name = "CLASS")]
+    storage_class: Option<String>,
+    /// The results volume's access mode: `many` (ReadWriteMany: pods on any node; needs a class
+    /// that offers it, such as NFS or a cloud file store) or `once` (ReadWriteOnce: what the
+    /// large managed clusters' default disks give; every load generator and the collector must
+    /// then run on one node, e.g. with one shard or a nodeSelector in an overlay).
+    #[arg(long, value_name = "MODE", default_value = "many", value_parser = ["many", "once"])]
+    access_mode: String,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -88,6 +97,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         shards: args.shards.map(|n| n as usize),
         start_at: args.start_at.unwrap_or(now + 600),
         dns: !args.pod_targets,
+        storage_class: args.storage_class,
+        access_mode: if args.access_mode == "once" {
+            lblab_deploy::AccessMode::ReadWriteOnce
+        } else {
+            lblab_deploy::AccessMode::ReadWriteMany
+        },
     };
     let manifests = lblab_deploy::k8s(&scenario, &text, &opts)
         .with_context(|| format!("deploying {}", file.display()))?;
