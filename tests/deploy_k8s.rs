@@ -235,3 +235,34 @@ fn deploy_refuses_what_cannot_run() {
         &["--start-at 1700", "within a day"],
     );
 }
+
+#[test]
+fn a_start_too_close_is_warned_of() {
+    let dir = scratch("deploy-k8s-soon");
+    let soon = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 10)
+        .to_string();
+    let out = dir.join("x");
+    let run = succeeds(&[
+        "deploy",
+        "k8s",
+        "one-slow",
+        "--image",
+        "i:1",
+        "--start-at",
+        &soon,
+        "--out",
+        arg(&out),
+    ]);
+    assert_says(
+        &text(&run.stderr),
+        &[
+            "warning: the first slot starts in",
+            "skip",
+            "--start-at at least 120 s ahead",
+        ],
+    );
+}

@@ -47,6 +47,26 @@ pub const SLOT_MARGIN_S: u64 = 60;
 /// How long before a slot's start the fleet of that slot listens (its pods become ready and the
 /// headless Service's name resolves to them).
 pub const FLEET_LEAD_S: u64 = 20;
+/// Seconds ahead of the first slot a start should be, so that the pods are scheduled, have pulled
+/// the image and the fleet listens ([`FLEET_LEAD_S`] before the slot) in time.
+pub const START_LEAD_S: u64 = 120;
+
+/// What is wrong with a start `start_at` (Unix seconds) at `now`, if it leaves the pods less
+/// than [`START_LEAD_S`]: a pod not running by its slot's start skips that slot.
+pub fn start_warning(start_at: u64, now: u64) -> Option<String> {
+    (start_at < now + START_LEAD_S).then(|| {
+        format!(
+            "the first slot starts {}; pods not yet scheduled, pulled and listening by then skip \
+             their slot (a load generator says so and its Job fails)",
+            if start_at > now {
+                format!("in {} s", start_at - now)
+            } else {
+                format!("{} s ago", now - start_at)
+            }
+        )
+    })
+}
+
 /// Seconds after the last policy's slot until which the collector waits for unfinished shards.
 pub const COLLECT_GRACE_S: u64 = 300;
 /// Where the shared results volume is mounted in the load generators' pods.
@@ -298,6 +318,36 @@ pub fn k8s(
             "app.kubernetes.io/component": part,
         })
     };
+    // Scheduling. The load generators keep off the backends' nodes where they can (a shared
+    // kernel would make each other's latency), and the backends spread over the nodes; with a
+    // ReadWriteOnce volume every pod that mounts it must share one node.
+    let term = |components: &[&str]| {
+        json!({
+            "labelSelector": {"matchExpressions": [
+                {"key": "app.kubernetes.io/instance", "operator": "In", "values": [name]},
+                {"key": "app.kubernetes.io/component", "operator": "In", "values": components},
+            ]},
+            "topologyKey": "kubernetes.io/hostname",
+        })
+    };
+    let apart_from_fleet = json!({"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": term(&["fleet"])},
+    ]});
+    let volume_affinity = match opts.access_mode {
+        AccessMode::ReadWriteOnce => json!({
+            "podAntiAffinity": apart_from_fleet,
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                term(&["loadgen", "collect"]),
+            ]},
+        }),
+        AccessMode::ReadWriteMany => json!({"podAntiAffinity": apart_from_fleet}),
+    };
+    let fleet_spread = json!([{
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": labels("fleet")},
+    }]);
     let start_env = json!({
         "name": "START_AT",
         "valueFrom": {"configMapKeyRef": {"name": config, "key": "start_at"}},
@@ -392,6 +442,7 @@ pub fn k8s(
                 "spec": {
                     "subdomain": fleet,
                     "restartPolicy": "OnFailure",
+                    "topologySpreadConstraints": fleet_spread,
                     "securityContext": pod_security(),
                     "containers": [{
                         "name": "backend",
@@ -532,6 +583,7 @@ pub fn k8s(
                 "metadata": {"labels": labels("loadgen")},
                 "spec": {
                     "restartPolicy": "Never",
+                    "affinity": volume_affinity.clone(),
                     "securityContext": pod_security(),
                     "containers": [{
                         "name": "loadgen",
@@ -601,6 +653,7 @@ pub fn k8s(
                 "metadata": {"labels": labels("collect")},
                 "spec": {
                     "restartPolicy": "OnFailure",
+                    "affinity": volume_affinity,
                     "securityContext": pod_security(),
                     "containers": [{
                         "name": "collect",
@@ -1055,6 +1108,57 @@ mod tests {
             };
             let e = k8s(&s, "", &o).unwrap_err().to_string();
             assert!(e.contains("--storage-class"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_start_too_close_is_warned_of() {
+        assert!(start_warning(1_000 + START_LEAD_S, 1_000).is_none());
+        let w = start_warning(1_030, 1_000).unwrap();
+        assert!(w.contains("in 30 s"), "{w}");
+        assert!(start_warning(900, 1_000).unwrap().contains("100 s ago"));
+    }
+
+    #[test]
+    fn load_generators_keep_off_the_fleet_and_share_a_once_volume() {
+        let s = scenario(2, 1000.0);
+        let mut opts = Options {
+            image: "lblab:test".into(),
+            name: "lab".into(),
+            port: DEFAULT_PORT,
+            shards: None,
+            start_at: 0,
+            dns: true,
+            storage_class: None,
+            access_mode: AccessMode::ReadWriteMany,
+        };
+        let pod = |m: &[Manifest], file: &str| {
+            let doc = m.iter().find(|m| m.file == file).unwrap().docs.iter();
+            doc.clone().find(|d| d["kind"] == "Job").unwrap()["spec"]["template"]["spec"].clone()
+        };
+        let m = k8s(&s, "", &opts).unwrap();
+        let lg = pod(&m, "loadgen.yaml");
+        let anti = &lg["affinity"]["podAntiAffinity"]
+            ["preferredDuringSchedulingIgnoredDuringExecution"][0];
+        assert_eq!(
+            anti["podAffinityTerm"]["labelSelector"]["matchExpressions"][1]["values"][0],
+            "fleet"
+        );
+        assert!(lg["affinity"]["podAffinity"].is_null());
+        assert_eq!(
+            pod(&m, "fleet.yaml")["topologySpreadConstraints"][0]["maxSkew"],
+            1
+        );
+        opts.access_mode = AccessMode::ReadWriteOnce;
+        let m = k8s(&s, "", &opts).unwrap();
+        for file in ["loadgen.yaml", "collect.yaml"] {
+            let together = &pod(&m, file)["affinity"]["podAffinity"]
+                ["requiredDuringSchedulingIgnoredDuringExecution"][0];
+            assert_eq!(together["topologyKey"], "kubernetes.io/hostname");
+            assert_eq!(
+                together["labelSelector"]["matchExpressions"][1]["values"],
+                json!(["loadgen", "collect"])
+            );
         }
     }
 

@@ -104,6 +104,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             lblab_deploy::AccessMode::ReadWriteMany
         },
     };
+    if let Some(w) = lblab_deploy::start_warning(opts.start_at, now) {
+        lblab_lab::errln!(
+            "warning: {w}; give --start-at at least {} s ahead, or change start_at in \
+             scenario.yaml before applying",
+            lblab_deploy::START_LEAD_S
+        );
+    }
     let manifests = lblab_deploy::k8s(&scenario, &text, &opts)
         .with_context(|| format!("deploying {}", file.display()))?;
     let dir = args
