@@ -578,7 +578,9 @@ pub fn k8s(
             "ttlSecondsAfterFinished": JOB_TTL_S,
             "completions": loads.len(),
             "parallelism": loads.len(),
-            "backoffLimit": 0,
+            // One shard that fails ends only its own index; the others run on (a retry would
+            // find its slots passed, so none is made).
+            "backoffLimitPerIndex": 0,
             "template": {
                 "metadata": {"labels": labels("loadgen")},
                 "spec": {
@@ -1138,6 +1140,15 @@ mod tests {
         };
         let m = k8s(&s, "", &opts).unwrap();
         let lg = pod(&m, "loadgen.yaml");
+        let job = m
+            .iter()
+            .find(|m| m.file == "loadgen.yaml")
+            .unwrap()
+            .docs
+            .iter();
+        let job = job.clone().find(|d| d["kind"] == "Job").unwrap();
+        assert_eq!(job["spec"]["backoffLimitPerIndex"], 0);
+        assert!(job["spec"]["backoffLimit"].is_null());
         let anti = &lg["affinity"]["podAntiAffinity"]
             ["preferredDuringSchedulingIgnoredDuringExecution"][0];
         assert_eq!(
