@@ -1,0 +1,358 @@
+//! The manifests, read back and their pod scripts run under /bin/sh.
+
+use serde_json::json;
+
+use super::*;
+
+fn scenario(clients: u32, rate: f64) -> Scenario {
+    Scenario::parse(&format!(
+        r#"
+        name = "One_slow"
+        [workload]
+        clients = {clients}
+        rate = {rate}
+        duration = "10s"
+        [[fleet]]
+        name = "main"
+        count = 3
+        service_time = {{ dist = "exponential", mean = "2ms" }}
+        [[policies]]
+        name = "round_robin"
+        config = '{{"loadBalancingConfig":[{{"round_robin":{{}}}}]}}'
+        "#
+    ))
+    .unwrap()
+}
+
+/// The options the tests start from: an image, the name `lab`, the default port, the default
+/// shards, start 0, `dns:///`, the cluster's default class, ReadWriteMany.
+fn options() -> Options {
+    Options {
+        image: "lblab:test".into(),
+        name: "lab".into(),
+        port: DEFAULT_PORT,
+        shards: None,
+        start_at: 0,
+        dns: true,
+        storage_class: None,
+        access_mode: AccessMode::ReadWriteMany,
+    }
+}
+
+#[test]
+fn clients_and_rate_split_evenly() {
+    let s = scenario(5, 5000.0);
+    assert_eq!(default_shards(&s), 3);
+    let l = shards(&s, 3).unwrap();
+    assert_eq!(
+        l.iter().map(|l| l.clients).collect::<Vec<_>>(),
+        vec![2, 2, 1]
+    );
+    assert_eq!(l.iter().map(|l| l.rate).sum::<f64>(), 5000.0);
+    assert_eq!(l[2].rate, 1000.0);
+    assert_eq!(l[1].seed, 2);
+    assert!(shards(&s, 6).is_err());
+    assert!(shards(&s, 0).is_err());
+    assert_eq!(default_shards(&scenario(1, 5000.0)), 1);
+}
+
+#[test]
+fn manifests_name_every_backend_and_shard() {
+    let s = scenario(4, 4000.0);
+    let opts = Options {
+        name: dns_label("lblab-One_slow", 40),
+        start_at: 1_800_000_000,
+        ..options()
+    };
+    assert_eq!(opts.name, "lblab-one-slow");
+    let m = k8s(&s, "name = \"One_slow\"\n", &opts).unwrap();
+    let fleet = m.iter().find(|m| m.file == "fleet.yaml").unwrap().text();
+    for b in ["--index", "completions: 3", "subdomain", "clusterIP"] {
+        assert!(fleet.contains(b), "{b} in {fleet}");
+    }
+    let job = m.iter().find(|m| m.file == "loadgen.yaml").unwrap().text();
+    for s in [
+        "completionMode: \"Indexed\"",
+        "1) clients=2 rate=2000 seed=2",
+        "metadata.labels['job-name']",
+    ] {
+        assert!(job.contains(s), "{s} in {job}");
+    }
+    for bad in ["Bad Name", "1abc", "abc-", "", "-abc"] {
+        let bad = Options {
+            name: bad.into(),
+            ..opts.clone()
+        };
+        let e = k8s(&s, "", &bad).unwrap_err().to_string();
+        assert!(e.contains("--name"), "{e}");
+    }
+}
+
+/// A pod's script run under `/bin/sh` with `lblab` and `sleep` replaced by stand-ins that
+/// record their arguments: what the pod would run.
+fn run_pod_script(script: &str, env: &[(&str, String)]) -> Vec<String> {
+    let (ok, calls) = try_pod_script(script, env);
+    assert!(ok, "{script}");
+    calls
+}
+
+/// [`run_pod_script`] that may fail: whether it succeeded, and the calls.
+fn try_pod_script(script: &str, env: &[(&str, String)]) -> (bool, Vec<String>) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "lblab-deploy-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("calls");
+    let _ = std::fs::remove_file(&log);
+    for tool in ["lblab", "sleep"] {
+        let path = dir.join(tool);
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho {tool} \"$@\" >> '{}'\n", log.display()),
+        )
+        .unwrap();
+        let mut perms = std::fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&path, perms).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .env("PATH", path)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .status()
+        .unwrap();
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    std::fs::remove_dir_all(&dir).unwrap();
+    (
+        status.success(),
+        calls.lines().map(str::to_string).collect(),
+    )
+}
+
+#[test]
+fn the_collector_merges_each_policys_shards_and_says_what_is_missing() {
+    let s = scenario(2, 1000.0);
+    let opts = Options {
+        shards: Some(2),
+        ..options()
+    };
+    let m = k8s(&s, "", &opts).unwrap();
+    let collect = script(&m, "collect.yaml", "Job");
+    let results = std::env::temp_dir().join(format!("lblab-collect-{}", std::process::id()));
+    for shard in ["shard-0", "shard-1"] {
+        let dir = results.join("policy-0").join(shard);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("summary.json"), "{}").unwrap();
+    }
+    let env = [
+        ("LBLAB_RESULTS", results.display().to_string()),
+        ("START_AT", "1000".to_string()),
+    ];
+    let calls = run_pod_script(&collect, &env);
+    let r = results.display();
+    assert_eq!(
+        calls,
+        [
+            format!(
+                "lblab report --merge {r}/policy-0/shard-0 {r}/policy-0/shard-1 --out \
+                 {r}/merged/policy-0"
+            ),
+            "sleep 3600".to_string()
+        ]
+    );
+    // A shard that never finished: the others are merged, and the Job fails.
+    std::fs::remove_file(results.join("policy-0/shard-1/summary.json")).unwrap();
+    let (ok, calls) = try_pod_script(&collect, &env);
+    assert!(!ok);
+    assert!(calls[0].starts_with("lblab report --merge"), "{calls:?}");
+    std::fs::remove_dir_all(&results).unwrap();
+}
+
+fn script(m: &[Manifest], file: &str, kind: &str) -> String {
+    let doc = m
+        .iter()
+        .find(|m| m.file == file)
+        .unwrap()
+        .docs
+        .iter()
+        .find(|d| d["kind"] == kind)
+        .unwrap();
+    doc["spec"]["template"]["spec"]["containers"][0]["command"][2]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_renamed_deployment_and_a_label_like_a_flag_still_run() {
+    let mut s = scenario(2, 1000.0);
+    s.policies[0].name = "-rr".into();
+    let opts = Options {
+        port: 7000,
+        shards: Some(1),
+        dns: false,
+        ..options()
+    };
+    let m = k8s(&s, "", &opts).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // A kustomize namePrefix and nameSuffix rename the Job and the Service alike.
+    let calls = run_pod_script(
+        &script(&m, "loadgen.yaml", "Job"),
+        &[
+            ("JOB_NAME", "team-a-lab-loadgen-v2".into()),
+            ("JOB_COMPLETION_INDEX", "0".into()),
+            ("START_AT", (now + 5).to_string()),
+        ],
+    );
+    let call = calls
+        .iter()
+        .find(|c| c.starts_with("lblab loadgen"))
+        .unwrap();
+    assert!(
+        call.contains(
+            "--targets team-a-lab-fleet-v2-0.team-a-lab-fleet-v2:7000,\
+             team-a-lab-fleet-v2-1.team-a-lab-fleet-v2:7000,\
+             team-a-lab-fleet-v2-2.team-a-lab-fleet-v2:7000 "
+        ),
+        "{call}"
+    );
+    assert!(call.contains("--policy=-rr "), "{call}");
+    // The fleet pod serves the backend of its completion index, then ends.
+    let calls = run_pod_script(
+        &script(&m, "fleet.yaml", "Job"),
+        &[
+            ("JOB_COMPLETION_INDEX", "2".into()),
+            ("START_AT", (now + 20).to_string()),
+        ],
+    );
+    let call = calls
+        .iter()
+        .find(|c| c.starts_with("lblab backend"))
+        .unwrap();
+    assert!(call.contains("--index 2 "), "{call}");
+    // An ordinal the scenario has no backend for stops the pod with a message.
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script(&m, "fleet.yaml", "Job"))
+        .env("JOB_COMPLETION_INDEX", "3")
+        .env("START_AT", "0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("none with index 3"));
+}
+
+#[test]
+fn pods_meet_the_restricted_profile_and_the_volume_takes_its_class_and_mode() {
+    let s = scenario(2, 1000.0);
+    let opts = Options {
+        storage_class: Some("standard-rwo".into()),
+        access_mode: AccessMode::ReadWriteOnce,
+        ..options()
+    };
+    let m = k8s(&s, "", &opts).unwrap();
+    let docs: Vec<&Value> = m.iter().flat_map(|m| m.docs.iter()).collect();
+    let jobs: Vec<&&Value> = docs.iter().filter(|d| d["kind"] == "Job").collect();
+    assert_eq!(jobs.len(), 3);
+    for job in jobs {
+        let pod = &job["spec"]["template"]["spec"];
+        assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+        assert_eq!(pod["securityContext"]["fsGroup"], IMAGE_UID);
+        assert_eq!(
+            pod["securityContext"]["seccompProfile"]["type"],
+            "RuntimeDefault"
+        );
+        let c = &pod["containers"][0]["securityContext"];
+        assert_eq!(c["allowPrivilegeEscalation"], false);
+        assert_eq!(c["capabilities"]["drop"][0], "ALL");
+        assert_eq!(job["spec"]["ttlSecondsAfterFinished"], JOB_TTL_S);
+    }
+    let pvc = docs
+        .iter()
+        .find(|d| d["kind"] == "PersistentVolumeClaim")
+        .unwrap();
+    assert_eq!(pvc["spec"]["storageClassName"], "standard-rwo");
+    assert_eq!(pvc["spec"]["accessModes"][0], "ReadWriteOnce");
+    for bad in ["", "Fast SSD", "-x", "x."] {
+        let o = Options {
+            storage_class: Some(bad.into()),
+            ..opts.clone()
+        };
+        let e = k8s(&s, "", &o).unwrap_err().to_string();
+        assert!(e.contains("--storage-class"), "{e}");
+    }
+}
+
+#[test]
+fn a_start_too_close_is_warned_of() {
+    assert!(start_warning(1_000 + START_LEAD_S, 1_000).is_none());
+    let w = start_warning(1_030, 1_000).unwrap();
+    assert!(w.contains("in 30 s"), "{w}");
+    assert!(start_warning(900, 1_000).unwrap().contains("100 s ago"));
+}
+
+#[test]
+fn load_generators_keep_off_the_fleet_and_share_a_once_volume() {
+    let s = scenario(2, 1000.0);
+    let mut opts = options();
+    let pod = |m: &[Manifest], file: &str| {
+        let doc = m.iter().find(|m| m.file == file).unwrap().docs.iter();
+        doc.clone().find(|d| d["kind"] == "Job").unwrap()["spec"]["template"]["spec"].clone()
+    };
+    let m = k8s(&s, "", &opts).unwrap();
+    let lg = pod(&m, "loadgen.yaml");
+    let job = m
+        .iter()
+        .find(|m| m.file == "loadgen.yaml")
+        .unwrap()
+        .docs
+        .iter();
+    let job = job.clone().find(|d| d["kind"] == "Job").unwrap();
+    assert_eq!(job["spec"]["backoffLimitPerIndex"], 0);
+    assert!(job["spec"]["backoffLimit"].is_null());
+    let anti =
+        &lg["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0];
+    assert_eq!(
+        anti["podAffinityTerm"]["labelSelector"]["matchExpressions"][1]["values"][0],
+        "fleet"
+    );
+    assert!(lg["affinity"]["podAffinity"].is_null());
+    assert_eq!(
+        pod(&m, "fleet.yaml")["topologySpreadConstraints"][0]["maxSkew"],
+        1
+    );
+    opts.access_mode = AccessMode::ReadWriteOnce;
+    let m = k8s(&s, "", &opts).unwrap();
+    for file in ["loadgen.yaml", "collect.yaml"] {
+        let together = &pod(&m, file)["affinity"]["podAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"][0];
+        assert_eq!(together["topologyKey"], "kubernetes.io/hostname");
+        assert_eq!(
+            together["labelSelector"]["matchExpressions"][1]["values"],
+            json!(["loadgen", "collect"])
+        );
+    }
+}
+
+#[test]
+fn objects_over_kubernetes_size_limits_are_refused() {
+    let s = scenario(1, 100.0);
+    let opts = options();
+    let big = "#".repeat(CONFIGMAP_MAX_BYTES);
+    let e = k8s(&s, &big, &opts).unwrap_err().to_string();
+    assert!(e.contains("scenario.yaml: ConfigMap lab-scenario"), "{e}");
+    assert!(e.contains("1048576"), "{e}");
+    assert!(k8s(&s, "# a small scenario", &opts).is_ok());
+}
