@@ -266,3 +266,78 @@ fn a_start_too_close_is_warned_of() {
         ],
     );
 }
+
+/// Every canonical scenario's manifests, and those of a scenario whose names look like flags,
+/// quotes and shell syntax, pass the strict schemas, and their scripts parse.
+#[test]
+fn every_canonical_scenario_and_hostile_names_validate() {
+    let dir = scratch("deploy-k8s-all");
+    let hostile = dir.join("hostile.toml");
+    let toml = ScenarioBuilder::new("hostile")
+        .clients(2)
+        .rate(200.0)
+        .duration("10s")
+        .group("-main", 2, &exponential("2ms"), &[])
+        .group("--x.y_z", 1, &exponential("2ms"), &[])
+        .lb("-rr", "round_robin")
+        .lb("a b; rm -rf /", "round_robin")
+        .toml();
+    std::fs::write(&hostile, toml).unwrap();
+    let mut scenarios: Vec<String> = std::fs::read_dir("scenarios")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    scenarios.sort();
+    assert!(scenarios.len() >= 18, "{scenarios:?}");
+    scenarios.push(arg(&hostile).to_string());
+    let mut files = Vec::new();
+    for (k, scenario) in scenarios.iter().enumerate() {
+        let out = dir.join(format!("s{k}"));
+        succeeds(&[
+            "deploy",
+            "k8s",
+            scenario,
+            "--image",
+            "registry.example/lblab:test",
+            "--out",
+            arg(&out),
+        ]);
+        files.extend(objects(&out));
+    }
+    for version in VERSIONS {
+        let (ok, said) = validate(&files, version);
+        assert!(ok, "against Kubernetes {version}:\n{said}");
+        assert_eq!(
+            said.matches("passed").count(),
+            6 * scenarios.len(),
+            "{said}"
+        );
+    }
+    let scripts = Command::new(interop_python())
+        .arg("-c")
+        .arg(SHELL_CHECK)
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(scripts.status.success(), "{}", text(&scripts.stderr));
+    assert_eq!(
+        text(&scripts.stdout).trim(),
+        format!("{} scripts parse", 3 * scenarios.len())
+    );
+    // The hostile labels reach the pods quoted, as data.
+    let job = std::fs::read_to_string(
+        dir.join(format!("s{}", scenarios.len() - 1))
+            .join("loadgen.yaml"),
+    )
+    .unwrap();
+    assert_says(
+        &job,
+        &[
+            "policy='-rr'",
+            "policy='a b; rm -rf /'",
+            "--policy=\"$policy\"",
+        ],
+    );
+}
