@@ -155,6 +155,7 @@ impl Fleet {
             let reporter = HealthReporter::new();
             reporter.set_serving::<EchoServer<EchoService>>().await;
             let router = Router {
+                node: node.clone(),
                 echo: EchoServer::new(EchoService { node: node.clone() }),
                 health: HealthServer::new(HealthService::from_health_reporter(reporter)),
                 reflection: reflection.clone(),
@@ -349,6 +350,7 @@ impl Reflection {
 /// Routes a request to the Echo, health or reflection service by its path.
 #[derive(Clone)]
 struct Router {
+    node: Arc<Node>,
     echo: EchoServer<EchoService>,
     health: HealthServer<HealthService>,
     reflection: Reflection,
@@ -378,7 +380,15 @@ where
         if is(<EchoServer<EchoService> as NamedService>::NAME) {
             Box::pin(tower::Service::call(&mut self.echo, req))
         } else if is(<HealthServer<HealthService> as NamedService>::NAME) {
-            Box::pin(tower::Service::call(&mut self.health, req))
+            // The health service sees the backend's faults as a health Check would.
+            let (node, call) = (
+                self.node.clone(),
+                tower::Service::call(&mut self.health, req),
+            );
+            Box::pin(async move {
+                node.health_gate().await;
+                call.await
+            })
         } else if is("grpc.reflection.v1.ServerReflection") {
             Box::pin(tower::Service::call(&mut self.reflection.v1, req))
         } else if is("grpc.reflection.v1alpha.ServerReflection") {

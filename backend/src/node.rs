@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use lblab_model::backend::{Admission, Backend, Started};
+use lblab_model::probe::HEALTH_CHECK_WORK;
 use lblab_policy::{Nanos, RpcKind};
 use tokio::sync::oneshot;
 use tokio_stream::Stream;
@@ -143,6 +144,31 @@ impl Node {
             let at = Instant::now() + Duration::from_nanos(self.half_rtt);
             self.timer.sleep_until(at).await;
         }
+    }
+
+    /// Holds a `grpc.health.v1.Health` call as the backend's faults would (what
+    /// `lblab_model::probe` says a health Check sees): the network's round trip, a black hole
+    /// that never answers, and [`HEALTH_CHECK_WORK`] of work through the fault timeline, so a
+    /// pause or throttling delays it; it takes no worker and waits in no queue.
+    pub(crate) async fn health_gate(&self) {
+        self.half_trip().await;
+        let now = self.clock.now();
+        let done = {
+            let st = self.lock();
+            let timeline = st.model.timeline();
+            if timeline.black_hole_at(now) {
+                Nanos::MAX
+            } else {
+                timeline.finish_time(now, HEALTH_CHECK_WORK)
+            }
+        };
+        if done == Nanos::MAX {
+            return std::future::pending().await;
+        }
+        if done > now {
+            self.timer.sleep_until(self.clock.instant(done)).await;
+        }
+        self.half_trip().await;
     }
 
     async fn unary(self: &Arc<Self>, id: u64) -> Result<Response<CallReply>, Status> {

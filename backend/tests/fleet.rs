@@ -189,3 +189,36 @@ async fn health_service_reports_serving() {
     );
     fleet.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_health_check_waits_through_a_pause_as_a_call_would() {
+    // main/0 stops for 400 ms every second; main/1 never. Checks sent every 20 ms for 1.5 s: some
+    // of main/0's wait for the end of a pause, none of main/1's do.
+    let fleet = start(
+        r#"
+        [[faults]]
+        kind = "gc_pauses"
+        targets = ["main/0"]
+        every = "1s"
+        pause = "400ms"
+        "#,
+    )
+    .await;
+    let mut slowest = [Duration::ZERO; 2];
+    for (b, slowest) in slowest.iter_mut().enumerate() {
+        let mut h =
+            tonic_health::pb::health_client::HealthClient::new(channel(fleet.addrs()[b]).await);
+        let end = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < end {
+            let t = Instant::now();
+            h.check(tonic_health::pb::HealthCheckRequest::default())
+                .await
+                .expect("health");
+            *slowest = (*slowest).max(t.elapsed());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    assert!(slowest[0] >= Duration::from_millis(100), "{slowest:?}");
+    assert!(slowest[1] < Duration::from_millis(100), "{slowest:?}");
+    fleet.shutdown().await;
+}

@@ -348,6 +348,27 @@ pub trait Policy: Send + fmt::Debug {
         None
     }
 
+    /// If the policy wants out-of-band latency probes (lblab-only: peak_ewma's
+    /// `lblabAblation.probeInterval`), how often the owner should send each READY endpoint one: a
+    /// unary `grpc.health.v1.Health/Check` on the endpoint's own connection, at most one
+    /// outstanding per endpoint. A probe is not a call: it is never picked, carries no load and
+    /// gives no RTT sample; the owner reports it with [`Policy::on_probe_sent`] and
+    /// [`Policy::on_probe_done`].
+    fn probe_interval(&self) -> Option<Nanos> {
+        None
+    }
+
+    /// A probe was sent to `endpoint` at `now`.
+    fn on_probe_sent(&mut self, now: Nanos, endpoint: EndpointId) {
+        let _ = (now, endpoint);
+    }
+
+    /// The probe sent to `endpoint` ended at `now`: `answered` if the endpoint answered it (with
+    /// any status), false if it failed without an answer (the connection was refused or lost).
+    fn on_probe_done(&mut self, now: Nanos, endpoint: EndpointId, answered: bool) {
+        let _ = (now, endpoint, answered);
+    }
+
     /// When the policy next wants [`Policy::on_timer`] to be called, if ever.
     fn next_timer(&self) -> Option<Nanos> {
         None

@@ -488,6 +488,18 @@ impl Policy for OutlierDetection {
         self.child.oob_reporting_period()
     }
 
+    fn probe_interval(&self) -> Option<Nanos> {
+        self.child.probe_interval()
+    }
+
+    fn on_probe_sent(&mut self, now: Nanos, endpoint: EndpointId) {
+        self.child.on_probe_sent(now, endpoint);
+    }
+
+    fn on_probe_done(&mut self, now: Nanos, endpoint: EndpointId, answered: bool) {
+        self.child.on_probe_done(now, endpoint, answered);
+    }
+
     fn next_timer(&self) -> Option<Nanos> {
         match (self.next_sweep, self.child.next_timer()) {
             (Some(a), Some(b)) => Some(a.min(b)),

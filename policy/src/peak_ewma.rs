@@ -141,6 +141,12 @@ struct Load {
     /// With [`Ablation::stall`]: when the endpoint last showed progress while calls were
     /// outstanding on it (its last answer, or the pick that made it busy, whichever is later).
     progress: Nanos,
+    /// With [`Ablation::probe_interval`]: a probe sent to the endpoint has not ended yet.
+    probing: bool,
+    /// With [`Ablation::probe_interval`]: when the pending probe was sent.
+    probe_sent: Nanos,
+    /// With [`Ablation::probe_interval`]: when a probe was last answered within the estimate.
+    probe_answered: Nanos,
 }
 
 /// The cost as the picker compares it: proportional to `decayed × (outstanding + 1)` with the same
@@ -225,6 +231,9 @@ impl PeakEwmaPolicy {
             sampled: false,
             picks_at: self.picks,
             progress: now,
+            probing: false,
+            probe_sent: now,
+            probe_answered: 0,
         }
     }
 }
@@ -271,8 +280,8 @@ fn split_cost(a: &Ablation, split: &Split, picks: u64, load: &Load, now: Nanos) 
         return unsampled_cost(load);
     }
     let estimate = split_estimate(a, split, picks, load, now, true);
-    let estimate = if a.stall && load.outstanding > 0 {
-        estimate.max(now.saturating_sub(load.progress) as f64)
+    let estimate = if a.stall && (load.outstanding > 0 || load.probing) {
+        estimate.max(now.saturating_sub(load.progress.max(load.probe_answered)) as f64)
     } else {
         estimate
     };
@@ -350,7 +359,7 @@ impl Policy for PeakEwmaPolicy {
         self.picks += 1;
         if self.config.ablation.streams.outstanding(kind) {
             let load = &mut self.endpoints.slot_mut(slot).data;
-            if load.outstanding == 0 {
+            if load.outstanding == 0 && !load.probing {
                 load.progress = now;
             }
             load.outstanding = load.outstanding.saturating_add(1);
@@ -405,6 +414,42 @@ impl Policy for PeakEwmaPolicy {
             }
             load.sampled = true;
             load.picks_at = picks;
+        }
+    }
+
+    fn probe_interval(&self) -> Option<Nanos> {
+        self.config.ablation.probe_interval
+    }
+
+    fn on_probe_sent(&mut self, now: Nanos, endpoint: EndpointId) {
+        let now = self.advance(now);
+        let Some(slot) = self.endpoints.lookup(endpoint) else {
+            return;
+        };
+        let load = &mut self.endpoints.slot_mut(slot).data;
+        if load.outstanding == 0 && !load.probing {
+            load.progress = now;
+        }
+        load.probing = true;
+        load.probe_sent = now;
+    }
+
+    fn on_probe_done(&mut self, now: Nanos, endpoint: EndpointId, answered: bool) {
+        let now = self.advance(now);
+        let Some(slot) = self.endpoints.lookup(endpoint) else {
+            return;
+        };
+        let (a, picks) = (self.config.ablation, self.picks);
+        let load = &mut self.endpoints.slot_mut(slot).data;
+        if !std::mem::take(&mut load.probing) || !answered {
+            return;
+        }
+        // A probe answered within the endpoint's estimate shows that it is not stalled now: the
+        // stall-aware cost counts from its answer. One answered only as late as the calls are
+        // (it waited through the same stall) shows nothing the calls' answers will not.
+        let rtt = now.saturating_sub(load.probe_sent) as f64;
+        if rtt <= split_estimate(&a, &self.split, picks, load, now, true) {
+            load.probe_answered = now;
         }
     }
 

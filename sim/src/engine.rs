@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use lblab_model::arrival::ClientArrivals;
 use lblab_model::backend::{Admission, Backend, Started};
 use lblab_model::backoff::Backoff;
+use lblab_model::probe::{self, Probe, Seen};
 use lblab_model::scenario::{derive_seed, streams, Scenario, ORACLE};
 use lblab_policy::config::Selected;
 use lblab_policy::{Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status};
@@ -47,6 +48,15 @@ enum Event {
     Timer { client: u32 },
     /// A client asks every backend for an out-of-band load report.
     Oob { client: u32 },
+    /// A client sends a health Check probe to every READY backend it has none pending on.
+    Probe { client: u32 },
+    /// A probe sent at `sent` ends: answered, or refused.
+    ProbeDone {
+        client: u32,
+        backend: u32,
+        sent: Nanos,
+        answered: bool,
+    },
     /// A backend process goes down or comes back.
     Availability { backend: u32, up: bool },
     /// A client's connection to a backend changes state.
@@ -82,7 +92,13 @@ struct Client {
     /// Requests waiting for a READY endpoint.
     pending: VecDeque<ReqRef>,
     timer_at: Option<Nanos>,
+    /// Per backend, when the pending probe was sent ([`NO_PROBE`] if none); empty unless the
+    /// policy probes.
+    probe_sent: Vec<Nanos>,
 }
+
+/// No probe pending.
+const NO_PROBE: Nanos = Nanos::MAX;
 
 /// Counters of one run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -158,6 +174,7 @@ impl<'a> World<'a> {
                 conn: vec![Connectivity::Idle; backends.len()],
                 pending: VecDeque::new(),
                 timer_at: None,
+                probe_sent: Vec::new(),
             });
         }
         Ok(World {
@@ -268,7 +285,69 @@ impl<'a> World<'a> {
                 if let Some(period) = p.oob_reporting_period() {
                     self.queue.schedule(period.max(1), Event::Oob { client: c });
                 }
+                if let Some(interval) = p.probe_interval() {
+                    // Clients' probes spread evenly over the interval, not all at once.
+                    let n = self.clients.len() as u64;
+                    let first = interval.saturating_mul(u64::from(c)) / n;
+                    self.clients[c as usize].probe_sent = vec![NO_PROBE; self.backends.len()];
+                    self.queue.schedule(first, Event::Probe { client: c });
+                }
             }
+        }
+    }
+
+    /// Sends `client`'s probes due at `now` (see [`lblab_policy::Policy::probe_interval`]): a
+    /// health Check to every READY backend without one pending, answered as the model says a
+    /// Check is ([`lblab_model::probe::seen`]); it takes no worker and no queue place.
+    fn send_probes(&mut self, now: Nanos, client: u32) {
+        let c = &mut self.clients[client as usize];
+        let Picker::Policy(p) = &mut c.picker else {
+            return;
+        };
+        let Some(interval) = p.probe_interval() else {
+            return;
+        };
+        for (b, backend) in self.backends.iter().enumerate() {
+            if c.conn[b] != Connectivity::Ready || c.probe_sent[b] != NO_PROBE {
+                continue;
+            }
+            let rtt = 2 * self.half_rtts[b];
+            let seen = probe::seen(Probe::HealthCheck, backend.timeline(), now, rtt);
+            let (at, answered) = match seen {
+                Seen::Rtt(r) => (now + r, true),
+                Seen::Refused => (now + rtt, false),
+                // A black hole: pending until the connection goes.
+                Seen::NoAnswer => (Nanos::MAX, false),
+            };
+            p.on_probe_sent(now, EndpointId(b as u32));
+            c.probe_sent[b] = now;
+            if at < Nanos::MAX {
+                self.queue.schedule(
+                    at,
+                    Event::ProbeDone {
+                        client,
+                        backend: b as u32,
+                        sent: now,
+                        answered,
+                    },
+                );
+            }
+        }
+        if now + interval < self.end {
+            self.queue
+                .schedule(now + interval.max(1), Event::Probe { client });
+        }
+    }
+
+    /// Ends `client`'s probe of `backend` sent at `sent`, if it is still the pending one.
+    fn end_probe(&mut self, now: Nanos, client: u32, backend: u32, sent: Nanos, answered: bool) {
+        let c = &mut self.clients[client as usize];
+        if c.probe_sent.get(backend as usize) != Some(&sent) || sent == NO_PROBE {
+            return;
+        }
+        c.probe_sent[backend as usize] = NO_PROBE;
+        if let Picker::Policy(p) = &mut c.picker {
+            p.on_probe_done(now, EndpointId(backend), answered);
         }
     }
 
@@ -288,6 +367,15 @@ impl<'a> World<'a> {
     }
 
     fn set_conn(&mut self, now: Nanos, client: u32, backend: u32, state: Connectivity) {
+        if state != Connectivity::Ready {
+            // A probe pending on a connection that went fails with it.
+            if let Some(&sent) = self.clients[client as usize]
+                .probe_sent
+                .get(backend as usize)
+            {
+                self.end_probe(now, client, backend, sent, false);
+            }
+        }
         let c = &mut self.clients[client as usize];
         c.conn[backend as usize] = state;
         if let Picker::Policy(p) = &mut c.picker {
@@ -346,6 +434,13 @@ impl<'a> World<'a> {
                     }
                 }
             }
+            Event::Probe { client } => self.send_probes(now, client),
+            Event::ProbeDone {
+                client,
+                backend,
+                sent,
+                answered,
+            } => self.end_probe(now, client, backend, sent, answered),
             Event::Availability { backend, up } => {
                 if !up {
                     let half = self.half_rtt(backend);

@@ -200,6 +200,10 @@ fn decode(w: &[u64; WORDS], outstanding: u32, progress: Nanos) -> Load {
         sampled: w[6] != 0,
         outstanding,
         progress,
+        // The shared form has no probes (`with_config` refuses a probeInterval).
+        probing: false,
+        probe_sent: 0,
+        probe_answered: 0,
     }
 }
 
@@ -309,6 +313,7 @@ impl SharedPeakEwma {
         // Without a decay factor per call (see `Moment::unscaled`), the variations that weigh a
         // sample by the wall-clock decay of the stored estimate are not supported.
         if !a.split()
+            || a.probe_interval.is_some()
             || a.decay != DecayMode::TimeWeighted
             || (a.blend_time.is_none() && (a.idle_decay_time.is_some() || a.idle == Idle::Frozen))
         {
@@ -370,6 +375,9 @@ impl SharedPeakEwma {
             sampled: false,
             picks_at: self.picks.load(Ordering::Relaxed),
             progress: now,
+            probing: false,
+            probe_sent: now,
+            probe_answered: 0,
         }
     }
 

@@ -150,6 +150,7 @@ impl Spec for Config {
                         error_samples_default
                     },
                     stall: a.bool("stall", stall_default)?,
+                    probe_interval: optional_duration(a, "probeInterval")?,
                     per_method: a.bool("perMethod", d.per_method)?,
                 };
                 if ablation.decay == DecayMode::OnRead && ablation.split() {
@@ -170,6 +171,12 @@ impl Spec for Config {
                     return Err(a.err(
                         "peakRatio",
                         "is a threshold of the peak's jump: give it with peak \"jump\" or \"stalled\"",
+                    ));
+                }
+                if ablation.probe_interval.is_some() && (!ablation.stall || ablation.per_method) {
+                    return Err(a.err(
+                        "probeInterval",
+                        "a probe's answer is progress for the stall-aware cost: give it with stall true and without perMethod",
                     ));
                 }
                 if ablation.idle_picks == Some(0) {
@@ -221,6 +228,7 @@ impl Spec for Config {
                 },
             ),
             ("blendTime", self.ablation.blend_time),
+            ("probeInterval", self.ablation.probe_interval),
         ] {
             if let Some(d) = value {
                 ablation[key] = json!(duration::format(d));

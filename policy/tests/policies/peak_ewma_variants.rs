@@ -3,7 +3,7 @@
 //! endpoint and to the probes a client with few picks sends it.
 
 use lblab_policy::config::parse_service_config;
-use lblab_policy::Status;
+use lblab_policy::{EndpointId, Status};
 
 use crate::harness::{Lab, MS, SEC};
 
@@ -784,4 +784,95 @@ fn a_peak_ratio_is_checked_and_normalized() {
         err.contains("peakRatio") && err.contains("\"stalled\""),
         "{err}"
     );
+}
+
+#[test]
+fn a_pending_probe_shows_a_stall_on_an_endpoint_with_no_call() {
+    // Both endpoints answered in 1 ms; endpoint 0 then has no call outstanding. A probe sent to
+    // it 50 ms ago and not answered makes its cost at least the probe's age; without probes
+    // (the default) an endpoint with no call costs its decayed estimate. The probe's answer ends
+    // the stall term and gives no RTT sample.
+    let entry = variant(r#""idle":"to_zero","probeInterval":"0.1s""#);
+    let mut lab = Lab::ready(&entry, 2);
+    assert_eq!(lab.policy.probe_interval(), Some(100 * MS));
+    for _ in 0..4 {
+        let t = lab.unary();
+        lab.step(MS);
+        lab.done(t, Status::Ok, MS);
+    }
+    let before = lab.cost(0);
+    let now = lab.now;
+    lab.policy.on_probe_sent(now, EndpointId(0));
+    lab.step(50 * MS);
+    assert!(lab.cost(0) >= 50.0 * MS as f64, "{}", lab.cost(0));
+    assert!(lab.cost(1) < 2.0 * MS as f64, "{}", lab.cost(1));
+    let now = lab.now;
+    lab.policy.on_probe_done(now, EndpointId(0), true);
+    let after = lab.cost(0);
+    assert!(after <= before, "no sample: {after} vs {before}");
+    assert_eq!(
+        Lab::ready(&variant(r#""idle":"to_zero""#), 1)
+            .policy
+            .probe_interval(),
+        None
+    );
+}
+
+#[test]
+fn a_prompt_probe_answer_ends_the_stall_term_and_a_stalled_one_does_not() {
+    // Answers of 2 ms; then a call pending for 50 ms. A probe answered 1 ms after it was sent,
+    // 10 ms before now, shows the endpoint is not stalled: the stall term counts from its answer.
+    // A probe that took 30 ms (it waited through the same stall) shows nothing.
+    let cost_with = |probe_rtt: Option<u64>| {
+        let entry = variant(r#""idle":"to_zero","errorPenalty":0,"probeInterval":"1s""#);
+        let mut lab = Lab::ready(&entry, 1);
+        for _ in 0..10 {
+            let t = lab.unary();
+            lab.step(2 * MS);
+            lab.done(t, Status::Ok, 2 * MS);
+        }
+        let sent = lab.now;
+        let _slow = lab.unary();
+        if let Some(rtt) = probe_rtt {
+            lab.step_to(sent + 39 * MS - rtt);
+            let now = lab.now;
+            lab.policy.on_probe_sent(now, EndpointId(0));
+            lab.step(rtt);
+            let now = lab.now;
+            lab.policy.on_probe_done(now, EndpointId(0), true);
+        }
+        lab.step_to(sent + 50 * MS);
+        lab.cost(0) / 2.0
+    };
+    let none = cost_with(None);
+    assert!(none >= 50.0 * MS as f64, "the call's age: {none}");
+    let prompt = cost_with(Some(MS));
+    assert!(
+        (prompt - 11.0 * MS as f64).abs() < 0.1 * MS as f64,
+        "since the probe's answer: {prompt}"
+    );
+    let stalled = cost_with(Some(30 * MS));
+    assert!(
+        stalled >= 50.0 * MS as f64,
+        "a stalled probe shows nothing: {stalled}"
+    );
+}
+
+#[test]
+fn probes_need_the_stall_term_and_normalize() {
+    let parse = |ablation: &str| {
+        parse_service_config(&format!(
+            r#"{{"loadBalancingConfig":[{}]}}"#,
+            variant(ablation)
+        ))
+    };
+    let cfg = parse(r#""probeInterval":"0.25s""#).expect("valid");
+    let json = cfg.to_json().to_string();
+    assert!(json.contains(r#""probeInterval":"0.25s""#), "{json}");
+    assert!(
+        cfg.build_concurrent().is_none(),
+        "probes need the owner: no concurrent form"
+    );
+    let err = parse(r#""probeInterval":"1s","stall":false"#).expect_err("needs stall");
+    assert!(err.to_string().contains("probeInterval"), "{err}");
 }
