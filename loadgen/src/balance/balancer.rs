@@ -78,9 +78,24 @@ impl Balancer {
                 Shared::timers(&mut shared.core(), now);
             }
         });
+        let probes = shared.core().policy.probe_interval().map(|interval| {
+            let weak = Arc::downgrade(&shared);
+            let every = Duration::from_nanos(interval.max(1));
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(every);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let Some(shared) = weak.upgrade() else { return };
+                    shared.send_probes();
+                }
+            })
+            .abort_handle()
+        });
         let balancer = Balancer {
             shared,
             timer: timer.abort_handle(),
+            probes,
         };
         balancer.set_endpoints(endpoints);
         balancer
@@ -180,6 +195,9 @@ impl Balancer {
 impl Drop for Balancer {
     fn drop(&mut self) {
         self.timer.abort();
+        if let Some(p) = &self.probes {
+            p.abort();
+        }
         for slot in self.shared.all_slots() {
             if let Some(t) = lock(&slot.task).take() {
                 t.abort();

@@ -41,7 +41,9 @@
 //!   GOAWAY on every connection): then the new attempt waits gRPC's backoff, which grows with
 //!   each such connection in a row, so such a server is not reconnected to thousands of times a
 //!   second;
-//! - drives the policy's timers ([`Policy::next_timer`]).
+//! - drives the policy's timers ([`Policy::next_timer`]);
+//! - for a policy that asks for them ([`Policy::probe_interval`]), sends each READY endpoint a
+//!   `grpc.health.v1.Health/Check` every interval on its own connection, at most one pending.
 //!
 //! A call is unary unless the request carries [`RpcKind::Streaming`] in its extensions
 //! (`request.extensions_mut().insert(RpcKind::Streaming)`); the policy sees the kind at pick and
@@ -85,6 +87,7 @@ mod balancer;
 mod body;
 mod conn;
 mod outages;
+mod probe;
 mod service;
 mod shared;
 #[cfg(test)]
@@ -195,6 +198,8 @@ struct Slot {
     broken: Notify,
     state: Mutex<Connectivity>,
     outages: Mutex<Outages>,
+    /// A probe ([`Policy::probe_interval`]) to the endpoint is pending.
+    probing: std::sync::atomic::AtomicBool,
 }
 
 /// A stretch of time an endpoint had no connection after having had one, or could not be
@@ -258,6 +263,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct Balancer {
     shared: Arc<Shared>,
     timer: AbortHandle,
+    /// The probe task, for a policy that asks for probes.
+    probes: Option<AbortHandle>,
 }
 
 impl std::fmt::Debug for Balancer {

@@ -118,6 +118,7 @@ impl Shared {
                             broken: Notify::new(),
                             state: Mutex::new(Connectivity::Idle),
                             outages: Mutex::new(Outages::default()),
+                            probing: std::sync::atomic::AtomicBool::new(false),
                         }));
                         slots.len() - 1
                     }
