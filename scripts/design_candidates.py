@@ -14,7 +14,7 @@ REFERENCES = ["pe_tower", "finagle_peak_ewma", "envoy_peak_ewma"]
 CANDIDATES = ["previous", "peak_ewma", "pe_stall", "pe_zero_stall", "pe_ignore", "pe_stalled",
               "pe_refutable", "simple", "simple_jump", "simple_jump_errors", "simple_stalled",
               "simple_no_stall", "simple_pick", "simple_errors", "pe_ratio4", "pe_ratio8",
-              "pe_jump_ratio8"]
+              "pe_jump_ratio8", "pe_probe", "pe_probe_1s"]
 METRICS = [("p99_ms", "p99"), ("p999_ms", "p99.9")]
 POINT_KEYS = ["workload.clients", "fleet.main.count", "workload.utilization"]
 
