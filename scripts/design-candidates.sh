@@ -10,6 +10,9 @@
 #   busy         small-busy, small-busy-gc: 3/5/8 backends x 30/50/60 % of capacity x 1/20
 #                channels, one backend steadily 10x slower or pausing 150 ms every 2 s;
 #   grid         one-slow over 1/20/200 channels x 5/20 backends x 5/50 % of capacity;
+#   methods      methods-mixed and methods-slow-heavy (a light and a heavy method, 90 % / 10 % of
+#                calls, no fault or one backend slow on the heavy method only) at 10/40/60 % of
+#                capacity: all calls, and each method's calls alone;
 #   decay        recovery with the default and the simple policy at decayTime 1 s, 10 s and 30 s;
 #   tradeoff     decayTime as the trade-off between the return of a healed backend and the tail:
 #                the default at decayTime 1, 3, 10 and 30 s on recovery-clients (1 to 1,000
@@ -31,7 +34,7 @@ bin="${CARGO_TARGET_DIR:-target}/release/lblab"
 seeds=${SEEDS:-10}
 out=${OUT:-results/design/candidates}
 policies=scenarios/design/candidates.toml
-all=(canonical heal clients busy grid decay tradeoff failures)
+all=(canonical heal clients busy grid methods decay tradeoff failures)
 sections=("$@")
 [ ${#sections[@]} -gt 0 ] || sections=("${all[@]}")
 for section in "${sections[@]}"; do
@@ -111,6 +114,25 @@ if want grid; then
         --vary fleet.main.count=4,19 --vary workload.utilization=0.05,0.5 \
         --seeds "$seeds" --out "$out/grid" >/dev/null 2>&1
     keep_csv "$out/grid"
+fi
+# Multi-method workloads: one estimate per endpoint, lifted by every heavy answer.
+if want methods; then
+    for scenario in methods-mixed methods-slow-heavy; do
+        python3 scripts/design_canonical.py "$policies" "$tmp/methods" "scenarios/design/$scenario.toml"
+        for method in "" light heavy; do
+            name=$scenario${method:+-$method}
+            echo "== $name"
+            file="$tmp/methods/$name.toml"
+            if [ -n "$method" ]; then
+                sed "s/^\[workload\]\$/[workload]\nmeasured_method = \"$method\"/" \
+                    "$tmp/methods/$scenario.toml" >"$file"
+            fi
+            rm -rf "${out:?}/$name"
+            "$bin" sweep "$file" --vary workload.utilization=0.1,0.4,0.6 \
+                --seeds "$seeds" --out "$out/$name" >/dev/null 2>&1
+            keep_csv "$out/$name"
+        done
+    done
 fi
 # decayTime must act: the default's and the simple policy's heal at three time constants.
 if want decay; then

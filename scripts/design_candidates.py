@@ -109,7 +109,9 @@ def main():
     lines += ["## Against the references", ""]
     score_table(canonical, "canonical scenarios", lines)
     design_points = []
-    for name in ["small-busy", "small-busy-gc", "grid"]:
+    methods = [f"{s}{m}" for s in ("methods-mixed", "methods-slow-heavy")
+               for m in ("", "-light", "-heavy")]
+    for name in ["small-busy", "small-busy-gc", "grid"] + methods:
         path = os.path.join(d, name, "sweep.csv")
         if os.path.exists(path):
             pts = [(f"{name} {'/'.join(k)}", bp) for k, bp in sorted(sweep(path).items())]
