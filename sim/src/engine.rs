@@ -8,13 +8,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use lblab_model::arrival::ClientArrivals;
 use lblab_model::backend::{Admission, Backend, Started};
 use lblab_model::backoff::Backoff;
-use lblab_model::probe::{self, Probe, Seen};
 use lblab_model::scenario::{derive_seed, streams, Scenario, ORACLE};
 use lblab_policy::config::Selected;
 use lblab_policy::{Connectivity, EndpointId, Nanos, Outcome, Pick, Policy, RpcKind, Status};
 use lblab_record::{Recorder, RequestResult};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
+
+mod availability;
+mod probes;
 
 use crate::queue::EventQueue;
 use crate::request::{is_measured, Req, ReqRef, NO_BACKEND};
@@ -296,61 +298,6 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Sends `client`'s probes due at `now` (see [`lblab_policy::Policy::probe_interval`]): a
-    /// health Check to every READY backend without one pending, answered as the model says a
-    /// Check is ([`lblab_model::probe::seen`]); it takes no worker and no queue place.
-    fn send_probes(&mut self, now: Nanos, client: u32) {
-        let c = &mut self.clients[client as usize];
-        let Picker::Policy(p) = &mut c.picker else {
-            return;
-        };
-        let Some(interval) = p.probe_interval() else {
-            return;
-        };
-        for (b, backend) in self.backends.iter().enumerate() {
-            if c.conn[b] != Connectivity::Ready || c.probe_sent[b] != NO_PROBE {
-                continue;
-            }
-            let rtt = 2 * self.half_rtts[b];
-            let seen = probe::seen(Probe::HealthCheck, backend.timeline(), now, rtt);
-            let (at, answered) = match seen {
-                Seen::Rtt(r) => (now + r, true),
-                Seen::Refused => (now + rtt, false),
-                // A black hole: pending until the connection goes.
-                Seen::NoAnswer => (Nanos::MAX, false),
-            };
-            p.on_probe_sent(now, EndpointId(b as u32));
-            c.probe_sent[b] = now;
-            if at < Nanos::MAX {
-                self.queue.schedule(
-                    at,
-                    Event::ProbeDone {
-                        client,
-                        backend: b as u32,
-                        sent: now,
-                        answered,
-                    },
-                );
-            }
-        }
-        if now + interval < self.end {
-            self.queue
-                .schedule(now + interval.max(1), Event::Probe { client });
-        }
-    }
-
-    /// Ends `client`'s probe of `backend` sent at `sent`, if it is still the pending one.
-    fn end_probe(&mut self, now: Nanos, client: u32, backend: u32, sent: Nanos, answered: bool) {
-        let c = &mut self.clients[client as usize];
-        if c.probe_sent.get(backend as usize) != Some(&sent) || sent == NO_PROBE {
-            return;
-        }
-        c.probe_sent[backend as usize] = NO_PROBE;
-        if let Picker::Policy(p) = &mut c.picker {
-            p.on_probe_done(now, EndpointId(backend), answered);
-        }
-    }
-
     fn arm_timer(&mut self, now: Nanos, client: u32) {
         let c = &mut self.clients[client as usize];
         let Picker::Policy(p) = &c.picker else { return };
@@ -441,43 +388,7 @@ impl<'a> World<'a> {
                 sent,
                 answered,
             } => self.end_probe(now, client, backend, sent, answered),
-            Event::Availability { backend, up } => {
-                if !up {
-                    let half = self.half_rtt(backend);
-                    for token in self.backends[backend as usize].on_crash(now) {
-                        let r = ReqRef::from_token(token);
-                        if self.is_live(r) {
-                            self.reqs[r.slot as usize].at_server = false;
-                            self.queue
-                                .schedule(now + half, Event::AtClient { req: r, ok: false });
-                        }
-                    }
-                    for c in 0..self.clients.len() as u32 {
-                        self.queue.schedule(
-                            now + half,
-                            Event::Conn {
-                                client: c,
-                                backend,
-                                state: Connectivity::TransientFailure,
-                            },
-                        );
-                        let retry = now
-                            + half
-                            + self
-                                .backoff
-                                .delay(0, &mut self.clients[c as usize].misc_rng);
-                        self.queue.schedule(
-                            retry,
-                            Event::Reconnect {
-                                client: c,
-                                backend,
-                                attempt: 1,
-                            },
-                        );
-                    }
-                }
-                // Coming back up is noticed by the clients' reconnect attempts.
-            }
+            Event::Availability { backend, up } => self.on_availability(now, backend, up),
             Event::Conn {
                 client,
                 backend,
@@ -487,39 +398,7 @@ impl<'a> World<'a> {
                 client,
                 backend,
                 attempt,
-            } => {
-                if self.clients[client as usize].conn[backend as usize] == Connectivity::Ready {
-                    return;
-                }
-                if self.backends[backend as usize].timeline().down_at(now) {
-                    if now < self.end {
-                        let retry = now
-                            + self
-                                .backoff
-                                .delay(attempt, &mut self.clients[client as usize].misc_rng);
-                        self.queue.schedule(
-                            retry,
-                            Event::Reconnect {
-                                client,
-                                backend,
-                                attempt: attempt + 1,
-                            },
-                        );
-                    }
-                } else {
-                    // A TCP + HTTP/2 handshake takes about one round trip.
-                    let rtt = 2 * self.half_rtt(backend);
-                    self.set_conn(now, client, backend, Connectivity::Connecting);
-                    self.queue.schedule(
-                        now + rtt,
-                        Event::Conn {
-                            client,
-                            backend,
-                            state: Connectivity::Ready,
-                        },
-                    );
-                }
-            }
+            } => self.on_reconnect(now, client, backend, attempt),
         }
     }
 
