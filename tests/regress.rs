@@ -142,3 +142,117 @@ fn regress_refuses_what_it_cannot_compare() {
     ]);
     assert_says(&err, &["none.csv"]);
 }
+
+#[test]
+fn regress_never_passes_by_checking_nothing() {
+    let run = ScenarioBuilder::new("regress-nothing")
+        .seed(1)
+        .rate(400.0)
+        .warmup("1s")
+        .duration("4s");
+    let toml = one_slow(run, 5, LOGNORMAL_2MS)
+        .lb("lb", "peak_ewma_experimental")
+        .lb("rr", "round_robin")
+        .toml();
+    let (dir, file) = scenario_file("regress-nothing", "s.toml", &toml);
+    let baseline = dir.join("baseline.csv");
+    let base = |extra: &[&str]| {
+        let mut a = vec![
+            "regress",
+            arg(&file),
+            "--seeds",
+            "8",
+            "--baseline",
+            arg(&baseline),
+        ];
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run_with = |extra: &[&str]| {
+        let a = base(extra);
+        lblab(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    succeeds(&[
+        "regress",
+        arg(&file),
+        "--seeds",
+        "8",
+        "--write-baseline",
+        arg(&baseline),
+    ]);
+    let written = std::fs::read(&baseline).unwrap();
+
+    // One policy of a baseline of two: compared, the other not expected.
+    let out = run_with(&["--policy", "rr"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_says(&text(&out.stdout), &["4 figures compared"]);
+
+    // The report must not overwrite the committed baseline (or a scenario).
+    let out = run_with(&["--report", arg(&baseline)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_says(
+        &text(&out.stderr),
+        &["is the baseline, which this run reads"],
+    );
+    assert_eq!(
+        std::fs::read(&baseline).unwrap(),
+        written,
+        "baseline untouched"
+    );
+
+    // A renamed scenario: nothing compared is an error.
+    let renamed = dir.join("renamed.toml");
+    std::fs::write(&renamed, toml.replace("regress-nothing", "regress-renamed")).unwrap();
+    let err = fails(&[
+        "regress",
+        arg(&renamed),
+        "--seeds",
+        "8",
+        "--baseline",
+        arg(&baseline),
+    ]);
+    assert_says(
+        &err,
+        &["nothing to compare", "regress-nothing", "regress-renamed"],
+    );
+
+    // Another seed than the baseline's, unless --seed-offset asks for it.
+    assert!(toml.contains("seed = 1\n"), "{toml}");
+    let reseeded = dir.join("reseeded.toml");
+    std::fs::write(&reseeded, toml.replace("seed = 1\n", "seed = 7\n")).unwrap();
+    let err = fails(&[
+        "regress",
+        arg(&reseeded),
+        "--seeds",
+        "8",
+        "--baseline",
+        arg(&baseline),
+    ]);
+    assert_says(&err, &["ran seed 1, this run seed 7", "`seed` changed"]);
+
+    // Another warm-up or duration: said, not a false WORSE.
+    let err = fails(
+        &base(&["--warmup", "1s", "--duration", "3s"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_says(
+        &err,
+        &["measured 4 s after a warm-up of 1 s, this run 3 s after 1 s"],
+    );
+
+    // A device that never ends is refused before it is read.
+    #[cfg(unix)]
+    {
+        let err = fails(&[
+            "regress",
+            arg(&file),
+            "--seeds",
+            "8",
+            "--baseline",
+            "/dev/zero",
+        ]);
+        assert_says(&err, &["/dev/zero", "not a regular file"]);
+    }
+}

@@ -62,9 +62,32 @@ pub fn thresholds(
     })
 }
 
+/// Whether `a` and `b` name the same existing file (however spelled: `./x`, a symlink).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// Runs `job`: [`Exit::Worse`] if a figure is worse than the baseline (the lines to `out` say
 /// which).
 pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+    // The report must not overwrite what the run reads (a committed baseline, a scenario).
+    if let Some(report) = job.report {
+        let inputs = job
+            .baseline
+            .into_iter()
+            .chain(job.scenarios.iter().map(PathBuf::as_path));
+        for input in inputs {
+            ensure!(
+                !same_file(report, input),
+                "--report {} is {}, which this run reads: give the report its own file (e.g. --report regress.csv)",
+                report.display(),
+                if Some(input) == job.baseline { "the baseline" } else { "a scenario file" }
+            );
+        }
+    }
     // Read the baseline first: a bad one fails before minutes of simulation.
     let baseline = match &job.baseline {
         Some(path) => Some(regress::read_baseline(path)?),
@@ -169,7 +192,11 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
         ));
         return Ok(Exit::Success);
     };
-    let comparison = regress::compare(&baseline, &samples, &job.thresholds)?;
+    let scope = regress::Scope {
+        policies: job.policies,
+        other_seeds: job.seed_offset > 0,
+    };
+    let comparison = regress::compare(&baseline, &samples, &job.thresholds, &scope)?;
     if let Some(path) = job.report {
         lblab_record::write_atomic(path, &regress::findings_csv(&comparison)?)
             .with_context(|| format!("writing --report {}", path.display()))?;

@@ -90,6 +90,10 @@ pub struct Sample {
     pub seed_index: u64,
     /// The seed the run used.
     pub seed: u64,
+    /// The scenario's warm-up, s (as run: `--warmup` shortens it).
+    pub warmup_s: f64,
+    /// The scenario's measured duration, s (as run: `--duration` shortens it).
+    pub duration_s: f64,
     /// p99 latency of the measured calls, ms.
     pub p99_ms: f64,
     /// p99.9 latency, ms.
@@ -208,6 +212,8 @@ pub fn measure(
             policy: s.policy.clone(),
             seed_index: keys[i].0,
             seed: keys[i].1,
+            warmup_s: scenario.file.workload.warmup.0 as f64 / 1e9,
+            duration_s: scenario.file.workload.duration.0 as f64 / 1e9,
             p99_ms: s.p99_ms,
             p999_ms: s.p999_ms,
             error_share: (s.errors + s.dropped) as f64 / requests,
@@ -247,32 +253,136 @@ pub fn write_baseline(path: &Path, samples: &[Sample]) -> Result<(), RegressErro
     lblab_record::write_atomic(path, &bytes).map_err(|e| fail(e.to_string()))
 }
 
-/// Reads a baseline file written by [`write_baseline`]; a row that does not parse is an error
-/// naming its line.
+/// The largest baseline file read: far above any real one (a row is about 120 bytes), and a
+/// bound on what a wrong path (a device that never ends) can make it read.
+pub const MAX_BASELINE_BYTES: u64 = 64 << 20;
+
+/// Reads a baseline file written by [`write_baseline`]. Only a regular file is read (a named
+/// pipe would block and a device may never end), at most [`MAX_BASELINE_BYTES`]; a row that
+/// does not parse, or whose figures are out of their range (a latency or share that is not a
+/// finite number at or above 0, a share above 1), is an error naming its line and column.
 pub fn read_baseline(path: &Path) -> Result<Vec<Sample>, RegressError> {
+    use std::io::Read;
     let file = path.display().to_string();
-    let text = std::fs::read(path).map_err(|source| RegressError::Io {
+    let bad = |line: u64, message: String| RegressError::Baseline {
+        file: file.clone(),
+        line,
+        message,
+    };
+    let io = |source| RegressError::Io {
         file: file.clone(),
         source,
-    })?;
+    };
+    // Looked at before it is opened: opening a named pipe blocks until a writer comes.
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(bad(
+            0,
+            "not a regular file (a folder, a named pipe or a device): give the CSV that --write-baseline wrote".into(),
+        ));
+    }
+    if meta.len() > MAX_BASELINE_BYTES {
+        return Err(bad(
+            0,
+            format!(
+                "{} bytes, more than a baseline's limit of {} MiB: is this the CSV that --write-baseline wrote?",
+                meta.len(),
+                MAX_BASELINE_BYTES >> 20
+            ),
+        ));
+    }
+    let mut text = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_BASELINE_BYTES + 1).read_to_end(&mut text))
+        .map_err(io)?;
+    if text.len() as u64 > MAX_BASELINE_BYTES {
+        return Err(bad(
+            0,
+            format!(
+                "grew past a baseline's limit of {} MiB while read",
+                MAX_BASELINE_BYTES >> 20
+            ),
+        ));
+    }
     let mut r = csv::Reader::from_reader(text.as_slice());
     let mut out = Vec::new();
+    let mut line = 1;
     for row in r.deserialize::<Sample>() {
-        let sample = row.map_err(|e| RegressError::Baseline {
-            file: file.clone(),
-            line: e.position().map_or(0, |p| p.line()),
-            message: e.to_string(),
+        let sample = row.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            let mut message = e.to_string();
+            if message.contains("missing field") {
+                message.push_str(
+                    " (a baseline written by an older lblab: write it again with --write-baseline)",
+                );
+            }
+            bad(line, message)
         })?;
+        line += 1;
+        if let Some(message) = out_of_range(&sample) {
+            return Err(bad(line, message));
+        }
         out.push(sample);
     }
     if out.is_empty() {
-        return Err(RegressError::Baseline {
-            file,
-            line: 1,
-            message: "no rows: write one with --write-baseline".into(),
-        });
+        return Err(bad(1, "no rows: write one with --write-baseline".into()));
     }
     Ok(out)
+}
+
+/// What is wrong with a row's figures, if anything: each compared figure must be a number in its
+/// range, or a run would compare as unchanged whatever it measured.
+fn out_of_range(s: &Sample) -> Option<String> {
+    let latency = |v: f64| v.is_finite() && v >= 0.0;
+    let share = |v: f64| (0.0..=1.0).contains(&v);
+    let checks = [
+        (
+            "p99_ms",
+            s.p99_ms,
+            latency(s.p99_ms),
+            "a finite latency in ms, 0 or more",
+        ),
+        (
+            "p999_ms",
+            s.p999_ms,
+            latency(s.p999_ms),
+            "a finite latency in ms, 0 or more",
+        ),
+        (
+            "error_share",
+            s.error_share,
+            share(s.error_share),
+            "a share from 0 to 1",
+        ),
+        (
+            "faulty_share",
+            s.faulty_share,
+            share(s.faulty_share),
+            "a share from 0 to 1",
+        ),
+        (
+            "time_to_fair_s",
+            s.time_to_fair_s,
+            s.time_to_fair_s.is_nan() || s.time_to_fair_s >= 0.0,
+            "seconds, 0 or more (inf: never; NaN: no fault ends in the run)",
+        ),
+        (
+            "warmup_s",
+            s.warmup_s,
+            latency(s.warmup_s),
+            "seconds, 0 or more",
+        ),
+        (
+            "duration_s",
+            s.duration_s,
+            latency(s.duration_s) && s.duration_s > 0.0,
+            "seconds, more than 0",
+        ),
+    ];
+    checks
+        .iter()
+        .find(|(_, _, ok, _)| !ok)
+        .map(|(name, v, _, want)| format!("`{name}` is {v}, not {want}"))
 }
 
 /// How large a paired change must be to count, besides lying beyond the interval.
@@ -420,14 +530,30 @@ fn by_pair(samples: &[Sample]) -> BTreeMap<Key, BTreeMap<u64, &Sample>> {
     m
 }
 
+/// What a comparison covers and allows, besides its [`Thresholds`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scope<'a> {
+    /// The policies this run was limited to (`--policy`; empty: all): the baseline's other
+    /// policies are not expected.
+    pub policies: &'a [String],
+    /// Whether this run used other seeds than the baseline on purpose (`--seed-offset`); if not,
+    /// a paired run with another seed is an error (the scenario's `seed` changed).
+    pub other_seeds: bool,
+}
+
 /// Compares `now` with `baseline`, pairing runs by scenario, policy and seed index. Every
 /// scenario/policy pair of the baseline that this run covers must have been run with the same
-/// seed indices; a baseline pair this run lacks is an error only if its scenario was run (a
-/// policy dropped from a scenario), so a baseline of many scenarios can check a few.
+/// seed indices, the same seeds (unless `scope.other_seeds`), the same warm-up and duration; a
+/// baseline pair this run lacks is an error only if its scenario was run and its policy was
+/// not left out by `scope.policies` (a policy dropped from a scenario), so a baseline of many
+/// scenarios can check a few. A run that compares no figure at all (its scenarios are not in the
+/// baseline, renamed perhaps) is an error, not a pass; so is a figure that is not a number where
+/// the baseline has one.
 pub fn compare(
     baseline: &[Sample],
     now: &[Sample],
     t: &Thresholds,
+    scope: &Scope<'_>,
 ) -> Result<Comparison, RegressError> {
     let base = by_pair(baseline);
     let cur = by_pair(now);
@@ -450,13 +576,30 @@ pub fn compare(
                 runs.keys().collect::<Vec<_>>()
             )));
         }
+        for (old, new) in &pairs {
+            check_pair(old, new, scope)?;
+        }
         for metric in METRICS {
             let mut d = Vec::new();
             let (mut b, mut n) = (Vec::new(), Vec::new());
             for (old, new) in &pairs {
                 let (x, y) = (metric.of(old), metric.of(new));
-                if x.is_nan() || y.is_nan() {
+                if x.is_nan() && y.is_nan() {
                     continue;
+                }
+                if x.is_nan() != y.is_nan() || (metric != Metric::TimeToFair && !y.is_finite()) {
+                    return Err(RegressError::Mismatch(format!(
+                        "{scenario}/{policy} seed {}: {} is {} in the baseline and {} now: {}",
+                        new.seed,
+                        metric.name(),
+                        x,
+                        y,
+                        if metric == Metric::TimeToFair {
+                            "a fault ends within one run and not the other; is it the same scenario?"
+                        } else {
+                            "the run measured no calls"
+                        }
+                    )));
                 }
                 // Never (infinite) on both sides is no change; on one side, an infinite one.
                 d.push(if x == y { 0.0 } else { y - x });
@@ -505,6 +648,7 @@ pub fn compare(
     }
     for (scenario, policy) in base.keys() {
         if scenarios_run.contains(scenario.as_str())
+            && (scope.policies.is_empty() || scope.policies.contains(policy))
             && !cur.contains_key(&(scenario.clone(), policy.clone()))
         {
             return Err(RegressError::Mismatch(format!(
@@ -512,7 +656,40 @@ pub fn compare(
             )));
         }
     }
+    if out.findings.is_empty() {
+        let mut held: Vec<&str> = baseline.iter().map(|s| s.scenario.as_str()).collect();
+        held.sort_unstable();
+        held.dedup();
+        let ran: Vec<&str> = scenarios_run.into_iter().collect();
+        return Err(RegressError::Mismatch(format!(
+            "nothing to compare: the baseline holds the scenarios {} and this run {} (with its policies); a renamed scenario or policy needs a new baseline, written on purpose",
+            held.join(", "),
+            ran.join(", ")
+        )));
+    }
     Ok(out)
+}
+
+/// Whether two paired runs were made the same way: the same seed (unless other seeds are meant),
+/// the same warm-up and measured duration.
+fn check_pair(old: &Sample, new: &Sample, scope: &Scope<'_>) -> Result<(), RegressError> {
+    let at = format!(
+        "{}/{} seed index {}",
+        new.scenario, new.policy, new.seed_index
+    );
+    if !scope.other_seeds && old.seed != new.seed {
+        return Err(RegressError::Mismatch(format!(
+            "{at}: the baseline ran seed {}, this run seed {}: the scenario's `seed` changed since the baseline was written; write a new baseline on purpose (or compare other draws with --seed-offset)",
+            old.seed, new.seed
+        )));
+    }
+    if old.warmup_s != new.warmup_s || old.duration_s != new.duration_s {
+        return Err(RegressError::Mismatch(format!(
+            "{at}: the baseline measured {} s after a warm-up of {} s, this run {} s after {} s; give the --warmup and --duration the baseline was written with, or write a new baseline on purpose",
+            old.duration_s, old.warmup_s, new.duration_s, new.warmup_s
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -525,6 +702,8 @@ mod tests {
             policy: policy.into(),
             seed_index: k,
             seed: 1 + k,
+            warmup_s: 1.0,
+            duration_s: 4.0,
             p99_ms: p99,
             p999_ms: p99 * 2.0,
             error_share: 0.0,
@@ -541,7 +720,7 @@ mod tests {
     #[test]
     fn identical_runs_change_nothing() {
         let base = runs("p", |k| 8.0 + k as f64 * 0.1);
-        let c = compare(&base, &base, &Thresholds::default()).unwrap();
+        let c = compare(&base, &base, &Thresholds::default(), &Scope::default()).unwrap();
         assert_eq!(c.findings.len(), METRICS.len());
         assert!(c.findings.iter().all(|f| f.verdict == Verdict::Same));
     }
@@ -551,11 +730,11 @@ mod tests {
         // Seeds vary by a whole millisecond; the change is +2 % on every one of them.
         let base = runs("p", |k| 8.0 + k as f64);
         let worse = runs("p", |k| (8.0 + k as f64) * 1.02);
-        let c = compare(&base, &worse, &Thresholds::default()).unwrap();
+        let c = compare(&base, &worse, &Thresholds::default(), &Scope::default()).unwrap();
         let p99 = &c.findings[0];
         assert_eq!((p99.metric, p99.verdict), (Metric::P99, Verdict::Worse));
         assert!((p99.relative() - 0.02).abs() < 0.005, "{p99:?}");
-        let c = compare(&worse, &base, &Thresholds::default()).unwrap();
+        let c = compare(&worse, &base, &Thresholds::default(), &Scope::default()).unwrap();
         assert_eq!(c.findings[0].verdict, Verdict::Better);
         assert_eq!(c.worse().count(), 0);
     }
@@ -564,11 +743,11 @@ mod tests {
     fn a_shift_below_the_threshold_or_not_on_every_seed_is_not_a_regression() {
         let base = runs("p", |k| 8.0 + k as f64);
         let tiny = runs("p", |k| (8.0 + k as f64) * 1.005);
-        let c = compare(&base, &tiny, &Thresholds::default()).unwrap();
+        let c = compare(&base, &tiny, &Thresholds::default(), &Scope::default()).unwrap();
         assert_eq!(c.worse().count(), 0, "{:?}", c.findings[0]);
         // Large, but one seed of ten went the other way: at 99 % that is inside the interval.
         let mixed = runs("p", |k| (8.0 + k as f64) * if k == 3 { 0.9 } else { 1.1 });
-        let c = compare(&base, &mixed, &Thresholds::default()).unwrap();
+        let c = compare(&base, &mixed, &Thresholds::default(), &Scope::default()).unwrap();
         assert_eq!(c.findings[0].verdict, Verdict::Same);
     }
 
@@ -579,12 +758,12 @@ mod tests {
         for s in &mut now {
             s.faulty_share += 0.0001; // below 0.0002
         }
-        let c = compare(&base, &now, &Thresholds::default()).unwrap();
+        let c = compare(&base, &now, &Thresholds::default(), &Scope::default()).unwrap();
         assert_eq!(c.worse().count(), 0);
         for s in &mut now {
             s.faulty_share += 0.001;
         }
-        let c = compare(&base, &now, &Thresholds::default()).unwrap();
+        let c = compare(&base, &now, &Thresholds::default(), &Scope::default()).unwrap();
         let f: Vec<_> = c.worse().map(|f| f.metric).collect();
         assert_eq!(f, [Metric::FaultyShare]);
     }
@@ -592,17 +771,30 @@ mod tests {
     #[test]
     fn a_baseline_policy_not_run_or_other_seeds_are_refused_and_new_policies_reported() {
         let base = [runs("a", |_| 8.0), runs("b", |_| 8.0)].concat();
-        let e = compare(&base, &runs("a", |_| 8.0), &Thresholds::default()).unwrap_err();
+        let e = compare(
+            &base,
+            &runs("a", |_| 8.0),
+            &Thresholds::default(),
+            &Scope::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("s/b is in the baseline"), "{e}");
         let five: Vec<_> = runs("a", |_| 8.0).into_iter().take(5).collect();
-        let e = compare(&five, &runs("a", |_| 8.0), &Thresholds::default()).unwrap_err();
+        let e = compare(
+            &five,
+            &runs("a", |_| 8.0),
+            &Thresholds::default(),
+            &Scope::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("seed indices"), "{e}");
-        let e = compare(&five, &five, &Thresholds::default()).unwrap_err();
+        let e = compare(&five, &five, &Thresholds::default(), &Scope::default()).unwrap_err();
         assert!(e.to_string().contains("run more seeds"), "{e}");
         let c = compare(
             &runs("a", |_| 8.0),
             &[runs("a", |_| 8.0), runs("c", |_| 8.0)].concat(),
             &Thresholds::default(),
+            &Scope::default(),
         )
         .unwrap();
         assert_eq!(c.new, ["s/c"]);
@@ -621,6 +813,133 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let e = read_baseline(&path).unwrap_err().to_string();
         assert!(e.contains("baseline.csv:2:"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn nothing_compared_is_an_error_not_a_pass() {
+        let base = runs("a", |_| 8.0);
+        let renamed: Vec<_> = runs("a", |_| 8.0)
+            .into_iter()
+            .map(|s| Sample {
+                scenario: "t".into(),
+                ..s
+            })
+            .collect();
+        let e = compare(&base, &renamed, &Thresholds::default(), &Scope::default()).unwrap_err();
+        assert!(e.to_string().contains("nothing to compare"), "{e}");
+        assert!(e.to_string().contains("holds the scenarios s"), "{e}");
+    }
+
+    #[test]
+    fn a_figure_that_is_not_a_number_now_is_an_error_not_unchanged() {
+        let base = runs("a", |_| 8.0);
+        let mut now = base.clone();
+        now[4].p999_ms = f64::NAN;
+        let e = compare(&base, &now, &Thresholds::default(), &Scope::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("p999_ms is 16 in the baseline and NaN now"),
+            "{e}"
+        );
+        let mut now = base.clone();
+        now[2].time_to_fair_s = f64::NAN;
+        let e = compare(&base, &now, &Thresholds::default(), &Scope::default()).unwrap_err();
+        assert!(e.to_string().contains("a fault ends within one run"), "{e}");
+    }
+
+    #[test]
+    fn another_seed_warm_up_or_duration_is_refused_unless_other_seeds_are_meant() {
+        let base = runs("a", |_| 8.0);
+        let shifted: Vec<_> = base
+            .iter()
+            .map(|s| Sample {
+                seed: s.seed + 5,
+                ..s.clone()
+            })
+            .collect();
+        let e = compare(&base, &shifted, &Thresholds::default(), &Scope::default()).unwrap_err();
+        assert!(e.to_string().contains("`seed` changed"), "{e}");
+        let offset = Scope {
+            other_seeds: true,
+            ..Scope::default()
+        };
+        assert!(compare(&base, &shifted, &Thresholds::default(), &offset).is_ok());
+        let shorter: Vec<_> = base
+            .iter()
+            .map(|s| Sample {
+                duration_s: 3.0,
+                ..s.clone()
+            })
+            .collect();
+        let e = compare(&base, &shorter, &Thresholds::default(), &Scope::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("measured 4 s after a warm-up of 1 s, this run 3 s"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_policy_left_out_on_purpose_is_not_missing() {
+        let base = [runs("a", |_| 8.0), runs("b", |_| 8.0)].concat();
+        let only = ["a".to_string()];
+        let scope = Scope {
+            policies: &only,
+            ..Scope::default()
+        };
+        let c = compare(&base, &runs("a", |_| 8.0), &Thresholds::default(), &scope).unwrap();
+        assert_eq!(c.findings.len(), METRICS.len());
+    }
+
+    #[test]
+    fn a_baseline_out_of_range_or_not_a_regular_file_is_refused() {
+        let dir = std::env::temp_dir().join(format!("lblab-regress-range-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("baseline.csv");
+        write_baseline(&path, &runs("p", |_| 8.0)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (from, to, says) in [
+            (
+                "1.0,4.0,8.0,16.0",
+                "1.0,4.0,NaN,16.0",
+                "baseline.csv:2: `p99_ms` is NaN",
+            ),
+            ("1.0,4.0,8.0,16.0", "1.0,4.0,inf,16.0", "`p99_ms` is inf"),
+            (
+                "16.0,0.0,0.01",
+                "16.0,0.0,1.5",
+                "`faulty_share` is 1.5, not a share",
+            ),
+            ("1.0,4.0,8.0", "1.0,0.0,8.0", "`duration_s` is 0"),
+        ] {
+            assert!(text.contains(from), "{text}");
+            std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+            let e = read_baseline(&path).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+        let old = text
+            .replace(",warmup_s,duration_s", "")
+            .replace(",1.0,4.0,", ",");
+        std::fs::write(&path, old).unwrap();
+        let e = read_baseline(&path).unwrap_err().to_string();
+        assert!(e.contains("written by an older lblab"), "{e}");
+        let e = read_baseline(&dir).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        #[cfg(unix)]
+        {
+            // A device that never ends, and a named pipe that nobody writes: refused at once.
+            let e = read_baseline(Path::new("/dev/zero"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+            let fifo = dir.join("fifo");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if made.is_ok_and(|s| s.success()) {
+                let e = read_baseline(&fifo).unwrap_err().to_string();
+                assert!(e.contains("not a regular file"), "{e}");
+            }
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -159,7 +159,8 @@ fn every_figure_holds_against_the_committed_baseline() {
         return;
     }
     let baseline = regress::read_baseline(&path).expect("tests/baseline.csv");
-    let c = regress::compare(&baseline, &now, &Thresholds::default()).expect("comparable");
+    let c = regress::compare(&baseline, &now, &Thresholds::default(), &Default::default())
+        .expect("comparable");
     assert!(c.new.is_empty(), "not in the baseline: {:?}", c.new);
     let worse: Vec<String> = c
         .worse()
@@ -218,11 +219,16 @@ fn the_regression_check_catches_a_draw_with_replacement_and_a_decay_time_ten_tim
     let base = peak_ewma_runs(&names, "{}");
     let t = Thresholds::default();
     let worse = |config: &str| -> Vec<(String, &'static str)> {
-        regress::compare(&base, &peak_ewma_runs(&names, config), &t)
-            .expect("comparable")
-            .worse()
-            .map(|f| (f.scenario.clone(), f.metric.name()))
-            .collect()
+        regress::compare(
+            &base,
+            &peak_ewma_runs(&names, config),
+            &t,
+            &Default::default(),
+        )
+        .expect("comparable")
+        .worse()
+        .map(|f| (f.scenario.clone(), f.metric.name()))
+        .collect()
     };
     assert_eq!(worse("{}"), [], "the unchanged default passes");
     let draw = worse(r#"{"lblabAblation":{"sampling":"with_replacement"}}"#);

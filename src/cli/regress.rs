@@ -29,7 +29,8 @@ pub struct Args {
     /// the same number. At the default confidence, 8 or more.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: u64,
-    /// Only run the policies with these labels (repeatable).
+    /// Only run the policies with these labels (repeatable); the baseline's other policies are
+    /// then not compared, so one baseline of every policy serves any selection.
     #[arg(long = "policy")]
     policies: Vec<String>,
     /// Shift every scenario's seeds by this much: the same code on other draws, paired by seed
@@ -58,8 +59,8 @@ pub struct Args {
     /// Confidence of the interval of the median paired change, in percent.
     #[arg(long, default_value_t = 99.0)]
     confidence: f64,
-    /// Also write every compared figure to this CSV file.
-    #[arg(long, value_name = "FILE")]
+    /// Also write every compared figure to this CSV file (never the baseline or a scenario).
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
     report: Option<PathBuf>,
     /// Threads to run simulations on, 1 to 1024 [default: all cores].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
