@@ -532,3 +532,41 @@ fn a_concurrency_schedule_adds_calls_in_flight_step_by_step() {
         "{ts}"
     );
 }
+
+#[test]
+fn ghz_quick_start_line_runs_with_the_target_last_and_templates_are_flagged() {
+    let server = Greeter::start(&[]);
+    let out = scratch("ghz-quick-start").join("run");
+    let proto = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop/python/greeter.proto");
+    // ghz's README form: flags, then the one server as the last argument (the dotted method).
+    let run = lblab(&[
+        "loadgen",
+        "--insecure",
+        "--proto",
+        arg(&proto),
+        "--call",
+        "lblab.interop.v1.Greeter.SayHello",
+        "-d",
+        r#"{"name":"Joe {{.RequestNumber}}"}"#,
+        "-n",
+        "20",
+        "-r",
+        "200",
+        "--policy",
+        "round_robin",
+        "--no-realtime",
+        "--out",
+        arg(&out),
+        &server.addr,
+    ]);
+    let (stdout, stderr) = (text(&run.stdout), text(&run.stderr));
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("{{.RequestNumber}}, which ghz expands as a call template"),
+        "{stderr}"
+    );
+    let s = summary(&out);
+    let row = &s["rows"][0];
+    assert_eq!(row["requests"], 20, "{s}");
+    assert_eq!(row["ok"], 20, "{s}");
+}

@@ -21,7 +21,9 @@ pub struct Args {
     charts: super::args::Charts,
     /// Scenario file (TOML): its workload and policies are run, with the load flags below
     /// replacing its values. Without one, the load comes from the flags and the policies from
-    /// --policy.
+    /// --policy. Without --targets, a host:port (or dns:///name:port) here is the server, as in
+    /// ghz's `ghz [flags] host:port`.
+    #[arg(value_name = "SCENARIO|TARGET")]
     scenario: Option<PathBuf>,
     #[command(flatten)]
     targets: flags::Targets,
@@ -68,6 +70,20 @@ const NO_CALL_SUCCEEDED: u8 = 3;
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.budget.apply();
     args.charts.apply();
+    if args.targets.targets.is_empty() {
+        match args.scenario.take() {
+            Some(given) if is_target(&given) => {
+                args.targets.targets = vec![given.to_string_lossy().into_owned()];
+            }
+            given => anyhow::bail!(
+                "no servers to call: give --targets host:port[,host:port...] (or dns:///name:port){}",
+                match given {
+                    Some(file) => format!(", besides the scenario {}", file.display()),
+                    None => ", or, as in ghz, one host:port as the last argument".into(),
+                }
+            ),
+        }
+    }
     if let Some(path) = &args.scenario {
         args.scenario = Some(super::args::scenario_path(path)?);
     }
@@ -182,6 +198,22 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(NO_CALL_SUCCEEDED));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the positional argument is a server (`host:port`, `[v6]:port`, `dns:///name:port`)
+/// rather than a scenario: not an existing file, and of a target's form.
+fn is_target(given: &std::path::Path) -> bool {
+    if given.exists() {
+        return false;
+    }
+    let Some(text) = given.to_str() else {
+        return false;
+    };
+    if text.starts_with("dns:") {
+        return true;
+    }
+    text.rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
 }
 
 /// The summary table, the traffic shares and the status distribution.

@@ -12,6 +12,7 @@ mod report;
 mod sim;
 mod stop;
 mod sweep;
+mod unknown_flag;
 mod vectors;
 
 use std::process::ExitCode;
@@ -21,7 +22,7 @@ use clap::{Parser, Subcommand};
 /// A lab for latency-aware client-side load balancing.
 #[derive(Debug, Parser)]
 #[command(name = "lblab", version, about, long_about = None)]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -133,7 +134,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Ok(cli) => cli,
         Err(e) => {
             let command = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-            if let Some(message) = unknown_flag_message(&e, command.as_deref()) {
+            if let Some(message) = unknown_flag::message(
+                &e,
+                &<Cli as clap::CommandFactory>::command(),
+                command.as_deref(),
+            ) {
                 anyhow::bail!(message);
             }
             e.exit()
@@ -159,65 +164,5 @@ pub fn run() -> anyhow::Result<ExitCode> {
             crate::stdout::write_bytes(&script);
             Ok(ExitCode::SUCCESS)
         }
-    }
-}
-
-/// For a long flag that `command` does not take (clap's own tip, "use '-- --duration'", would
-/// pass it as a value, which is never what was meant): which commands take it, and for a sweep's
-/// run length how to give it. `None` for any other parse error.
-fn unknown_flag_message(e: &clap::Error, command: Option<&str>) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    use clap::CommandFactory;
-    if e.kind() != ErrorKind::UnknownArgument {
-        return None;
-    }
-    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
-        return None;
-    };
-    let name = arg.strip_prefix("--")?.split('=').next()?.to_string();
-    let command = command?;
-    let all = Cli::command();
-    let takes: Vec<String> = all
-        .get_subcommands()
-        .filter(|c| {
-            c.get_arguments()
-                .any(|a| a.get_long() == Some(name.as_str()))
-        })
-        .map(|c| c.get_name().to_string())
-        .collect();
-    if takes.is_empty() || takes.iter().any(|c| c == command) {
-        return None;
-    }
-    let mut message = format!(
-        "`lblab {command}` has no --{name} (`lblab {command} --help` lists its flags); it is a flag of lblab {}",
-        takes.join(", lblab ")
-    );
-    if command == "sweep" && (name == "duration" || name == "warmup") {
-        message.push_str(&format!(
-            "; a sweep sets it as a scenario field: --vary workload.{name}=20s"
-        ));
-    }
-    Some(message)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_flag_of_another_command_says_which_commands_take_it() {
-        let argv = ["lblab", "sweep", "one-slow", "--duration", "5s"];
-        let e = Cli::try_parse_from(argv).unwrap_err();
-        let m = unknown_flag_message(&e, Some("sweep")).expect("a message of its own");
-        assert!(m.contains("`lblab sweep` has no --duration"), "{m}");
-        assert!(
-            m.contains("lblab sim") && m.contains("lblab compare"),
-            "{m}"
-        );
-        assert!(m.contains("--vary workload.duration=20s"), "{m}");
-        assert!(!m.contains("-- --duration"), "{m}");
-        // A flag no command has: clap's own message.
-        let e = Cli::try_parse_from(["lblab", "sim", "x", "--nonsense"]).unwrap_err();
-        assert!(unknown_flag_message(&e, Some("sim")).is_none());
     }
 }

@@ -23,7 +23,8 @@ use crate::error::{Context, LabError, Result};
 pub struct Targets {
     /// The servers: host:port,host:port,... (one endpoint each, in the order of the scenario's
     /// backends), or dns:///name:port (every address of the name, re-resolved while the run goes).
-    #[arg(long, value_delimiter = ',', required = true)]
+    /// Also given, as in ghz, as the last argument in place of a scenario file.
+    #[arg(long, value_delimiter = ',')]
     pub targets: Vec<String>,
     /// How often a dns:/// target is re-resolved (gRPC's DNS resolver waits at least 30 s).
     #[arg(long, default_value = "30s", value_name = "DURATION")]
@@ -199,6 +200,18 @@ impl Calls {
         };
         resolve(&pool, name, data).map(Some)
     }
+}
+
+/// The first of ghz's call templates (`{{.RequestNumber}}`, `{{newUUID}}`, ...) in `text`, if any.
+fn ghz_template(text: &str) -> Option<&str> {
+    let start = text.find("{{")?;
+    let len = text[start..].find("}}")? + 2;
+    let inner = text[start + 2..start + len - 2].trim();
+    let ghz = inner.starts_with('.')
+        || ["newUUID", "randomString", "randomInt"]
+            .iter()
+            .any(|f| inner.starts_with(f));
+    ghz.then(|| &text[start..start + len])
 }
 
 /// `method::resolve` with the flag of each error.
@@ -537,6 +550,18 @@ pub fn prepare(targets: &Targets, calls: &Calls, tls: &Tls, dry_run: bool) -> Re
     let spec = targets.spec()?;
     let data = calls.request_json()?;
     calls.check(data.as_deref())?;
+    let metadata_text = calls.metadata.join(" ");
+    for (flag, text) in [
+        ("--data", data.as_deref().unwrap_or("")),
+        ("--metadata", &metadata_text),
+    ] {
+        if let Some(template) = ghz_template(text) {
+            crate::errln!(
+                "warning: {flag} holds {template}, which ghz expands as a call template; lblab sends \
+                 it as written, the same in every call"
+            );
+        }
+    }
     let metadata = calls.metadata()?;
     let authority = targets.authority()?;
     let server_name = authority
@@ -663,6 +688,24 @@ mod tests {
             count,
         };
         vec![row(StatusRow::OK, "", 0), row(status, message, 9)]
+    }
+
+    #[test]
+    fn ghz_call_templates_are_found_and_plain_braces_are_not() {
+        assert_eq!(
+            ghz_template(r#"{"name":"n{{.RequestNumber}}"}"#),
+            Some("{{.RequestNumber}}")
+        );
+        assert_eq!(
+            ghz_template(r#"{"id":"{{ newUUID }}"}"#),
+            Some("{{ newUUID }}")
+        );
+        assert_eq!(
+            ghz_template(r#"{"s":"{{randomString 8}}"}"#),
+            Some("{{randomString 8}}")
+        );
+        assert_eq!(ghz_template(r#"{"a":{"b":{}}}"#), None);
+        assert_eq!(ghz_template(r#"{"s":"{{literal}}"}"#), None);
     }
 
     #[test]
