@@ -23,6 +23,7 @@ pub mod scenario;
 pub mod sim;
 pub mod space;
 pub mod stderr;
+pub mod verdict;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

@@ -65,6 +65,66 @@ pub fn run(
     Ok((ran, summary))
 }
 
+/// How [`run_repeats`] ended.
+#[derive(Debug)]
+pub struct Repeated {
+    /// Every repeat that measured every policy, in order.
+    pub repeats: Vec<crate::verdict::Repeat>,
+    /// Each repeat's folder (`repeat-1`, …), those that ran.
+    pub dirs: Vec<std::path::PathBuf>,
+    /// Stopped early (interrupted): the repeats before are whole.
+    pub partial: bool,
+    /// What ended the runs early, if something failed.
+    pub failed: Option<String>,
+}
+
+/// Runs every policy of `scenario` `count` times, interleaved (A B C, A B C, …: drift hits each
+/// alike), each repeat with the next seed into its own folder `dir/repeat-<r>` (a whole run
+/// folder); `say` gets one line per repeat. A stop or a failure keeps the repeats that ended.
+pub fn run_repeats(
+    lab: &Lab,
+    scenario: &Scenario,
+    options: &RemoteOptions<'_>,
+    planned: usize,
+    dir: &Path,
+    count: u32,
+    say: &mut dyn FnMut(&str),
+) -> Result<Repeated> {
+    let mut out = Repeated {
+        repeats: Vec::new(),
+        dirs: Vec::new(),
+        partial: false,
+        failed: None,
+    };
+    for r in 1..=count {
+        let seed = scenario.file.seed.wrapping_add(u64::from(r - 1));
+        let this = scenario
+            .clone()
+            .with_seed(seed)
+            .with_context(|| format!("repeat {r} with seed {seed}"))?;
+        let sub = dir.join(format!("repeat-{r}"));
+        std::fs::create_dir_all(&sub).with_context(|| format!("creating {}", sub.display()))?;
+        let (ran, summary) = run(lab, &this, options.clone(), planned, &sub)?;
+        out.dirs.push(sub);
+        if ran.partial || ran.failed.is_some() {
+            out.partial = ran.partial;
+            out.failed = ran.failed.clone();
+            break;
+        }
+        let figures: Vec<String> = summary
+            .rows
+            .iter()
+            .map(|row| format!("{} p99 {:.2} ms", row.policy, row.p99_ms))
+            .collect();
+        say(&format!("repeat {r} of {count}: {}", figures.join(", ")));
+        out.repeats.push(crate::verdict::Repeat {
+            shares: ran.shares(options.targets),
+            summary,
+        });
+    }
+    Ok(out)
+}
+
 /// `report.html`: the tables and the charts drawn into `dir`.
 pub fn html(
     dir: &Path,

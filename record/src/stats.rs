@@ -121,9 +121,25 @@ pub fn median_interval_at(values: &[f64], confidence: f64) -> Interval {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     };
+    let (k, coverage) = median_rank(n, confidence);
+    Interval {
+        median,
+        lo: v[k - 1],
+        hi: v[n - k],
+        n,
+        coverage,
+    }
+}
+
+/// The order statistics that bound [`median_interval_at`]'s interval over `n` values: the 1-based
+/// rank `k` (the interval is the `k`-th smallest to the `k`-th largest) and its coverage, the
+/// narrowest whose coverage is at least `confidence` (`k` = 1, the whole range, when none is).
+/// The interval excludes a value exactly when fewer than `k` of the values lie on one side of it
+/// (the sign test).
+pub fn median_rank(n: usize, confidence: f64) -> (usize, f64) {
     // P(B <= j) for B ~ Binomial(n, 1/2), accumulated.
-    let mut k = 1; // 1-based order statistic; k = 1 is the whole range
-    let mut tail = 0.5f64.powi(n as i32); // P(B <= 0)
+    let mut k = 1;
+    let mut tail = 0.5f64.powi(n.min(i32::MAX as usize) as i32); // P(B <= 0)
     let mut coverage = 1.0 - 2.0 * tail;
     let mut term = tail; // C(n, j) / 2^n
     for j in 1..n / 2 {
@@ -137,13 +153,7 @@ pub fn median_interval_at(values: &[f64], confidence: f64) -> Interval {
         tail = next_tail;
         coverage = next_coverage;
     }
-    Interval {
-        median,
-        lo: v[k - 1],
-        hi: v[n - k],
-        n,
-        coverage: coverage.max(0.0),
-    }
+    (k, coverage.max(0.0))
 }
 
 /// What one run of one policy contributes to the intervals.

@@ -51,6 +51,16 @@ pub struct Args {
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
+    /// Run the policies N times, interleaved (A B C, A B C, …, each repeat with the next seed,
+    /// into repeat-1/, repeat-2/, …), and give a verdict: medians with 95 % intervals over the
+    /// repeats, and each policy against --baseline-policy: lower, higher or not separable, with
+    /// how many more repeats would separate it. A single run cannot say which policy is better.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repeat: u32,
+    /// The policy every other is compared with under --repeat [default: round_robin's label
+    /// when it runs, else the first policy].
+    #[arg(long, value_name = "LABEL", requires = "repeat")]
+    baseline_policy: Option<String>,
     /// Check the targets, flags, scenario and policies, print what would run, and exit without
     /// connecting to anything (a `--call` schema is checked only from --proto or --protoset:
     /// reflection would ask the server).
@@ -118,7 +128,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .start_at
         .map(|at| lblab_lab::fleet::origin_of(Some(at)))
         .transpose()?;
-    if origin.is_some() && planned > 1 {
+    if origin.is_some() && (planned > 1 || args.repeat > 1) {
         // One origin serves one run: from the second policy on every arrival would be late and
         // dropped as overload, silently.
         anyhow::bail!(
@@ -168,6 +178,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .map(|d| std::time::Duration::from_nanos(d.0)),
     };
     let lab = super::lab();
+    if args.repeat > 1 {
+        return repeated(&args, &lab, &scenario, &options, planned, &dir);
+    }
     let (ran, summary) = lblab_lab::remote::run(&lab, &scenario, options, planned, &dir)?;
     let (shares, statuses) = (ran.shares(&targets), ran.statuses());
     match args.format.as_str() {
@@ -198,6 +211,142 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(NO_CALL_SUCCEEDED));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--repeat N`: the policies N times, interleaved, and the verdict (printed in `--format`, and
+/// written as verdict.json, verdict.txt and report.html beside the repeats' folders).
+fn repeated(
+    args: &Args,
+    lab: &lblab_lab::Lab,
+    scenario: &lblab_model::Scenario,
+    options: &RemoteOptions<'_>,
+    planned: usize,
+    dir: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    use lblab_lab::verdict;
+    let labels: Vec<&str> = scenario
+        .policies
+        .iter()
+        .filter(|p| p.runs_in_real())
+        .map(|p| p.name.as_str())
+        .collect();
+    let baseline = match &args.baseline_policy {
+        Some(b) => b.clone(),
+        None => labels
+            .iter()
+            .find(|l| **l == "round_robin")
+            .or(labels.first())
+            .map(|l| l.to_string())
+            .unwrap_or_default(),
+    };
+    if !labels.contains(&baseline.as_str()) {
+        anyhow::bail!(
+            "--baseline-policy {baseline:?} is not among the policies run ({}); give one of their labels",
+            labels.join(", ")
+        );
+    }
+    let started = std::time::SystemTime::now();
+    let done = lblab_lab::remote::run_repeats(
+        lab,
+        scenario,
+        options,
+        planned,
+        dir,
+        args.repeat,
+        &mut |line| lblab_lab::errln!("{line}"),
+    )?;
+    if done.repeats.is_empty() {
+        anyhow::bail!(
+            "{}: no repeat measured every policy; what was measured is in {}",
+            done.failed.as_deref().unwrap_or("interrupted"),
+            dir.display()
+        );
+    }
+    let v = verdict::verdict(&done.repeats, &baseline)?;
+    let parameters = parameters(args, scenario, options, started, &done.dirs);
+    let json = serde_json::to_string_pretty(&serde_json::json!({
+        "verdict": &v,
+        "parameters": parameters.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>(),
+    }))?;
+    let text = verdict::lines(&v).join("\n") + "\n";
+    let page = verdict::html(dir, &v, &parameters)?;
+    for (name, bytes) in [
+        ("verdict.json", json.as_bytes()),
+        ("verdict.txt", text.as_bytes()),
+        (layout::REPORT_HTML, page.as_bytes()),
+    ] {
+        lblab_record::write_atomic(&dir.join(name), bytes)
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", dir.join(name).display()))?;
+    }
+    match args.format.as_str() {
+        "json" => outln!("{json}"),
+        "prometheus" => out!("{}", verdict::prometheus(&v)),
+        "html" => out!("{page}"),
+        _ => out!("{text}"),
+    }
+    lblab_lab::errln!(
+        "wrote {} (verdict.json, verdict.txt, report.html, repeat-*/)",
+        dir.display()
+    );
+    if let Some(why) = &done.failed {
+        anyhow::bail!(
+            "{why}; the verdict is over the {} repeats before it",
+            v.repeats
+        );
+    }
+    if done.partial {
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a repeated run's page lists under "The run".
+fn parameters(
+    args: &Args,
+    scenario: &lblab_model::Scenario,
+    options: &RemoteOptions<'_>,
+    started: std::time::SystemTime,
+    dirs: &[PathBuf],
+) -> Vec<(String, String)> {
+    let w = &scenario.file.workload;
+    let load = match (w.concurrency, args.load.total) {
+        (Some(c), _) => format!("closed loop, {c} calls in flight per client"),
+        (None, Some(n)) => format!("{n} calls per policy at {} calls/s", w.rate),
+        (None, None) => format!("{} calls/s, open loop", w.rate),
+    };
+    let targets: Vec<String> = options
+        .targets
+        .iter()
+        .map(|t| format!("{} ({})", t.name, t.addr))
+        .collect();
+    let command: Vec<String> = std::env::args().collect();
+    vec![
+        ("targets".into(), targets.join(", ")),
+        (
+            "method".into(),
+            args.calls
+                .call
+                .clone()
+                .unwrap_or_else(|| "lblab Echo/Unary".into()),
+        ),
+        ("load".into(), format!("{load}, {} clients", w.clients)),
+        (
+            "warm-up, measured".into(),
+            format!("{}, {}", w.warmup, w.duration),
+        ),
+        (
+            "repeats".into(),
+            format!(
+                "{} of {} asked for (seeds {} on)",
+                dirs.len(),
+                args.repeat,
+                scenario.file.seed
+            ),
+        ),
+        ("started".into(), httpdate::fmt_http_date(started)),
+        ("lblab".into(), env!("CARGO_PKG_VERSION").into()),
+        ("command line".into(), command.join(" ")),
+    ]
 }
 
 /// Whether the positional argument is a server (`host:port`, `[v6]:port`, `dns:///name:port`)
