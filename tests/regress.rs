@@ -1,10 +1,13 @@
 //! `lblab regress` end to end: its exit codes (0 nothing worse, 1 a figure worse, 2 an error),
-//! the table of what moved, and its refusals of a baseline it cannot compare with.
+//! the table of what moved, and its refusals of a baseline it cannot compare with; and with
+//! `--targets`, against a real service the test starts.
 
 mod common;
 
+use std::path::Path;
+
 use common::{
-    arg, assert_says, fails, fails_with, lblab, one_slow, scenario_file, succeeds, text,
+    arg, assert_says, fails, fails_with, lblab, one_slow, scenario_file, succeeds, text, Greeter,
     LOGNORMAL_2MS,
 };
 use lblab_model::testing::ScenarioBuilder;
@@ -255,4 +258,74 @@ fn regress_never_passes_by_checking_nothing() {
         ]);
         assert_says(&err, &["/dev/zero", "not a regular file"]);
     }
+}
+
+/// `lblab regress --targets` against a Python grpcio service the test starts: a baseline of six
+/// repeats, then the same service four times slower is caught (exit 1, p99 WORSE); a simulator
+/// baseline or a single repeat is refused.
+#[test]
+fn regress_against_the_real_service_catches_a_slower_service() {
+    let dir = common::scratch("regress-real");
+    let baseline = dir.join("baseline.csv");
+    let run = |targets: &str, mode: &str, file: &Path, repeat: &str| {
+        lblab(&[
+            "regress",
+            "--targets",
+            targets,
+            "--call",
+            "lblab.interop.v1.Greeter/SayHello",
+            "--policy",
+            "round_robin",
+            "-r",
+            "100",
+            "--warmup",
+            "0.3s",
+            "--duration",
+            "1s",
+            "--repeat",
+            repeat,
+            "--no-realtime",
+            "--out",
+            arg(&dir.join("runs")),
+            mode,
+            arg(file),
+        ])
+    };
+    {
+        let fast = Greeter::start(&["--delay-ms", "3"]);
+        let out = run(&fast.addr, "--write-baseline", &baseline, "6");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_says(
+            &text(&out.stdout),
+            &["wrote the real-service baseline", "6 repeats"],
+        );
+        let err = run(&fast.addr, "--baseline", &baseline, "1");
+        assert_eq!(err.status.code(), Some(2));
+        assert_says(&text(&err.stderr), &["needs repeats on each side"]);
+    }
+    let slow = Greeter::start(&["--delay-ms", "12"]);
+    let out = run(&slow.addr, "--baseline", &baseline, "6");
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("p99_ms") && l.ends_with("WORSE")),
+        "{stdout}"
+    );
+    // A simulator baseline is not a real-service one.
+    let sim = dir.join("sim.csv");
+    std::fs::write(
+        &sim,
+        "scenario,policy,seed_index,seed,warmup_s,duration_s,p99_ms,p999_ms,error_share,faulty_share,time_to_fair_s\n",
+    )
+    .unwrap();
+    let out = run(&slow.addr, "--baseline", &sim, "6");
+    assert_eq!(out.status.code(), Some(2));
+    assert_says(&text(&out.stderr), &["a simulator baseline"]);
 }

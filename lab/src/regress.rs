@@ -1,6 +1,8 @@
 //! `lblab regress`'s job: scenarios over seeds in the simulator, then either the baseline
 //! written or the runs compared with it seed by seed ([`lblab_sim::regress`]).
 
+pub mod real;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

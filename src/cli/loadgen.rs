@@ -4,12 +4,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use lblab_harness::RemoteOptions;
 use lblab_lab::remote::flags;
 use lblab_loadgen::report;
-use lblab_loadgen::run::CallOptions;
 use lblab_record::{layout, StatusRow};
 
 /// Arguments of `lblab loadgen`.
@@ -97,14 +95,9 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.scenario {
         args.scenario = Some(super::args::scenario_path(path)?);
     }
-    let flags::Prepared {
-        spec,
-        targets,
-        transport,
-        authority,
-        metadata,
-        call,
-    } = flags::prepare(&args.targets, &args.calls, &args.tls, args.dry_run)?;
+    let prepared = flags::prepare(&args.targets, &args.calls, &args.tls, args.dry_run)?;
+    let call = prepared.call.clone();
+    let targets = prepared.targets.clone();
     let name = args.calls.call.clone();
     let given = flags::Given {
         file: args.scenario.as_deref(),
@@ -146,14 +139,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if let Some(c) = &call {
         lblab_lab::errln!("calling {}", c.describe());
     }
-    let mut calls = CallOptions {
-        transport,
-        authority: authority.or_else(|| spec.default_authority().and_then(|a| a.parse().ok())),
-        call: call.map(Arc::new),
-        metadata,
-        ..CallOptions::default()
-    };
-    args.targets.apply(&mut calls);
+    let calls = prepared.call_options(&args.targets);
     let stem = match (&args.scenario, &args.calls.call) {
         (Some(path), _) => path.clone(),
         (None, Some(call)) => PathBuf::from(lblab_record::file_stem(call)),
@@ -163,7 +149,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let _out_dir = lblab_record::out_dir::prepare_dir(&dir)?;
     let options = RemoteOptions {
         targets: &targets,
-        resolver: Some(spec.clone()),
+        resolver: Some(prepared.spec.clone()),
         calls,
         realtime: args.realtime.enabled(),
         origin,

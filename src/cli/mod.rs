@@ -100,8 +100,10 @@ enum Command {
     Sweep(sweep::Args),
     /// Tail-latency regression test for CI: run scenarios over seeds and compare each policy's
     /// p99, p99.9, error and faulty shares with a baseline, seed by seed (--baseline), or write
-    /// the baseline (--write-baseline). Exits 1 if a figure is worse, 2 on an error.
-    Regress(regress::Args),
+    /// the baseline (--write-baseline); with --targets, the real service over repeated runs,
+    /// compared by a rank test whose false-alarm rate is stated. Exits 1 if a figure is worse, 2
+    /// on an error.
+    Regress(Box<regress::Args>),
     /// Regenerate the evidence documents (results/README.md, per-scenario pages, the gRFC draft)
     /// from the committed result files; --check only compares; --merge combines real runs from
     /// several load generators into one run folder.
@@ -148,7 +150,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Sweep(args) => sweep::run(args),
-        Command::Regress(args) => regress::run(args),
+        Command::Regress(args) => regress::run(*args),
         Command::Report(args) => report::run(args),
         Command::Backend(args) => backend::run(args),
         Command::Loadgen(args) => loadgen::run(*args),

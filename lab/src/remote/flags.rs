@@ -23,7 +23,6 @@ use crate::error::{Context, LabError, Result};
 pub struct Targets {
     /// The servers: host:port,host:port,... (one endpoint each, in the order of the scenario's
     /// backends), or dns:///name:port (every address of the name, re-resolved while the run goes).
-    /// Also given, as in ghz, as the last argument in place of a scenario file.
     #[arg(long, value_delimiter = ',')]
     pub targets: Vec<String>,
     /// How often a dns:/// target is re-resolved (gRPC's DNS resolver waits at least 30 s).
@@ -541,6 +540,26 @@ pub struct Prepared {
     /// `--call`'s method and requests; `None` for lblab's Echo/Unary, or on a dry run whose
     /// schema would come from reflection.
     pub call: Option<Call>,
+}
+
+impl Prepared {
+    /// The options of every call: the transport, the `:authority` (the target list's own when
+    /// `--authority` is not given), the method and the metadata, with the connection flags of
+    /// `flags`.
+    pub fn call_options(&self, flags: &Targets) -> lblab_loadgen::run::CallOptions {
+        let mut calls = lblab_loadgen::run::CallOptions {
+            transport: self.transport.clone(),
+            authority: self
+                .authority
+                .clone()
+                .or_else(|| self.spec.default_authority().and_then(|a| a.parse().ok())),
+            call: self.call.clone().map(std::sync::Arc::new),
+            metadata: self.metadata.clone(),
+            ..lblab_loadgen::run::CallOptions::default()
+        };
+        flags.apply(&mut calls);
+        calls
+    }
 }
 
 /// Checks the target, call and TLS flags, resolves the targets (warning on stderr about any that
