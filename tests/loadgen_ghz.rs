@@ -570,3 +570,38 @@ fn ghz_quick_start_line_runs_with_the_target_last_and_templates_are_flagged() {
     assert_eq!(row["requests"], 20, "{s}");
     assert_eq!(row["ok"], 20, "{s}");
 }
+
+#[test]
+fn weighted_round_robin_without_load_reports_is_an_incident() {
+    // grpcio's greeter sends no ORCA report: weighted_round_robin then runs as round_robin.
+    let server = Greeter::start(&[]);
+    let out = scratch("ghz-wrr").join("run");
+    let run = common::loadgen(
+        &server.addr,
+        &out,
+        &[&[
+            "--call",
+            SAY_HELLO,
+            "--policy",
+            "weighted_round_robin",
+            "-n",
+            "30",
+            "-r",
+            "100",
+        ]],
+    );
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(
+        text(&run.stdout).contains("no_load_reports"),
+        "{}",
+        text(&run.stdout)
+    );
+    let s = summary(&out);
+    let kinds: Vec<&str> = s["incidents"]
+        .as_array()
+        .expect("incidents")
+        .iter()
+        .filter_map(|i| i["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"no_load_reports"), "{s}");
+}

@@ -177,6 +177,30 @@ impl OverloadDrops {
     }
 }
 
+/// A run of `policy` (its service config `config`) that weighs endpoints by ORCA load reports and
+/// got none in `answers` answers: an incident, since it then ran as round_robin.
+pub fn no_load_reports(
+    policy: &str,
+    config: &str,
+    reports: u64,
+    answers: u64,
+    end: Nanos,
+) -> Option<Incident> {
+    (config.contains("weighted_round_robin") && reports == 0 && answers > 0).then(|| Incident {
+        policy: policy.to_string(),
+        kind: IncidentKind::NoLoadReports,
+        backend: None,
+        start_s: 0.0,
+        end_s: secs(end),
+        count: answers,
+        detail: format!(
+            "weighted_round_robin received no ORCA load report in {answers} answers (no \
+             endpoint-load-metrics-bin trailer from any target): without them every weight is the \
+             same and it ran as round_robin; the servers must report their load (ORCA, gRFC A51)"
+        ),
+    })
+}
+
 /// `"; and N more during the warm-up, not in the table"`, or nothing if none.
 fn warmup_note(n: u64, what: &str) -> String {
     if n == 0 {

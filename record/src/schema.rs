@@ -345,6 +345,9 @@ pub enum IncidentKind {
     /// The load generator sent calls late (dispatch lateness p99 above 1 ms): latencies include
     /// its own delay.
     LateDispatch,
+    /// A policy that weighs endpoints by their ORCA load reports (weighted_round_robin) got none:
+    /// it ran as round_robin.
+    NoLoadReports,
 }
 
 impl IncidentKind {
@@ -355,6 +358,7 @@ impl IncidentKind {
             IncidentKind::Unreachable => "unreachable",
             IncidentKind::Overloaded => "overloaded",
             IncidentKind::LateDispatch => "late_dispatch",
+            IncidentKind::NoLoadReports => "no_load_reports",
         }
     }
 }

@@ -65,6 +65,7 @@ impl Balancer {
             slots: RwLock::new(Vec::new()),
             options,
             changed: Notify::new(),
+            load_reports: AtomicU64::new(0),
         });
         let weak = Arc::downgrade(&shared);
         let tick = shared.options.timer_tick;
@@ -143,6 +144,11 @@ impl Balancer {
             .iter()
             .map(|s| *lock(&s.state))
             .collect()
+    }
+
+    /// How many answers carried an ORCA load report (`endpoint-load-metrics-bin`) so far.
+    pub fn load_reports(&self) -> u64 {
+        self.shared.load_reports.load(Ordering::Relaxed)
     }
 
     /// Every endpoint's outages so far, oldest first: connections lost, and stretches in which

@@ -251,6 +251,8 @@ struct Shared {
     options: BalancerOptions,
     /// Notified on every connectivity change, for calls waiting on a "queue" pick.
     changed: Notify,
+    /// Calls whose answer carried an ORCA load report.
+    load_reports: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -78,6 +78,9 @@ impl Shared {
         load: Option<lblab_policy::LoadReport>,
     ) {
         let now = self.clock.now();
+        if load.is_some() {
+            self.load_reports.fetch_add(1, Ordering::Relaxed);
+        }
         let outcome = Outcome {
             status,
             elapsed: now.saturating_sub(started),

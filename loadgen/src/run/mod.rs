@@ -236,6 +236,7 @@ pub fn run_policy(
         r.abort();
     }
     let outages = outages_of(&balancers, &unreachable);
+    let load_reports: u64 = balancers.iter().map(Balancer::load_reports).sum();
     drop(balancers);
     // Calls still in flight are dropped with the runtime and counted as dropped.
     runtime.shutdown_timeout(if stopped() {
@@ -258,6 +259,17 @@ pub fn run_policy(
         (w.deadline, options.max_in_flight),
     );
     recorded.result.add_incidents(found);
+    let answered = statuses.rows(&policy.name).iter().map(|r| r.count).sum();
+    let unweighted = crate::incidents::no_load_reports(
+        &policy.name,
+        &policy.config_json,
+        load_reports,
+        answered,
+        run_end,
+    );
+    recorded
+        .result
+        .add_incidents(unweighted.into_iter().collect::<Vec<_>>());
     let endpoint_changes = std::mem::take(&mut *changes.lock().unwrap_or_else(|e| e.into_inner()));
     recorded.result.set_start_time(unix_time_of(options.origin));
     Ok(LoadRun {
