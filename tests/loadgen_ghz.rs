@@ -231,7 +231,7 @@ fn message_size_limits_and_connection_flags_apply() {
         text(&run.stderr)
     );
     assert!(
-        stdout.contains("OUT_OF_RANGE") && stdout.contains("the limit is: 1 bytes"),
+        stdout.contains("RESOURCE_EXHAUSTED") && stdout.contains("the limit is: 1 bytes"),
         "{stdout}"
     );
     let run = loadgen(

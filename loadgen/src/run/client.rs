@@ -162,6 +162,19 @@ async fn call_inner(
     }
 }
 
+/// tonic reports a message over the size limit (`--max-recv-message-size`,
+/// `--max-send-message-size`) as OUT_OF_RANGE; gRPC's own stacks (C-core, Java, Go) report
+/// RESOURCE_EXHAUSTED, which is what a gRPC user looks for in the status table.
+fn as_grpc(status: tonic::Status) -> tonic::Status {
+    if status.code() == tonic::Code::OutOfRange
+        && status.message().contains("message length too large")
+    {
+        tonic::Status::resource_exhausted(status.message())
+    } else {
+        status
+    }
+}
+
 /// How a call ended, counted in `statuses` and classified.
 fn tally(
     statuses: &StatusTally,
@@ -173,6 +186,7 @@ fn tally(
             RequestResult::Ok
         }
         Ok(Err(status)) => {
+            let status = as_grpc(status);
             statuses.failed(&status);
             classify(&status)
         }
