@@ -23,6 +23,9 @@ use crate::render::{
 /// Most backends drawn as lines of their own; the others are drawn as one line.
 pub(crate) const MAX_DRAWN: usize = 20;
 
+/// Backends named in their own colour when none is faulty: the palette's distinct colours.
+const NAMED: usize = 10;
+
 struct Panel {
     policy: String,
     /// Per drawn backend (as [`TrafficShare::drawn`]): runs of (time s, share %) over the
@@ -39,6 +42,8 @@ pub(crate) struct TrafficShare {
     /// Backend count, and per backend its colour if it has a fault window.
     backends: usize,
     colours: Vec<Option<RGBColor>>,
+    /// Whether the coloured backends are the faulty ones (else the busiest, named).
+    faults: bool,
     names: Vec<String>,
     /// The backends with a line of their own, by index: every one, or [`MAX_DRAWN`] of them.
     drawn: Vec<usize>,
@@ -89,6 +94,17 @@ impl TrafficShare {
             colours[b] = Some(fault_colour(k));
         }
         let drawn = drawn_backends(&rows, backends, &faulted);
+        // Without fault windows (a run against a real service, or a healthy fleet) the backends
+        // with the most traffic get a colour and their name, as many as the palette tells apart.
+        if faulted.is_empty() {
+            for (k, b) in busiest(&rows, backends, &[])
+                .into_iter()
+                .take(NAMED)
+                .enumerate()
+            {
+                colours[b] = Some(fault_colour(k));
+            }
+        }
         let mut is_drawn = vec![false; backends];
         for &b in &drawn {
             is_drawn[b] = true;
@@ -136,6 +152,7 @@ impl TrafficShare {
             top,
             panels,
             backends,
+            faults: !summary.fault_windows.is_empty(),
             colours,
             names: (0..backends).map(|b| backend_name(summary, b)).collect(),
             drawn,
@@ -166,11 +183,12 @@ impl Chart for TrafficShare {
         let mut entries: Vec<Entry> = Vec::new();
         for (b, colour) in self.colours.iter().enumerate() {
             if let Some(c) = colour {
-                entries.push(Entry::new(
-                    format!("{} (faulty)", self.names[b]),
-                    *c,
-                    Mark::Line(3),
-                ));
+                let label = if self.faults {
+                    format!("{} (faulty)", self.names[b])
+                } else {
+                    self.names[b].clone()
+                };
+                entries.push(Entry::new(label, *c, Mark::Line(3)));
             }
         }
         let quiet = self
@@ -298,14 +316,13 @@ const OTHERS_GREY: RGBColor = RGBColor(110, 110, 110);
 /// The backends drawn as lines of their own: all of them up to [`MAX_DRAWN`]; else the
 /// `faulted` ones first, then by traffic (the sum of their shares over every policy's seconds,
 /// ties by index), [`MAX_DRAWN`] in all, in index order.
-fn drawn_backends(
+/// The backends not in `faulted`, the busiest first (the most traffic over every policy's
+/// seconds; the lower index on a tie).
+fn busiest(
     rows: &[Vec<&lblab_record::TimeseriesRow>],
     backends: usize,
     faulted: &[usize],
 ) -> Vec<usize> {
-    if backends <= MAX_DRAWN {
-        return (0..backends).collect();
-    }
     let mut traffic = vec![0.0f64; backends];
     for row in rows.iter().flat_map(|r| r.iter()) {
         for (t, s) in traffic.iter_mut().zip(&row.shares) {
@@ -314,9 +331,21 @@ fn drawn_backends(
             }
         }
     }
-    let mut chosen: Vec<usize> = faulted.iter().copied().take(MAX_DRAWN).collect();
     let mut by_traffic: Vec<usize> = (0..backends).filter(|b| !faulted.contains(b)).collect();
     by_traffic.sort_by(|&a, &b| traffic[b].total_cmp(&traffic[a]).then(a.cmp(&b)));
+    by_traffic
+}
+
+fn drawn_backends(
+    rows: &[Vec<&lblab_record::TimeseriesRow>],
+    backends: usize,
+    faulted: &[usize],
+) -> Vec<usize> {
+    if backends <= MAX_DRAWN {
+        return (0..backends).collect();
+    }
+    let mut chosen: Vec<usize> = faulted.iter().copied().take(MAX_DRAWN).collect();
+    let by_traffic = busiest(rows, backends, faulted);
     chosen.extend(by_traffic.into_iter().take(MAX_DRAWN - chosen.len()));
     chosen.sort_unstable();
     chosen
@@ -367,6 +396,21 @@ mod tests {
         let svg = std::fs::read_to_string(file).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         svg
+    }
+
+    #[test]
+    fn without_faults_the_busiest_backends_are_named_in_their_own_colours() {
+        let (mut summary, data) = fleet(MAX_DRAWN);
+        summary.fault_windows.clear();
+        let chart = TrafficShare::new(&summary, &data);
+        let named: Vec<usize> = (0..MAX_DRAWN)
+            .filter(|&b| chart.colours[b].is_some())
+            .collect();
+        // The ten busiest (the highest indices), by name and without "(faulty)".
+        assert_eq!(named, (MAX_DRAWN - NAMED..MAX_DRAWN).collect::<Vec<_>>());
+        let svg = svg_of(&chart);
+        assert!(svg.contains("b19") && !svg.contains("(faulty)"), "named");
+        assert!(svg.contains("other backends (10)"), "the rest, grey");
     }
 
     #[test]
