@@ -254,3 +254,43 @@ fn a_servers_text_is_escaped_and_an_oversized_one_names_the_limit() {
     assert!(!stderr.contains("lblab.v1.Echo"), "{stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn n_and_z_together_say_which_ends_the_run() {
+    // --dry-run: nothing is dialled.
+    let short = lblab(&[
+        "loadgen",
+        "127.0.0.1:1",
+        "-n",
+        "1000",
+        "-r",
+        "100",
+        "-z",
+        "5s",
+        "--dry-run",
+    ]);
+    assert!(short.status.success());
+    let err = text(&short.stderr);
+    assert!(
+        err.contains("-z 5s ends each run before its -n 1000 calls"),
+        "{err}"
+    );
+    assert!(err.contains("about 500 calls are sent"), "{err}");
+    assert!(text(&short.stdout).contains("then 5s measured"));
+    let long = lblab(&[
+        "loadgen",
+        "127.0.0.1:1",
+        "-n",
+        "100",
+        "-r",
+        "100",
+        "-z",
+        "5s",
+        "--dry-run",
+    ]);
+    let err = text(&long.stderr);
+    assert!(
+        err.contains("take 1s, so each run ends then, before -z 5s"),
+        "{err}"
+    );
+}

@@ -450,7 +450,25 @@ impl Load {
                         "--total needs --rate or --concurrency".into(),
                     ));
                 }
-                o.duration = Some(Dur((n as f64 / rate * 1e9).ceil() as u64));
+                let needed = Dur((n as f64 / rate * 1e9).ceil() as u64);
+                o.duration = Some(match self.duration {
+                    Some(z) if z.0 < needed.0 => {
+                        crate::errln!(
+                            "warning: -z {z} ends each run before its -n {n} calls at {rate} calls/s \
+                             (which take {needed}): about {} calls are sent",
+                            (rate * z.0 as f64 / 1e9).floor()
+                        );
+                        z
+                    }
+                    Some(z) if z.0 > needed.0 => {
+                        crate::errln!(
+                            "note: -n {n} calls at {rate} calls/s take {needed}, so each run ends \
+                             then, before -z {z}"
+                        );
+                        needed
+                    }
+                    _ => needed,
+                });
                 o.constant = true;
             }
         }
