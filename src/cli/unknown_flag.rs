@@ -52,6 +52,11 @@ const GHZ_SHORT: [(char, &str); 5] = [
 /// The message for `e` when it is an unknown flag of `command` (a subcommand's name): `None` for
 /// any other parse error, whose clap message stands.
 pub fn message(e: &clap::Error, all: &Command, command: Option<&str>) -> Option<String> {
+    if command == Some("loadgen") {
+        if let Some(m) = ghz_usage(e) {
+            return Some(m);
+        }
+    }
     if e.kind() == ErrorKind::InvalidSubcommand {
         let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidSubcommand) else {
             return None;
@@ -118,6 +123,41 @@ pub fn message(e: &clap::Error, all: &Command, command: Option<&str>) -> Option<
     }
     message.push_str(&format!(" (`lblab {command} --help` lists its flags)"));
     Some(message)
+}
+
+/// ghz's ways of using flags that lblab takes otherwise: `-O` formats lblab does not print,
+/// and `-c` with `-r` (ghz's workers behind a rate limiter).
+fn ghz_usage(e: &clap::Error) -> Option<String> {
+    match e.kind() {
+        ErrorKind::InvalidValue => {
+            let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+                return None;
+            };
+            let Some(ContextValue::String(value)) = e.get(ContextKind::InvalidValue) else {
+                return None;
+            };
+            let format = ["csv", "pretty", "influx-summary", "influx-details"];
+            (arg.contains("--format") && format.contains(&value.as_str())).then(|| {
+                format!(
+                    "`lblab loadgen` has no -O {value}: it prints summary, json, prometheus or \
+                     html, and writes CSV files beside them in the results folder (summary.csv, \
+                     timeseries.csv, targets.csv, statuses.csv, failures.csv), with every \
+                     latency in the .hlog and .hgrm files"
+                )
+            })
+        }
+        ErrorKind::ArgumentConflict => {
+            let rendered = e.to_string();
+            (rendered.contains("--concurrency") && rendered.contains("--rate")).then(|| {
+                "`lblab loadgen` takes -c or -r, not both: -r RATE alone is an open loop that sends \
+                 each call at its time however many are in flight (ghz's -c workers behind -r \
+                 would wait for a free worker and hide the service's slowness from the \
+                 latencies); -c N alone keeps N calls in flight per client"
+                    .to_string()
+            })
+        }
+        _ => None,
+    }
 }
 
 fn ghz_message(command: &str, given: &str, long: &str) -> String {
@@ -194,6 +234,13 @@ mod tests {
         // An ordinary typo gets its tip.
         let m = said(&["lblab", "loadgen", "--concurency", "4"]).expect("a message");
         assert!(m.contains("did you mean --concurrency?"), "{m}");
+        let m = said(&["lblab", "loadgen", "-O", "csv"]).expect("a message");
+        assert!(
+            m.contains("has no -O csv") && m.contains("summary.csv"),
+            "{m}"
+        );
+        let m = said(&["lblab", "loadgen", "-c", "4", "-r", "100"]).expect("a message");
+        assert!(m.contains("takes -c or -r, not both"), "{m}");
         let m = said(&["lblab", "sin", "x"]).expect("a message");
         assert!(m.contains("did you mean `lblab sim`?"), "{m}");
         // A flag nothing resembles: no tip.
