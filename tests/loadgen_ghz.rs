@@ -490,7 +490,7 @@ fn real_runs_write_their_statuses() {
 }
 
 #[test]
-fn a_concurrency_schedule_adds_calls_in_flight_step_by_step() {
+fn a_concurrency_schedule_adds_and_removes_calls_in_flight_step_by_step() {
     let server = Greeter::start(&["--delay-ms", "50"]);
     let out = scratch("ghz-concurrency-schedule").join("run");
     let run = lblab(&[
@@ -529,6 +529,45 @@ fn a_concurrency_schedule_adds_calls_in_flight_step_by_step() {
         .collect();
     assert!(
         completed[0] <= 21 && completed[1] >= 2 * completed[0],
+        "{ts}"
+    );
+    // ghz's falling schedule (a negative step): three in flight for a second, then one (and
+    // the two calls the stopped slots had in flight complete in the second second).
+    let out = scratch("ghz-concurrency-schedule").join("falling");
+    let run = lblab(&[
+        "loadgen",
+        "--call",
+        SAY_HELLO,
+        "--concurrency-schedule",
+        "step",
+        "--concurrency-start",
+        "3",
+        "--concurrency-step",
+        "-2",
+        "--concurrency-step-duration",
+        "1s",
+        "--concurrency-end",
+        "1",
+        "-z",
+        "2s",
+        "--warmup",
+        "0s",
+        "--policy",
+        "round_robin",
+        "--no-realtime",
+        "--out",
+        arg(&out),
+        &server.addr,
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let ts = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let completed: Vec<u64> = ts
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        completed[1] <= 25 && completed[0] >= 2 * completed[1],
         "{ts}"
     );
 }

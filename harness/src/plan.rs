@@ -37,7 +37,7 @@ pub struct Plan {
     /// The rate schedule's time warp (the scenario's rate is its mean).
     pub warp: Option<Arc<Warp>>,
     /// The concurrency schedule's slot starts (the scenario's concurrency is their count).
-    pub slot_starts: Option<Arc<Vec<u64>>>,
+    pub slot_spans: Option<Arc<Vec<lblab_loadgen::schedule::SlotSpan>>>,
     /// What the caller should tell the user: the policies' config warnings, targets that do not
     /// match the file's backends.
     pub notes: Vec<String>,
@@ -86,9 +86,9 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanError> {
         Some(s) => Some(Arc::new(s.warp(length).map_err(PlanError::RateSchedule)?)),
         None => None,
     };
-    let slot_starts = match &input.concurrency_schedule {
+    let slot_spans = match &input.concurrency_schedule {
         Some(s) => Some(Arc::new(
-            s.slot_starts(length)
+            s.slot_spans(length)
                 .map_err(PlanError::ConcurrencySchedule)?,
         )),
         None => None,
@@ -96,10 +96,10 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanError> {
     if let Some(w) = &warp {
         overrides.rate = Some(w.mean);
     }
-    if let Some(s) = &slot_starts {
+    if let Some(s) = &slot_spans {
         overrides.concurrency = Some(s.len() as u32);
     }
-    if warp.is_some() || slot_starts.is_some() {
+    if warp.is_some() || slot_spans.is_some() {
         scenario = overrides.apply(file)?;
     }
     let mut notes: Vec<String> = scenario
@@ -129,7 +129,7 @@ pub fn plan(input: PlanInput<'_>) -> Result<Plan, PlanError> {
     Ok(Plan {
         scenario,
         warp,
-        slot_starts,
+        slot_spans,
         notes,
     })
 }
@@ -189,6 +189,6 @@ mod tests {
         assert_eq!(names, ["127.0.0.1:1", "127.0.0.1:2"]);
         // 10 → 30 calls/s over 2 s: a mean of 20.
         assert!((plan.scenario.workload.rate - 20.0).abs() < 1e-6);
-        assert!(plan.warp.is_some() && plan.slot_starts.is_none());
+        assert!(plan.warp.is_some() && plan.slot_spans.is_none());
     }
 }

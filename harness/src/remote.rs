@@ -39,7 +39,7 @@ pub struct RemoteOptions<'a> {
     /// Open loop: a rate schedule's time warp.
     pub warp: Option<Arc<Warp>>,
     /// Closed loop: when each client's slots start (a concurrency schedule).
-    pub slot_starts: Option<Arc<Vec<u64>>>,
+    pub slot_spans: Option<Arc<Vec<lblab_loadgen::schedule::SlotSpan>>>,
     /// How long to wait for the first connections.
     pub connect_wait: Option<Duration>,
 }
@@ -175,7 +175,7 @@ pub fn run_remote(
                 live: options.live.clone(),
                 max_calls: options.max_calls,
                 warp: options.warp.clone(),
-                slot_starts: options.slot_starts.clone(),
+                slot_spans: options.slot_spans.clone(),
                 ..RunOptions::new(origin)
             };
             if let Some(wait) = options.connect_wait {

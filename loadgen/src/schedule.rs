@@ -119,43 +119,74 @@ impl RateSchedule {
     }
 }
 
+/// When one closed-loop slot of a concurrency schedule runs: it starts its first call at
+/// `start` and starts none after `stop` (ns since time 0; a call in flight then completes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotSpan {
+    /// When the slot's first call starts.
+    pub start: u64,
+    /// When the slot stops starting calls (`u64::MAX`: it runs to the end).
+    pub stop: u64,
+}
+
+/// The most slots a concurrency schedule may hold.
+const MAX_SLOTS: u64 = 100_000;
+
 impl RateSchedule {
     /// As a concurrency schedule (ghz's `--concurrency-schedule`): when each of a closed loop's
-    /// slots starts, ns since time 0, for a run of `length` (slot `i` starts when the schedule
-    /// first reaches `i + 1` calls in flight; slots it never reaches are left out). Only rising
-    /// (or flat) schedules: a slot, once started, keeps its call in flight to the end.
-    pub fn slot_starts(&self, length: Duration) -> Result<Vec<u64>, ScheduleError> {
+    /// slots runs, for a run of `length`. Slot `i` runs while the schedule is at least `i + 1`
+    /// calls in flight: a rising schedule starts slot `i` when it first reaches `i + 1`, a
+    /// falling one (a negative step) stops it when it first drops below. Slots the schedule
+    /// never reaches are left out.
+    pub fn slot_spans(&self, length: Duration) -> Result<Vec<SlotSpan>, ScheduleError> {
         self.check()?;
-        if self.step < 0.0 {
-            return Err(ScheduleError::NotARate {
-                what: "step",
-                value: self.step,
-            });
-        }
         let total = length.as_secs_f64();
-        let top = self.rate_at(total).floor() as u64;
-        let mut starts = Vec::new();
-        for i in 0..top.min(100_000) {
+        let top = self.rate_at(0.0).max(self.rate_at(total)).floor() as u64;
+        let mut spans = Vec::new();
+        for i in 0..top.min(MAX_SLOTS) {
             let want = (i + 1) as f64;
-            let t = if self.start >= want {
-                0.0
-            } else {
-                match self.shape {
+            // The first time the schedule is at least (rising) or below (falling) `want`.
+            let crossing = if self.step == 0.0 {
+                None
+            } else if self.step > 0.0 {
+                Some(match self.shape {
                     Shape::Step { every } => {
-                        let steps = ((want - self.start) / self.step).ceil();
-                        steps * every.as_secs_f64()
+                        ((want - self.start) / self.step).ceil().max(0.0) * every.as_secs_f64()
                     }
-                    Shape::Line => (want - self.start) / self.step,
-                }
+                    Shape::Line => ((want - self.start) / self.step).max(0.0),
+                })
+            } else if self.end.is_some_and(|end| end >= want) {
+                None
+            } else {
+                let fall = -self.step;
+                Some(match self.shape {
+                    Shape::Step { every } => {
+                        (((self.start - want) / fall).floor() + 1.0).max(0.0) * every.as_secs_f64()
+                    }
+                    Shape::Line => ((self.start - want) / fall).max(0.0),
+                })
             };
-            if t < total {
-                starts.push((t * 1e9) as u64);
-            }
+            let ns = |t: f64| (t * 1e9) as u64;
+            let span = if self.step >= 0.0 {
+                let start = if self.start >= want {
+                    0.0
+                } else {
+                    crossing.unwrap_or(f64::INFINITY)
+                };
+                (start < total).then(|| SlotSpan {
+                    start: ns(start),
+                    stop: u64::MAX,
+                })
+            } else {
+                let stop = crossing.map_or(u64::MAX, ns);
+                (stop > 0).then_some(SlotSpan { start: 0, stop })
+            };
+            spans.extend(span);
         }
-        if starts.is_empty() {
+        if spans.is_empty() {
             return Err(ScheduleError::Empty(length));
         }
-        Ok(starts)
+        Ok(spans)
     }
 }
 
@@ -226,9 +257,39 @@ mod tests {
             step: 2.0,
             end: Some(5.0),
         };
-        let starts = s.slot_starts(Duration::from_secs(10)).unwrap();
+        let spans = s.slot_spans(Duration::from_secs(10)).unwrap();
+        let starts: Vec<u64> = spans.iter().map(|s| s.start).collect();
         let s1 = 1_000_000_000;
         assert_eq!(starts, vec![0, 0, s1, s1, 2 * s1]);
+        assert!(spans.iter().all(|s| s.stop == u64::MAX));
+        // ghz's falling schedule: 5 in flight, one fewer every second, down to 2.
+        let falling = RateSchedule {
+            shape: Shape::Step {
+                every: Duration::from_secs(1),
+            },
+            start: 5.0,
+            step: -1.0,
+            end: Some(2.0),
+        };
+        let spans = falling.slot_spans(Duration::from_secs(10)).unwrap();
+        let stops: Vec<u64> = spans.iter().map(|s| s.stop).collect();
+        assert_eq!(stops, vec![u64::MAX, u64::MAX, 3 * s1, 2 * s1, s1]);
+        assert!(spans.iter().all(|s| s.start == 0));
+        // A falling line to nothing: slot i stops when the line passes below i + 1.
+        let line = RateSchedule {
+            shape: Shape::Line,
+            start: 4.0,
+            step: -2.0,
+            end: None,
+        };
+        let stops: Vec<u64> = line
+            .slot_spans(Duration::from_secs(10))
+            .unwrap()
+            .iter()
+            .map(|s| s.stop)
+            .collect();
+        // (slot 4 would stop at once, so there is none.)
+        assert_eq!(stops, vec![3 * s1 / 2, s1, s1 / 2]);
     }
 
     #[test]

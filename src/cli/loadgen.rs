@@ -108,7 +108,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let lblab_harness::Plan {
         scenario,
         warp,
-        slot_starts,
+        slot_spans,
         ..
     } = flags::scenario(&given, &targets, call.as_ref())?;
     let planned = scenario
@@ -157,7 +157,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         live: None,
         max_calls: args.load.total,
         warp,
-        slot_starts,
+        slot_spans,
         connect_wait: args
             .targets
             .connect_timeout

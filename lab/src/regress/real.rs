@@ -341,7 +341,7 @@ pub fn run(lab: &Lab, job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exi
         live: None,
         max_calls: None,
         warp: plan.warp.clone(),
-        slot_starts: plan.slot_starts.clone(),
+        slot_spans: plan.slot_spans.clone(),
         connect_wait: job
             .targets
             .connect_timeout

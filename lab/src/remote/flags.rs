@@ -349,7 +349,12 @@ pub struct Load {
     #[arg(long, value_name = "RATE")]
     pub load_start: Option<f64>,
     /// Rate change per step (step) or per second (line).
-    #[arg(long, value_name = "RATE", default_value = "0")]
+    #[arg(
+        long,
+        value_name = "RATE",
+        default_value = "0",
+        allow_negative_numbers = true
+    )]
     pub load_step: f64,
     /// How long each step lasts.
     #[arg(long, value_name = "DURATION", default_value = "1s")]
@@ -357,21 +362,27 @@ pub struct Load {
     /// Where the rate stops changing.
     #[arg(long, value_name = "RATE")]
     pub load_end: Option<f64>,
-    /// Raise a closed loop's calls in flight per client during the run: step
+    /// Change a closed loop's calls in flight per client during the run: step
     /// (--concurrency-start, then --concurrency-step more every --concurrency-step-duration, up
-    /// to --concurrency-end) or line (--concurrency-step more per second).
+    /// or down to --concurrency-end) or line (--concurrency-step more per second); a negative
+    /// step lowers them.
     #[arg(long, value_name = "SHAPE", value_parser = ["const", "step", "line"], requires = "concurrency_start", conflicts_with_all = ["concurrency", "rate", "load_schedule", "total"])]
     pub concurrency_schedule: Option<String>,
     /// Calls in flight per client when the schedule starts.
     #[arg(long, value_name = "N")]
     pub concurrency_start: Option<f64>,
-    /// More calls in flight per step (step) or per second (line).
-    #[arg(long, value_name = "N", default_value = "0")]
+    /// More calls in flight per step (step) or per second (line); negative: fewer.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "0",
+        allow_negative_numbers = true
+    )]
     pub concurrency_step: f64,
     /// How long each step lasts.
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub concurrency_step_duration: Dur,
-    /// Where the calls in flight stop rising.
+    /// Where the calls in flight stop rising (or falling).
     #[arg(long, value_name = "N")]
     pub concurrency_end: Option<f64>,
 }

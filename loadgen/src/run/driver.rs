@@ -45,8 +45,8 @@ pub(super) struct Drive<'a> {
     pub max_calls: Option<u64>,
     /// Open loop: a rate schedule's time warp.
     pub warp: Option<&'a crate::schedule::Warp>,
-    /// Closed loop: when each slot starts (default: all at time 0).
-    pub slot_starts: Option<&'a [Nanos]>,
+    /// Closed loop: when each slot runs (default: all from time 0 to the end).
+    pub slot_spans: Option<&'a [crate::schedule::SlotSpan]>,
 }
 
 /// Why an open-loop arrival cannot be sent now, if it cannot: the load generator drops what it
@@ -140,10 +140,12 @@ pub(super) fn closed_loop(d: &Drive<'_>, clients: &[Client], arrivals: Vec<Clien
         let starts = arrivals.starts();
         let arrivals = Arc::new(Mutex::new(arrivals));
         for (i, at) in starts.into_iter().enumerate() {
-            let start = d.slot_starts.and_then(|s| s.get(i).copied()).unwrap_or(at);
+            let span = d.slot_spans.and_then(|s| s.get(i).copied());
+            let start = span.map_or(at, |s| s.start);
             budget.slots.fetch_add(1, Ordering::AcqRel);
             let slot = Slot {
                 start,
+                stop_at: span.map_or(Nanos::MAX, |s| s.stop),
                 client: client.clone(),
                 arrivals: arrivals.clone(),
                 sink: d.sink.clone(),
@@ -192,6 +194,8 @@ impl Drop for SlotGuard {
 struct Slot {
     /// When its first call starts.
     start: Nanos,
+    /// When it stops starting calls (a falling concurrency schedule).
+    stop_at: Nanos,
     client: Client,
     arrivals: Arc<Mutex<ClientArrivals>>,
     sink: Sink,
@@ -218,7 +222,7 @@ impl Slot {
         let mut failures = 0u32;
         loop {
             let now = self.clock.now();
-            if self.stop.load(Ordering::Relaxed) || !self.budget.take() {
+            if self.stop.load(Ordering::Relaxed) || now >= self.stop_at || !self.budget.take() {
                 return;
             }
             let Some(arrived) = self.schedule().arrive(now) else {

@@ -82,10 +82,10 @@ pub struct RunOptions<'a> {
     /// Open loop: the time warp of a rate schedule ([`crate::schedule`]); the scenario's rate
     /// must be its mean.
     pub warp: Option<Arc<crate::schedule::Warp>>,
-    /// Closed loop: when each client's slots start (ns since time 0), from a concurrency
-    /// schedule ([`crate::schedule::RateSchedule::slot_starts`]); the workload's concurrency must
+    /// Closed loop: when each client's slots run (ns since time 0), from a concurrency
+    /// schedule ([`crate::schedule::RateSchedule::slot_spans`]); the workload's concurrency must
     /// be their count.
-    pub slot_starts: Option<Arc<Vec<Nanos>>>,
+    pub slot_spans: Option<Arc<Vec<crate::schedule::SlotSpan>>>,
 }
 
 impl RunOptions<'_> {
@@ -105,7 +105,7 @@ impl RunOptions<'_> {
             live: None,
             max_calls: None,
             warp: None,
-            slot_starts: None,
+            slot_spans: None,
         }
     }
 }
@@ -225,7 +225,7 @@ pub fn run_policy(
         end: w.end(),
         max_calls: options.max_calls,
         warp: options.warp.as_deref(),
-        slot_starts: options.slot_starts.as_deref().map(Vec::as_slice),
+        slot_spans: options.slot_spans.as_deref().map(Vec::as_slice),
     };
     let cpu_before = meter.total_ns();
     let (calls, dispatcher_cpu_ns) = dispatch(&drive, clients, scenario, options)?;
