@@ -23,6 +23,11 @@ pub fn current_thread_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0)
 }
 
+/// CPU time this process has used (all its threads), ns.
+pub fn process_ns() -> u64 {
+    clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0)
+}
+
 fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
     let mut ts = libc::timespec {
         tv_sec: 0,

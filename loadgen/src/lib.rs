@@ -37,6 +37,7 @@
 pub mod balance;
 pub mod cpu;
 pub mod incidents;
+pub mod machine;
 pub mod metadata;
 pub mod method;
 pub mod reflection;

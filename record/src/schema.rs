@@ -348,6 +348,9 @@ pub enum IncidentKind {
     /// A policy that weighs endpoints by their ORCA load reports (weighted_round_robin) got none:
     /// it ran as round_robin.
     NoLoadReports,
+    /// The load generator's machine had no CPU to spare (saturated, or its CPUs taken by the
+    /// hypervisor) during the measured part of the run: latencies may include waiting for one.
+    MachineBusy,
 }
 
 impl IncidentKind {
@@ -359,6 +362,7 @@ impl IncidentKind {
             IncidentKind::Overloaded => "overloaded",
             IncidentKind::LateDispatch => "late_dispatch",
             IncidentKind::NoLoadReports => "no_load_reports",
+            IncidentKind::MachineBusy => "machine_busy",
         }
     }
 }

@@ -228,7 +228,9 @@ pub fn run_policy(
         slot_spans: options.slot_spans.as_deref().map(Vec::as_slice),
     };
     let cpu_before = meter.total_ns();
+    let watch = crate::machine::MachineWatch::start(clock);
     let (calls, dispatcher_cpu_ns) = dispatch(&drive, clients, scenario, options)?;
+    let watched = watch.finish();
     drain(&in_flight, w.drain(), &stopped);
     let client_cpu_ns = meter.total_ns().saturating_sub(cpu_before);
     let run_end = clock.now().min(w.end());
@@ -259,6 +261,10 @@ pub fn run_policy(
         (w.deadline, options.max_in_flight),
     );
     recorded.result.add_incidents(found);
+    let busy = watched.incident(&policy.name, w.warmup, run_end);
+    recorded
+        .result
+        .add_incidents(busy.into_iter().collect::<Vec<_>>());
     let answered = statuses.rows(&policy.name).iter().map(|r| r.count).sum();
     let unweighted = crate::incidents::no_load_reports(
         &policy.name,
