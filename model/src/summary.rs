@@ -38,6 +38,10 @@ impl Scenario {
                         Selected::Policy(c) => c.to_json(),
                         Selected::Extra { name, config } => serde_json::json!({ name: config }),
                     },
+                    fingerprint: match &p.selected {
+                        Selected::Policy(c) => Some(c.fingerprint()),
+                        Selected::Extra { .. } => None,
+                    },
                 })
                 .collect(),
             experiment: Some(self.experiment()),
@@ -88,6 +92,15 @@ mod tests {
         assert_eq!(pe["decayTime"], "5s");
         assert_eq!(pe["choiceCount"], 2);
         assert_eq!(pe["lblabAblation"]["peak"], "stalled");
+        // And what the rules behind that config did, so a later version of them is told apart.
+        let parsed = lblab_policy::config::parse_policy(
+            "peak_ewma_experimental",
+            pe,
+            "peak_ewma_experimental",
+        )
+        .expect("parses back");
+        assert_eq!(head.policies[1].fingerprint, Some(parsed.fingerprint()));
+        assert_ne!(head.policies[0].fingerprint, head.policies[1].fingerprint);
     }
 
     #[test]

@@ -96,6 +96,7 @@ pub mod config;
 pub mod duration;
 mod endpoints;
 pub mod estimator;
+pub mod fingerprint;
 pub mod json;
 pub mod p2c;
 pub mod shared;

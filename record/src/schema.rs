@@ -130,6 +130,12 @@ pub struct PolicyConfigRow {
     pub policy: String,
     /// Its `loadBalancingConfig` entry, normalized (`{"peak_ewma_experimental": {...}}`).
     pub config: serde_json::Value,
+    /// The algorithm's fingerprint when the run was made (`PolicyConfig::fingerprint` of the
+    /// policy crate: a hash of what the config did on a fixed trace), so that a result of a
+    /// default whose rules have since changed can be told apart. `None` in files written before
+    /// it was recorded, and for a policy the parser does not know.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 /// A real run's throughput and fastest call for one policy, as ghz reports them (`rps`,

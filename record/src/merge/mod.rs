@@ -243,6 +243,20 @@ fn check_compatible(sources: &[Source]) -> Result<(), RecordError> {
                     ));
                 }
             }
+            let theirs = first.summary.configs.iter().find(|f| f.policy == c.policy);
+            if let (Some(mine), Some(theirs)) =
+                (&c.fingerprint, theirs.and_then(|t| t.fingerprint.as_ref()))
+            {
+                if mine != theirs {
+                    return Err(s.invalid(
+                        "configs",
+                        format!(
+                            "policy {} ran the algorithm with fingerprint {mine}, but in {} the                              one with fingerprint {theirs} (the same config, another version of                              its rules): only runs of the same algorithms can be merged",
+                            c.policy, first.name
+                        ),
+                    ));
+                }
+            }
         }
         if s.summary.backends.len() != first.summary.backends.len() {
             return Err(s.invalid(

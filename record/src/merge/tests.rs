@@ -370,6 +370,7 @@ fn runs_that_measured_different_algorithms_under_one_label_are_refused() {
     let config = |decay: &str| crate::PolicyConfigRow {
         policy: "rr".into(),
         config: serde_json::json!({"peak_ewma_experimental": {"decayTime": decay}}),
+        fingerprint: None,
     };
     let (mut summary, result) = boundary_run(&a, 1_700_000_000.0);
     summary.configs = vec![config("10s")];
@@ -388,6 +389,17 @@ fn runs_that_measured_different_algorithms_under_one_label_are_refused() {
         e.contains("b/summary.json") && e.contains("configs") && e.contains("1s"),
         "{e}"
     );
+    // The same config run by two versions of its rules (another fingerprint): refused too.
+    let with = |fp: &str| crate::PolicyConfigRow {
+        fingerprint: Some(fp.into()),
+        ..config("10s")
+    };
+    summary.configs = vec![with("00aa")];
+    write_run(&a, &summary, std::slice::from_ref(&result)).expect("written");
+    other.configs = vec![with("00bb")];
+    write_run(&b, &other, std::slice::from_ref(&result_b)).expect("written");
+    let e = message(&[a.clone(), b.clone()]);
+    assert!(e.contains("fingerprint 00bb") && e.contains("00aa"), "{e}");
     let _ = std::fs::remove_dir_all(&root);
 }
 
