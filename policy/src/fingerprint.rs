@@ -62,7 +62,7 @@ impl PolicyConfig {
     pub fn fingerprint(&self) -> String {
         let mut hash = Sha256::new();
         hash.update(self.to_json().to_string().as_bytes());
-        let mut rng = SplitMix(0x6c62_6c61_62);
+        let mut rng = SplitMix(0x006c_626c_6162);
         let mut now: Nanos = 0;
         let mut policy = self.build(now);
         let ids: Vec<EndpointId> = (0..ENDPOINTS).map(EndpointId).collect();
