@@ -20,28 +20,41 @@ pub const CONTENDERS: [&str; 4] = [
 /// The proposal's label in every scenario.
 pub const PROPOSAL: &str = "peak_ewma";
 
-/// What a result file measured of the proposal, from the normalized config it records
-/// ([`RunSummary::configs`]).
+/// What a result file measured of the proposal, from the normalized config and the algorithm
+/// fingerprint it records ([`RunSummary::configs`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Measured {
-    /// The proposal as the scenario configures it today.
+    /// The proposal as the scenario configures it today, run by today's rules: the same config
+    /// and the same fingerprint.
     Current,
+    /// The same config, recorded before result files recorded fingerprints: today's algorithm as
+    /// far as its config names it (a change of the rules behind a config since would not show).
+    ConfigOnly,
+    /// The same config run by another version of its rules: the fingerprint recorded, and
+    /// today's.
+    Superseded {
+        /// The fingerprint the file records.
+        recorded: String,
+        /// The code's fingerprint of the same config.
+        current: String,
+    },
     /// Another algorithm under the proposal's label: the recorded config.
     Other(serde_json::Value),
     /// Written before result files recorded their configs.
     Unrecorded,
 }
 
-/// The proposal's normalized config in `s`'s scenario today, if it runs it.
-fn proposal_config(s: &ScenarioResults) -> Option<serde_json::Value> {
+/// The proposal's normalized config in `s`'s scenario today, and today's fingerprint of it, if
+/// it runs it.
+fn proposal_config(s: &ScenarioResults) -> Option<(serde_json::Value, Option<String>)> {
     s.scenario
         .policies
         .iter()
         .find(|p| p.name == PROPOSAL)
         .map(|p| match &p.selected {
-            lblab_policy::config::Selected::Policy(c) => c.to_json(),
+            lblab_policy::config::Selected::Policy(c) => (c.to_json(), Some(c.fingerprint())),
             lblab_policy::config::Selected::Extra { name, config } => {
-                serde_json::json!({ name: config })
+                (serde_json::json!({ name: config }), None)
             }
         })
 }
@@ -50,10 +63,20 @@ fn proposal_config(s: &ScenarioResults) -> Option<serde_json::Value> {
 /// of it.
 pub fn algorithm(s: &ScenarioResults, run: &RunSummary) -> Option<Measured> {
     run.rows.iter().find(|r| r.policy == PROPOSAL)?;
-    Some(match (run.config(PROPOSAL), proposal_config(s)) {
+    let recorded = run.configs.iter().find(|c| c.policy == PROPOSAL);
+    Some(match (recorded, proposal_config(s)) {
         (None, _) => Measured::Unrecorded,
-        (Some(r), Some(now)) if *r == now => Measured::Current,
-        (Some(r), _) => Measured::Other(r.clone()),
+        (Some(r), Some((now, fingerprint))) if r.config == now => {
+            match (&r.fingerprint, fingerprint) {
+                (None, _) => Measured::ConfigOnly,
+                (Some(a), Some(b)) if *a != b => Measured::Superseded {
+                    recorded: a.clone(),
+                    current: b,
+                },
+                _ => Measured::Current,
+            }
+        }
+        (Some(r), _) => Measured::Other(r.config.clone()),
     })
 }
 
@@ -65,9 +88,20 @@ const UNRECORDED: &str = "the default of the first two design rounds (`{\"lblabA
 
 fn describe(m: &Measured) -> String {
     match m {
-        Measured::Current => "`peak_ewma_experimental` as the scenario configures it today (the \
-             normalized config their `summary.json` records)"
+        Measured::Current => "`peak_ewma_experimental` as the scenario configures it today, by \
+             today's rules (the normalized config and the algorithm fingerprint their \
+             `summary.json` records)"
             .to_string(),
+        Measured::ConfigOnly => "`peak_ewma_experimental` as the scenario configures it today, \
+             as far as its config says (their `summary.json` records the normalized config but \
+             was written before result files recorded the algorithm's fingerprint, so a change \
+             of the rules behind that config since would not show)"
+            .to_string(),
+        Measured::Superseded { recorded, current } => format!(
+            "**an earlier version of the rules** behind today's `peak_ewma_experimental` config \
+             (their `summary.json` records the algorithm fingerprint `{recorded}`; today's code \
+             gives `{current}`): their figures are not evidence for the current algorithm"
+        ),
         Measured::Other(c) => format!("another algorithm under the label `{PROPOSAL}`: `{c}`"),
         Measured::Unrecorded => UNRECORDED.to_string(),
     }
@@ -108,13 +142,19 @@ pub fn measured_on_page(s: &ScenarioResults) -> String {
 /// The evidence's sentence on which algorithm its result files measured, counted over the
 /// scenarios.
 pub fn measured_overall(ev: &Evidence) -> String {
-    let mut sim = (0, 0, 0);
-    let mut real = (0, 0, 0);
-    let count = |t: &mut (usize, usize, usize), m: Option<Measured>| match m {
-        Some(Measured::Current) => t.0 += 1,
-        Some(Measured::Other(_)) => t.1 += 1,
-        Some(Measured::Unrecorded) => t.2 += 1,
-        None => {}
+    // Current, config only, superseded, another, unrecorded.
+    let mut sim = [0usize; 5];
+    let mut real = [0usize; 5];
+    let count = |t: &mut [usize; 5], m: Option<Measured>| {
+        let i = match m {
+            Some(Measured::Current) => 0,
+            Some(Measured::ConfigOnly) => 1,
+            Some(Measured::Superseded { .. }) => 2,
+            Some(Measured::Other(_)) => 3,
+            Some(Measured::Unrecorded) => 4,
+            None => return,
+        };
+        t[i] += 1;
     };
     for s in &ev.scenarios {
         count(&mut sim, s.sim.as_ref().and_then(|r| algorithm(s, r)));
@@ -123,17 +163,30 @@ pub fn measured_overall(ev: &Evidence) -> String {
             s.compare.as_ref().and_then(|c| algorithm(s, &c.real)),
         );
     }
-    let part = |what: &str, t: (usize, usize, usize)| {
+    let part = |what: &str, t: [usize; 5]| {
         let mut bits = vec![format!(
-            "{} of {} {what} measured `peak_ewma_experimental` as configured today",
-            t.0,
-            t.0 + t.1 + t.2
+            "{} of {} {what} measured `peak_ewma_experimental` as configured today, by today's \
+             rules (its algorithm fingerprint)",
+            t[0],
+            t.iter().sum::<usize>()
         )];
-        if t.1 > 0 {
-            bits.push(format!("{} another algorithm under its label", t.1));
+        if t[1] > 0 {
+            bits.push(format!(
+                "{} as configured today but written before fingerprints were recorded",
+                t[1]
+            ));
         }
-        if t.2 > 0 {
-            bits.push(format!("{} {UNRECORDED}", t.2));
+        if t[2] > 0 {
+            bits.push(format!(
+                "{} **an earlier version of its rules** (another fingerprint)",
+                t[2]
+            ));
+        }
+        if t[3] > 0 {
+            bits.push(format!("{} another algorithm under its label", t[3]));
+        }
+        if t[4] > 0 {
+            bits.push(format!("{} {UNRECORDED}", t[4]));
         }
         bits.join(", ")
     };

@@ -113,3 +113,60 @@ fn the_draft_links_to_no_lab_page() {
     let readme = &docs.iter().find(|d| d.path == "README.md").unwrap().text;
     assert!(readme.contains("](one-slow/README.md)"));
 }
+
+#[test]
+fn a_run_of_another_version_of_the_rules_is_named_on_its_page() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut evidence = lblab_evidence::Evidence::load(&root, "scenarios", "results")
+        .expect("the committed results load");
+    let one_slow = evidence
+        .scenarios
+        .iter_mut()
+        .find(|s| s.name == "one-slow")
+        .expect("one-slow is a canonical scenario");
+    // The simulated run as today's code records it, the real one by other rules under the same
+    // config and label: the page must say that they measured different algorithms.
+    let today = one_slow
+        .scenario
+        .policies
+        .iter()
+        .find(|p| p.name == "peak_ewma")
+        .expect("peak_ewma");
+    let lblab_policy::config::Selected::Policy(config) = &today.selected else {
+        panic!("peak_ewma is a policy the parser knows");
+    };
+    let config = config.clone();
+    let sim = one_slow.sim.as_mut().expect("one-slow has a simulated run");
+    let row = sim
+        .configs
+        .iter_mut()
+        .find(|c| c.policy == "peak_ewma")
+        .expect("recorded config");
+    row.config = config.to_json();
+    row.fingerprint = Some(config.fingerprint());
+    let real = &mut one_slow.compare.as_mut().expect("real run").real;
+    let row = real
+        .configs
+        .iter_mut()
+        .find(|c| c.policy == "peak_ewma")
+        .expect("recorded config");
+    row.config = config.to_json();
+    row.fingerprint = Some("0123456789abcdef".into());
+    let docs = lblab_evidence::documents(&evidence);
+    let page = &docs
+        .iter()
+        .find(|d| d.path == "one-slow/README.md")
+        .expect("the page")
+        .text;
+    assert!(
+        page.contains("today's rules")
+            && page.contains("**an earlier version of the rules**")
+            && page.contains("`0123456789abcdef`"),
+        "{}",
+        &page[..page.len().min(2000)]
+    );
+    // `lblab report --check` and the test above compare the committed page with this text, so
+    // a committed page that does not say it fails them.
+    let committed = std::fs::read_to_string(root.join("results/one-slow/README.md")).unwrap();
+    assert_ne!(&committed, page);
+}

@@ -133,7 +133,11 @@ impl PolicyConfig {
                 for &id in &ids {
                     if let Some(view) = policy.endpoint_view(now, id) {
                         record(&mut hash, b'o', view.outstanding.into());
-                        record(&mut hash, b'c', view.cost.map_or(u64::MAX, f64::to_bits));
+                        // Nine significant digits: what the rules decide, not the last bit
+                        // of a platform's `exp`.
+                        let cost = view.cost.map_or_else(String::new, |c| format!("{c:.8e}"));
+                        hash.update(b"c");
+                        hash.update(cost.as_bytes());
                     }
                 }
             }
