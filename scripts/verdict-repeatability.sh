@@ -70,7 +70,7 @@ print("peak_ewma_experimental against round_robin, per figure:")
 for metric in dict.fromkeys(r["metric"] for r in rows):
     rs = {int(r["command"]): r for r in rows if r["metric"] == metric}
     outcomes = collections.Counter(r["outcome"] for r in rs.values())
-    pairs = [(a, a + 1) for a in commands[::2] if a + 1 in rs]
+    pairs = [(a, a + 1) for i, a in enumerate(commands) if i % 2 == 0 and a + 1 in rs]
     same = sum(rs[a]["outcome"] == rs[b]["outcome"] for a, b in pairs)
     top, n = outcomes.most_common(1)[0]
     medians = sorted(float(r["median"]) for r in rs.values())

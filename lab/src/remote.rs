@@ -3,8 +3,6 @@
 //! results so far written after each policy, and the run folder with `targets.csv`,
 //! `statuses.csv` and `report.html`.
 
-pub mod flags;
-
 use std::path::Path;
 use std::sync::Arc;
 

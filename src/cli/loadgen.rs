@@ -1,12 +1,12 @@
 //! `lblab loadgen`: policies against servers that run elsewhere — lblab's own fleet (`lblab
 //! backend`), or any gRPC service (`--call`). Flags → options → `lblab_harness::run_remote` →
-//! files and tables; the flag groups and what they resolve to are in `lblab_lab::remote::flags`.
+//! files and tables; the flag groups and what they resolve to are in `super::flags`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::flags;
 use lblab_harness::RemoteOptions;
-use lblab_lab::remote::flags;
 use lblab_loadgen::report;
 use lblab_record::{layout, StatusRow};
 

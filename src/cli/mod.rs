@@ -5,6 +5,7 @@ mod backend;
 mod check;
 mod compare;
 mod deploy;
+mod flags;
 mod loadgen;
 mod real;
 mod regress;

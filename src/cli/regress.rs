@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use lblab_model::units::Dur;
 
-use lblab_lab::remote::flags;
+use super::flags;
 
 use super::args;
 
@@ -179,15 +179,32 @@ fn real(a: Args) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("lblab-out/regress-real"));
-    let job = lblab_lab::regress::real::RealJob {
-        scenario: scenario.as_deref(),
-        targets: &a.targets,
-        calls: &a.calls,
-        tls: &a.tls,
+    // What can be refused before the targets are asked anything (reflection) is refused first.
+    lblab_lab::regress::real::check_repeats(a.repeat)?;
+    let baseline = a
+        .baseline
+        .as_deref()
+        .map(lblab_lab::regress::real::read_baseline)
+        .transpose()?;
+    let prepared = flags::prepare(&a.targets, &a.calls, &a.tls, false)?;
+    let given = flags::Given {
+        file: scenario.as_deref(),
         load: &load,
         policies: &a.policies,
+        seed: None,
+    };
+    let plan = flags::scenario(&given, &prepared.targets, prepared.call.as_ref())?;
+    let job = lblab_lab::regress::real::RealJob {
+        plan: &plan,
+        targets: &prepared.targets,
+        spec: prepared.spec.clone(),
+        calls: prepared.call_options(&a.targets),
+        connect_wait: a
+            .targets
+            .connect_timeout
+            .map(|d| std::time::Duration::from_nanos(d.0)),
         repeats: a.repeat,
-        baseline: a.baseline.as_deref(),
+        baseline,
         write_baseline: a.write_baseline.as_deref(),
         report: a.report.as_deref(),
         confidence: a.confidence / 100.0,

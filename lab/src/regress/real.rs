@@ -14,13 +14,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use lblab_record::stats::{median_interval_at, rank_test_greater};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bail, ensure, Context, LabError, Result};
-use crate::remote::flags;
 use crate::{Exit, Lab};
+use lblab_loadgen::run::CallOptions;
+use lblab_loadgen::target::{Target, TargetSpec};
 
 /// One repeat of one policy: a row of a real-service baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,24 +70,23 @@ fn figure(s: &RealSample, name: &str) -> f64 {
     }
 }
 
-/// What `lblab regress --targets` runs.
+/// What `lblab regress --targets` runs: the run planned (its scenario, with the load asked for),
+/// the targets and the options of every call, as the caller resolved them.
 pub struct RealJob<'a> {
-    /// A scenario file for the workload and policies, if any.
-    pub scenario: Option<&'a Path>,
-    /// The target flags.
-    pub targets: &'a flags::Targets,
-    /// The call flags.
-    pub calls: &'a flags::Calls,
-    /// The TLS flags.
-    pub tls: &'a flags::Tls,
-    /// The load flags.
-    pub load: &'a flags::Load,
-    /// `--policy` values (service configs, names or scenario labels).
-    pub policies: &'a [String],
+    /// The plan: the scenario (a file's, or one made of the load asked for) and any schedule.
+    pub plan: &'a lblab_harness::Plan,
+    /// The targets, names resolved.
+    pub targets: &'a [Target],
+    /// The target list as given (re-resolved during the run for `dns:///` names).
+    pub spec: TargetSpec,
+    /// The options of every call (transport, `:authority`, method, metadata).
+    pub calls: CallOptions,
+    /// How long to wait for the first connections [default: the harness's].
+    pub connect_wait: Option<Duration>,
     /// Repeats.
     pub repeats: u32,
-    /// The baseline to compare with.
-    pub baseline: Option<&'a Path>,
+    /// The baseline to compare with, read ([`read_baseline`]).
+    pub baseline: Option<Vec<RealSample>>,
     /// The baseline to write.
     pub write_baseline: Option<&'a Path>,
     /// A CSV of every compared figure.
@@ -308,44 +309,43 @@ pub fn findings_csv(findings: &[RealFinding]) -> Result<Vec<u8>> {
         .map_err(|e| LabError::Message(format!("writing the report: {e}")))
 }
 
-/// Runs `job`: [`Exit::Worse`] if a figure is worse than the baseline's.
-pub fn run(lab: &Lab, job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
-    let baseline = job.baseline.map(read_baseline).transpose()?;
+/// Refuses a repeat count that cannot be compared: a rank test needs repeats on each side.
+pub fn check_repeats(repeats: u32) -> Result<()> {
     ensure!(
-        job.repeats >= 2,
-        "--repeat {}: a real-service comparison needs repeats on each side (8 or more: with 8 a side a wholly separated figure has p = 1/12,870)",
-        job.repeats
+        repeats >= 2,
+        "--repeat {repeats}: a real-service comparison needs repeats on each side (8 or more: with 8 a side a wholly separated figure has p = 1/12,870)"
     );
-    let prepared = flags::prepare(job.targets, job.calls, job.tls, false)?;
-    let given = flags::Given {
-        file: job.scenario,
-        load: job.load,
-        policies: job.policies,
-        seed: None,
-    };
-    let plan = flags::scenario(&given, &prepared.targets, prepared.call.as_ref())?;
-    let scenario = &plan.scenario;
+    Ok(())
+}
+
+/// Runs `job`: [`Exit::Worse`] if a figure is worse than the baseline's.
+pub fn run(lab: &Lab, mut job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+    let baseline = job.baseline.take();
+    check_repeats(job.repeats)?;
+    let scenario = &job.plan.scenario;
     let planned = scenario
         .policies
         .iter()
         .filter(|p| p.runs_in_real())
         .count();
     lab.check_memory(scenario, planned, lblab_model::budget::Mode::Real)?;
+    let method = job
+        .calls
+        .call
+        .as_ref()
+        .map_or_else(|| "lblab.echo.v1.Echo/Unary".into(), |c| c.name.clone());
     let options = lblab_harness::RemoteOptions {
-        targets: &prepared.targets,
-        resolver: Some(prepared.spec.clone()),
-        calls: prepared.call_options(job.targets),
+        targets: job.targets,
+        resolver: Some(job.spec.clone()),
+        calls: job.calls.clone(),
         realtime: job.realtime,
         origin: None,
         stop: Some(job.stop),
         live: None,
         max_calls: None,
-        warp: plan.warp.clone(),
-        slot_spans: plan.slot_spans.clone(),
-        connect_wait: job
-            .targets
-            .connect_timeout
-            .map(|d| std::time::Duration::from_nanos(d.0)),
+        warp: job.plan.warp.clone(),
+        slot_spans: job.plan.slot_spans.clone(),
+        connect_wait: job.connect_wait,
     };
     let _dir = lblab_record::out_dir::prepare_dir(&job.out)?;
     let done = crate::remote::run_repeats(
@@ -371,11 +371,6 @@ pub fn run(lab: &Lab, job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exi
         return Ok(Exit::Interrupted);
     }
     let w = &scenario.file.workload;
-    let method = job
-        .calls
-        .call
-        .clone()
-        .unwrap_or_else(|| "lblab.echo.v1.Echo/Unary".into());
     let mut samples = Vec::new();
     for (r, repeat) in done.repeats.iter().enumerate() {
         for row in &repeat.summary.rows {

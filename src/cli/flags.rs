@@ -1,6 +1,7 @@
-//! The flags of `lblab loadgen`, in groups (clap's derive, flattened by the binary), and what each
-//! group becomes in the libraries' options: any front end that takes these flags gets the same
-//! checks and the same errors, each naming the flag it is about.
+//! The flags of `lblab loadgen` and `lblab regress --targets`, in groups (clap's derive, flattened
+//! into each command's arguments), and what each group becomes in the libraries' typed options
+//! (targets, transport, call, load, plan): the libraries take those and know no flag, and the
+//! errors here name the flag they are about.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use lblab_model::units::Dur;
 use lblab_model::Scenario;
 use lblab_record::file_stem;
 
-use crate::error::{Context, LabError, Result};
+use lblab_lab::{Context, LabError, Result};
 
 /// Which servers, and how calls reach them.
 #[derive(Debug, clap::Args)]
@@ -280,7 +281,7 @@ impl Tls {
             return Ok(Transport::plaintext());
         }
         if self.skip_tls_verify {
-            crate::errln!(
+            lblab_lab::errln!(
                 "warning: --skip-tls-verify: the servers' certificates are NOT verified; anyone on \
                  the path can impersonate them and read or change the calls"
             );
@@ -464,7 +465,7 @@ impl Load {
                 let needed = Dur((n as f64 / rate * 1e9).ceil() as u64);
                 o.duration = Some(match self.duration {
                     Some(z) if z.0 < needed.0 => {
-                        crate::errln!(
+                        lblab_lab::errln!(
                             "warning: -z {z} ends each run before its -n {n} calls at {rate} calls/s \
                              (which take {needed}): about {} calls are sent",
                             (rate * z.0 as f64 / 1e9).floor()
@@ -472,7 +473,7 @@ impl Load {
                         z
                     }
                     Some(z) if z.0 > needed.0 => {
-                        crate::errln!(
+                        lblab_lab::errln!(
                             "note: -n {n} calls at {rate} calls/s take {needed}, so each run ends \
                              then, before -z {z}"
                         );
@@ -543,11 +544,11 @@ pub fn scenario(
         }
     })?;
     for note in &plan.notes {
-        crate::errln!("{note}");
+        lblab_lab::errln!("{note}");
     }
     if let Some(w) = args.load.warmup {
         for warning in lblab_model::find::warmup_warnings(&plan.scenario, w, &[]) {
-            crate::errln!("{warning}");
+            lblab_lab::errln!("{warning}");
         }
     }
     Ok(plan)
@@ -604,7 +605,7 @@ pub fn prepare(targets: &Targets, calls: &Calls, tls: &Tls, dry_run: bool) -> Re
         ("--metadata", &metadata_text),
     ] {
         if let Some(template) = ghz_template(text) {
-            crate::errln!(
+            lblab_lab::errln!(
                 "warning: {flag} holds {template}, which ghz expands as a call template; lblab sends \
                  it as written, the same in every call"
             );
@@ -626,7 +627,7 @@ pub fn prepare(targets: &Targets, calls: &Calls, tls: &Tls, dry_run: bool) -> Re
         .context("starting a runtime to resolve the targets")?;
     let resolved = rt.block_on(spec.resolve()).context("--targets")?;
     for t in resolved.iter().filter(|t| !t.is_on_this_host()) {
-        crate::errln!(
+        lblab_lab::errln!(
             "warning: --targets {} is not a loopback address: this run sends its load over a \
              real network to that host",
             t.label()
