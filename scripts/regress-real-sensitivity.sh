@@ -12,35 +12,21 @@
 #   TRIALS=5 scripts/regress-real-sensitivity.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-bin="${CARGO_TARGET_DIR:-target}/release/lblab"
-python=$(scripts/interop-env.sh | tail -1)
-gen="$(dirname "$(dirname "$python")")/gen"
+source scripts/greeters.sh
 trials=${TRIALS:-20}
 repeats=${REPEATS:-8}
 base=${BASE_DELAY_MS:-5}
 out=results/regress/real
 tmp=$(mktemp -d)
-pids=()
-stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; pids=(); }
-trap 'stop; rm -rf "$tmp"' EXIT
+trap 'stop_greeters; rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 
 # Starts the two greeters at DELAY ms; sets $targets.
 serve() {
-    stop
+    stop_greeters
     targets=""
-    for i in 1 2; do
-        : >"$tmp/g$i.out"
-        # Its stdin stays open (it stops when stdin closes); $! is the server itself.
-        PYTHONPATH="$gen" "$python" interop/python/greeter_server.py --port 0 --delay-ms "$1" \
-            --workers 8 >"$tmp/g$i.out" 2>&1 < <(sleep 3600) &
-        pids+=($!)
-    done
-    for i in 1 2; do
-        until grep -q 'listening on' "$tmp/g$i.out"; do sleep 0.1; done
-        targets+="${targets:+,}$(sed -n 's/^listening on //p' "$tmp/g$i.out")"
-    done
+    for i in 1 2; do start_greeter "$1" "$tmp/g$i.out"; done
+    for i in 1 2; do targets+="${targets:+,}$(greeter_addr "$tmp/g$i.out")"; done
 }
 
 flags=(--call lblab.interop.v1.Greeter/SayHello --policy round_robin -r 200 --warmup 0.5s

@@ -12,33 +12,23 @@
 #   COMMANDS=4 scripts/verdict-repeatability.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-bin="${CARGO_TARGET_DIR:-target}/release/lblab"
-python=$(scripts/interop-env.sh | tail -1)
-gen="$(dirname "$(dirname "$python")")/gen"
+source scripts/greeters.sh
 commands=${COMMANDS:-10}
 repeats=${REPEATS:-6}
 base=${BASE_MS:-5}
 slow=${SLOW_MS:-20}
 out=results/loadgen/verdict-repeatability
 tmp=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
+trap 'stop_greeters; rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 
 targets=""
 for i in 1 2 3 4; do
     delay=$base
     [ "$i" = 4 ] && delay=$((base + slow))
-    # Its stdin stays open (it stops when stdin closes); $! is the server itself.
-    PYTHONPATH="$gen" "$python" interop/python/greeter_server.py --port 0 --delay-ms "$delay" \
-        --workers 8 >"$tmp/g$i.out" 2>&1 < <(sleep 7200) &
-    pids+=($!)
+    start_greeter "$delay" "$tmp/g$i.out"
 done
-for i in 1 2 3 4; do
-    until grep -q 'listening on' "$tmp/g$i.out"; do sleep 0.1; done
-    targets+="${targets:+,}$(sed -n 's/^listening on //p' "$tmp/g$i.out")"
-done
+for i in 1 2 3 4; do targets+="${targets:+,}$(greeter_addr "$tmp/g$i.out")"; done
 
 command=(loadgen --targets "$targets" --call lblab.interop.v1.Greeter/SayHello
     --policy round_robin --policy peak_ewma_experimental -r 200 --warmup 0.5s --duration 3s

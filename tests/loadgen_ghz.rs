@@ -489,86 +489,59 @@ fn real_runs_write_their_statuses() {
     );
 }
 
+/// Runs a step concurrency schedule (start, step per second, end) for 2 s against `server` into
+/// `name`; the calls completed in each second.
+fn completed_per_second(
+    server: &Greeter,
+    name: &str,
+    (start, step, end): (&str, &str, &str),
+) -> Vec<u64> {
+    let out = scratch("ghz-concurrency-schedule").join(name);
+    let run = lblab(&[
+        "loadgen",
+        "--call",
+        SAY_HELLO,
+        "--concurrency-schedule",
+        "step",
+        "--concurrency-start",
+        start,
+        "--concurrency-step",
+        step,
+        "--concurrency-step-duration",
+        "1s",
+        "--concurrency-end",
+        end,
+        "-z",
+        "2s",
+        "--warmup",
+        "0s",
+        "--policy",
+        "round_robin",
+        "--no-realtime",
+        "--out",
+        arg(&out),
+        &server.addr,
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let ts = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    ts.lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect()
+}
+
 #[test]
 fn a_concurrency_schedule_adds_and_removes_calls_in_flight_step_by_step() {
     let server = Greeter::start(&["--delay-ms", "50"]);
-    let out = scratch("ghz-concurrency-schedule").join("run");
-    let run = lblab(&[
-        "loadgen",
-        "--targets",
-        &server.addr,
-        "--call",
-        SAY_HELLO,
-        "--concurrency-schedule",
-        "step",
-        "--concurrency-start",
-        "1",
-        "--concurrency-step",
-        "2",
-        "--concurrency-step-duration",
-        "1s",
-        "--concurrency-end",
-        "3",
-        "-z",
-        "2s",
-        "--warmup",
-        "0s",
-        "--policy",
-        "round_robin",
-        "--no-realtime",
-        "--out",
-        arg(&out),
-    ]);
-    assert!(run.status.success(), "{}", text(&run.stderr));
     // One call in flight for a second (about 20 calls of 50 ms), then three (about 60).
-    let ts = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
-    let completed: Vec<u64> = ts
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
-        .collect();
-    assert!(
-        completed[0] <= 21 && completed[1] >= 2 * completed[0],
-        "{ts}"
-    );
+    let rising = completed_per_second(&server, "rising", ("1", "2", "3"));
+    assert!(rising[0] <= 21 && rising[1] >= 2 * rising[0], "{rising:?}");
     // ghz's falling schedule (a negative step): three in flight for a second, then one (and
     // the two calls the stopped slots had in flight complete in the second second).
-    let out = scratch("ghz-concurrency-schedule").join("falling");
-    let run = lblab(&[
-        "loadgen",
-        "--call",
-        SAY_HELLO,
-        "--concurrency-schedule",
-        "step",
-        "--concurrency-start",
-        "3",
-        "--concurrency-step",
-        "-2",
-        "--concurrency-step-duration",
-        "1s",
-        "--concurrency-end",
-        "1",
-        "-z",
-        "2s",
-        "--warmup",
-        "0s",
-        "--policy",
-        "round_robin",
-        "--no-realtime",
-        "--out",
-        arg(&out),
-        &server.addr,
-    ]);
-    assert!(run.status.success(), "{}", text(&run.stderr));
-    let ts = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
-    let completed: Vec<u64> = ts
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
-        .collect();
+    let falling = completed_per_second(&server, "falling", ("3", "-2", "1"));
     assert!(
-        completed[1] <= 25 && completed[0] >= 2 * completed[1],
-        "{ts}"
+        falling[1] <= 25 && falling[0] >= 2 * falling[1],
+        "{falling:?}"
     );
 }
 
