@@ -107,8 +107,57 @@ fn describe(m: &Measured) -> String {
     }
 }
 
-/// One scenario page's sentence on which algorithm its runs measured.
+/// The other policies of `s` (not the proposal) whose rules changed since `run` was made: per
+/// label, the fingerprint `run` records and today's for the same config. A label whose config
+/// changed, or that records no fingerprint, is not listed (the proposal's sentence covers how
+/// old the file is).
+fn superseded_others(s: &ScenarioResults, run: &RunSummary) -> Vec<(String, String, String)> {
+    run.configs
+        .iter()
+        .filter(|c| c.policy != PROPOSAL)
+        .filter_map(|c| {
+            let recorded = c.fingerprint.as_ref()?;
+            let today = s.scenario.policies.iter().find(|p| p.name == c.policy)?;
+            let lblab_policy::config::Selected::Policy(config) = &today.selected else {
+                return None;
+            };
+            if config.to_json() != c.config {
+                return None;
+            }
+            let current = config.fingerprint();
+            (*recorded != current).then(|| (c.policy.clone(), recorded.clone(), current))
+        })
+        .collect()
+}
+
+/// One scenario page's sentences on which algorithms its runs measured.
 pub fn measured_on_page(s: &ScenarioResults) -> String {
+    let mut text = proposal_on_page(s);
+    let runs = [
+        ("simulated", s.sim.as_ref()),
+        ("real", s.compare.as_ref().map(|c| &c.real)),
+    ];
+    for (what, run) in runs {
+        let Some(run) = run else { continue };
+        let others = superseded_others(s, run);
+        if others.is_empty() {
+            continue;
+        }
+        let list: Vec<String> = others
+            .iter()
+            .map(|(p, r, c)| format!("`{p}` (recorded `{r}`, today `{c}`)"))
+            .collect();
+        text.push_str(&format!(
+            " The {what} runs measured **an earlier version of the rules** of {}: their rows \
+             are not evidence for today's code.",
+            list.join(", ")
+        ));
+    }
+    text
+}
+
+/// The page's sentence on what its runs measured of the proposal.
+fn proposal_on_page(s: &ScenarioResults) -> String {
     let sim = s.sim.as_ref().and_then(|r| algorithm(s, r));
     let real = s.compare.as_ref().and_then(|c| algorithm(s, &c.real));
     match (sim, real) {

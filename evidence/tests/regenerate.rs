@@ -152,6 +152,13 @@ fn a_run_of_another_version_of_the_rules_is_named_on_its_page() {
         .expect("recorded config");
     row.config = config.to_json();
     row.fingerprint = Some("0123456789abcdef".into());
+    // Another policy of the page run by earlier rules is named too.
+    let rr = real
+        .configs
+        .iter_mut()
+        .find(|c| c.policy == "round_robin")
+        .expect("recorded config");
+    rr.fingerprint = Some("fedcba9876543210".into());
     let docs = lblab_evidence::documents(&evidence);
     let page = &docs
         .iter()
@@ -161,7 +168,8 @@ fn a_run_of_another_version_of_the_rules_is_named_on_its_page() {
     assert!(
         page.contains("today's rules")
             && page.contains("**an earlier version of the rules**")
-            && page.contains("`0123456789abcdef`"),
+            && page.contains("`0123456789abcdef`")
+            && page.contains("of `round_robin` (recorded `fedcba9876543210`"),
         "{}",
         &page[..page.len().min(2000)]
     );

@@ -8,21 +8,40 @@ use crate::text;
 
 pub(super) fn limitations(out: &mut String, ev: &Evidence) {
     w!(out, "## Limitations\n");
-    let host = ev
+    // Each scenario's real run records its machine; the evidence may span several (runs redone
+    // later on another VM), each named with how many scenarios ran on it.
+    let mut hosts: Vec<(String, usize)> = Vec::new();
+    for h in ev
         .scenarios
         .iter()
         .filter_map(|s| s.compare.as_ref()?.harness.as_ref())
         .map(|h| &h.host)
-        .find(|h| h.logical_cores > 0);
-    let machine = host.map_or_else(
-        || "one machine (the harness files of these runs do not record which)".to_string(),
-        |h| {
-            format!(
-                "one machine ({} logical cores, {}, Linux {})",
-                h.logical_cores, h.cpu_model, h.kernel
-            )
-        },
-    );
+        .filter(|h| h.logical_cores > 0)
+    {
+        let name = format!(
+            "{} logical cores, {}, Linux {}",
+            h.logical_cores, h.cpu_model, h.kernel
+        );
+        match hosts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => hosts.push((name, 1)),
+        }
+    }
+    let machine = match hosts.as_slice() {
+        [] => "one machine (the harness files of these runs do not record which)".to_string(),
+        [(one, _)] => format!("one machine ({one})"),
+        many => format!(
+            "one machine at a time, {} machines over the scenarios ({})",
+            many.len(),
+            many.iter()
+                .map(|(n, c)| format!(
+                    "{n}: {c} {}",
+                    if *c == 1 { "scenario" } else { "scenarios" }
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    };
     let busy = text::range(ev.scenarios.iter().filter_map(|s| {
         let h = s.compare.as_ref()?.harness.as_ref()?;
         text::range(h.policies.iter().map(|p| p.machine.busy_pct)).map(|r| r.1)
