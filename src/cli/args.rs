@@ -31,13 +31,6 @@ pub struct Budget {
     pub memory_budget: u64,
 }
 
-impl Budget {
-    /// Makes this the memory budget of the command ([`super::lab`]).
-    pub fn apply(&self) {
-        let _ = super::MEMORY_BUDGET.set(self.memory_budget);
-    }
-}
-
 /// `--chart-budget`, on the commands that draw a run's charts: `sim`, `real`, `compare`,
 /// `loadgen`, `report --merge`.
 #[derive(Debug, clap::Args)]
@@ -49,11 +42,9 @@ pub struct Charts {
 }
 
 impl Charts {
-    /// Makes this the budget a run's charts are drawn within ([`super::lab`]).
-    pub fn apply(&self) {
-        super::set_chart_budget(
-            (self.chart_budget.0 > 0).then(|| std::time::Duration::from_nanos(self.chart_budget.0)),
-        );
+    /// The time a run's charts may take ([`super::lab`]); `None`: unlimited.
+    pub fn budget(&self) -> Option<std::time::Duration> {
+        (self.chart_budget.0 > 0).then(|| std::time::Duration::from_nanos(self.chart_budget.0))
     }
 }
 

@@ -74,7 +74,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     };
     let lab = lblab_lab::Lab {
         stop,
-        ..super::budgets()
+        ..super::budgets(None, None)
     };
     lblab_lab::fleet::serve(&lab, &scenario, &backends, serve, &mut super::say)?;
     Ok(ExitCode::SUCCESS)

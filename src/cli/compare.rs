@@ -41,8 +41,6 @@ pub struct Args {
 const DEFAULT_DURATION: Dur = Dur(10_000_000_000);
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    args.budget.apply();
-    args.charts.apply();
     let given = args
         .scenario
         .clone()
@@ -68,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| Layout::scratch(&path).compare().root().to_path_buf());
-    let lab = super::lab();
+    let lab = super::lab(Some(&args.budget), Some(&args.charts));
     let exit = lblab_lab::compare::run(
         &lab,
         &scenario,

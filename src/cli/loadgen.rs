@@ -76,8 +76,6 @@ pub struct Args {
 const NO_CALL_SUCCEEDED: u8 = 3;
 
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    args.budget.apply();
-    args.charts.apply();
     if args.targets.targets.is_empty() {
         match args.scenario.take() {
             Some(given) if is_target(&given) => {
@@ -116,7 +114,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|p| p.runs_in_real())
         .count();
-    super::budgets().check_memory(&scenario, planned, lblab_model::budget::Mode::Real)?;
+    super::budgets(Some(&args.budget), Some(&args.charts)).check_memory(
+        &scenario,
+        planned,
+        lblab_model::budget::Mode::Real,
+    )?;
     let origin = args
         .start_at
         .map(|at| lblab_lab::fleet::origin_of(Some(at)))
@@ -163,7 +165,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .connect_timeout
             .map(|d| std::time::Duration::from_nanos(d.0)),
     };
-    let lab = super::lab();
+    let lab = super::lab(Some(&args.budget), Some(&args.charts));
     if args.repeat > 1 {
         return repeated(&args, &lab, &scenario, &options, planned, &dir);
     }

@@ -28,41 +28,25 @@ pub(crate) struct Cli {
     command: Command,
 }
 
-/// `--memory-budget` of the command that runs ([`args::Budget`]); the default without one.
-static MEMORY_BUDGET: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-
-/// `--chart-budget` of the command that runs ([`args::Charts`]): `Some(None)` when unlimited.
-static CHART_BUDGET: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
-
-/// The chart budget when a command gives no `--chart-budget`.
+/// The chart budget of a command that has no `--chart-budget`.
 const DEFAULT_CHART_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Sets the time a run's charts may take (`None`: unlimited).
-pub fn set_chart_budget(budget: Option<std::time::Duration>) {
-    let _ = CHART_BUDGET.set(budget);
-}
-
-/// The stop flag (its Ctrl-C / SIGTERM handler not installed) and the budgets of the command
-/// that runs: `--memory-budget` and `--chart-budget`, or their defaults.
-fn budgets() -> lblab_lab::Lab {
+/// The stop flag (its Ctrl-C / SIGTERM handler not installed) and the budgets the command's
+/// `--memory-budget` and `--chart-budget` give; `None` for a flag the command does not have, whose
+/// default then applies.
+fn budgets(memory: Option<&args::Budget>, charts: Option<&args::Charts>) -> lblab_lab::Lab {
     lblab_lab::Lab {
         stop: &stop::STOP,
-        memory_budget: MEMORY_BUDGET
-            .get()
-            .copied()
-            .unwrap_or(lblab_model::budget::DEFAULT_BUDGET),
-        chart_budget: CHART_BUDGET
-            .get()
-            .copied()
-            .unwrap_or(Some(DEFAULT_CHART_BUDGET)),
+        memory_budget: memory.map_or(lblab_model::budget::DEFAULT_BUDGET, |b| b.memory_budget),
+        chart_budget: charts.map_or(Some(DEFAULT_CHART_BUDGET), args::Charts::budget),
     }
 }
 
 /// [`budgets`] with the Ctrl-C / SIGTERM handler installed: what a job that writes results runs
 /// with.
-pub fn lab() -> lblab_lab::Lab {
+pub fn lab(memory: Option<&args::Budget>, charts: Option<&args::Charts>) -> lblab_lab::Lab {
     stop::stop_flag();
-    budgets()
+    budgets(memory, charts)
 }
 
 /// Prints a run's summary: its table, the partial note and its incidents.

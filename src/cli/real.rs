@@ -94,8 +94,6 @@ fn parse_spin(text: &str) -> Result<Dur, String> {
 
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.scenario = args::scenario_path(&args.scenario)?;
-    args.budget.apply();
-    args.charts.apply();
     let scenario = args::load_with_length(
         &args.scenario,
         args.run.seed,
@@ -104,7 +102,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let options = args.harness.options(&args.run.policies);
     let dir = lblab_record::out_dir::results_dir(&args.scenario, "real", args.run.out.as_deref());
-    let lab = super::lab();
+    let lab = super::lab(Some(&args.budget), Some(&args.charts));
     let exit = lblab_lab::real::run(&lab, &scenario, &options, &dir, &mut super::say)?;
     Ok(super::exit(exit))
 }

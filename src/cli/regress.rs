@@ -106,7 +106,6 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    a.budget.apply();
     if !a.targets.targets.is_empty() {
         return real(a);
     }
@@ -130,7 +129,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         jobs: a.jobs.map(usize::from),
     };
     Ok(super::exit(lblab_lab::regress::run(
-        &super::lab(),
+        &super::lab(Some(&a.budget), None),
         job,
         &mut super::say,
     )?))
@@ -215,7 +214,7 @@ fn real(a: Args) -> anyhow::Result<ExitCode> {
         out,
     };
     Ok(super::exit(lblab_lab::regress::real::run(
-        &super::lab(),
+        &super::lab(Some(&a.budget), None),
         job,
         &mut super::say,
     )?))

@@ -45,9 +45,7 @@ fn results_dir_display(args: &Args) -> String {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.merge.is_empty() {
-        args.charts.apply();
-        args.budget.apply();
-        let lab = super::lab();
+        let lab = super::lab(Some(&args.budget), Some(&args.charts));
         lblab_lab::merge::run(&lab, &args.merge, args.out.as_deref(), &mut super::say)?;
         return Ok(super::exit(lblab_lab::Exit::Success));
     }

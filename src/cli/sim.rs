@@ -31,8 +31,6 @@ pub struct Args {
 
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     args.scenario = args::scenario_path(&args.scenario)?;
-    args.budget.apply();
-    args.charts.apply();
     let length = lblab_lab::scenario::Length {
         duration: args.length.duration,
         warmup: args.length.warmup,
@@ -53,7 +51,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         jobs: args.jobs.map(usize::from),
     };
     Ok(super::exit(lblab_lab::sim::run(
-        &super::lab(),
+        &super::lab(Some(&args.budget), Some(&args.charts)),
         job,
         &mut super::say,
     )?))

@@ -82,7 +82,6 @@ fn parse_duration(text: &str) -> Result<Nanos, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    args.budget.apply();
     let Some(scenario) = &args.scenario else {
         let out = args
             .out
@@ -112,7 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             version: env!("CARGO_PKG_VERSION"),
         };
         return Ok(super::exit(lblab_lab::space::run(
-            &super::lab(),
+            &super::lab(Some(&args.budget), None),
             job,
             &mut super::say,
         )?));
@@ -134,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             all_ablations()
         },
     };
-    let lab = super::lab();
+    let lab = super::lab(Some(&args.budget), None);
     let exit = lblab_lab::grid::run(&lab, &scenario, &grid, &dir, jobs, &mut super::say)?;
     Ok(super::exit(exit))
 }
