@@ -93,6 +93,134 @@ def policy_columns(lines, first, rows, metric):
     lines.append("")
 
 
+DECAY_TIME_S = 10.0
+ENVELOPE_POLICIES = ["peak_ewma", "pe_stalled", "pe_ratio8", "simple_jump", "simple_pick",
+                     "simple_no_stall", "pe_probe"] + REFERENCES
+
+
+def sweep_rows(path):
+    """point (tuple of the varied values) -> policy -> the CSV row, as strings."""
+    out = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            out.setdefault(tuple(r[k] for k in POINT_KEYS if k in r), {})[r["policy"]] = r
+    return out
+
+
+def envelope(d, canonical, lines):
+    """Where the best-of-the-references target comes from: which reference wins which family of
+    points, how the default fares against each reference alone, and at each steady point the
+    default loses, how much of its traffic to the slow backend any policy that sees a heal within
+    2 x decayTime must send there."""
+    families = {}
+    for name in ["small-busy", "grid"]:
+        path = os.path.join(d, name, "sweep.csv")
+        if os.path.exists(path):
+            families.setdefault("steady slowness", []).extend(
+                (f"{name} {'/'.join(k)}", bp) for k, bp in sorted(sweep(path).items()))
+    path = os.path.join(d, "small-busy-gc", "sweep.csv")
+    if os.path.exists(path):
+        families["pauses"] = [(f"small-busy-gc {'/'.join(k)}", bp)
+                              for k, bp in sorted(sweep(path).items())]
+        families["pauses"] += [(n, bp) for n, bp in canonical if n in ("gc-pauses", "gc-pauses-busy")]
+    methods = []
+    for name in [f"{s}{m}" for s in ("methods-mixed", "methods-slow-heavy")
+                 for m in ("", "-light", "-heavy")]:
+        path = os.path.join(d, name, "sweep.csv")
+        if os.path.exists(path):
+            methods += [(f"{name} {'/'.join(k)}", bp) for k, bp in sorted(sweep(path).items())]
+    if methods:
+        families["methods"] = methods
+    families["canonical"] = canonical
+    if len(families) < 4:
+        return
+    heal_path = os.path.join(d, "recovery-clients", "sweep.csv")
+    heal = sweep(heal_path) if os.path.exists(heal_path) else {}
+    counts = sorted(heal, key=lambda k: int(k[0]))
+
+    lines += ["## The envelope: which reference wins where", "",
+              "The target *within the best reference's interval at every point* asks for the "
+              "lower envelope of three algorithms, and each wins a different family of points. "
+              "Envoy's never-probing estimate wins every point with steady slowness (it sends the "
+              "slow backend nothing once it has learnt, and never gives a healed backend back); "
+              "tower's and Finagle's win the pauses. p99.9 within the best reference's interval, "
+              "of the family's points, and the worst ratio of medians; then the heal "
+              "(recovery-clients, seconds until a healed backend carries 80 % of its share; – : "
+              "not within 168 s). *steady slowness*: small-busy and grid; *pauses*: small-busy-gc, "
+              "gc-pauses, gc-pauses-busy.", "",
+              "| policy | " + " | ".join(families) + " | "
+              + " | ".join(f"heal, {k[0]} ch." for k in counts) + " |",
+              "|---|" + "---|" * (len(families) + len(counts))]
+    for cand in ENVELOPE_POLICIES:
+        row = [f"`{cand}`"]
+        for pts in families.values():
+            got = [v for v in (verdict(bp, cand, "p999_ms") for _, bp in pts) if v is not None]
+            if not got:
+                row.append("–")
+                continue
+            row.append(f"{sum(1 for v in got if v[1])} of {len(got)}, "
+                       f"{max(v[0] for v in got):.2f}×")
+        for k in counts:
+            t = heal[k].get(cand, {}).get("time_to_fair_s")
+            row.append("–" if t is None or t[0] == float("inf") else f"{t[0]:.1f}")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+
+    points = {}
+    for pts in families.values():
+        for n, bp in pts:
+            points[n] = bp
+    lines += ["Head to head, over every one of these points once "
+              f"({len(points)}): at how many the first policy's interval reaches down to the "
+              "second's or lies below it, at how many it lies wholly below, and the worst ratio "
+              "of its median to the second's.", "",
+              "| policy | against | p99 within or lower | p99 wholly lower | p99 worst × "
+              "| p99.9 within or lower | p99.9 wholly lower | p99.9 worst × |",
+              "|---|---|---|---|---|---|---|---|"]
+    for a, b in [(x, y) for r in REFERENCES for (x, y) in (("peak_ewma", r), (r, "peak_ewma"))]:
+        row = [f"`{a}`", f"`{b}`"]
+        for metric, _ in METRICS:
+            pairs = [(bp[a][metric], bp[b][metric], n) for n, bp in points.items()
+                     if metric in bp.get(a, {}) and metric in bp.get(b, {})]
+            within = sum(1 for x, y, _ in pairs if x[1] <= y[2])
+            lower = sum(1 for x, y, _ in pairs if x[2] < y[1])
+            worst = max(pairs, key=lambda p: p[0][0] / p[1][0])
+            row += [f"{within} of {len(pairs)}", str(lower),
+                    f"{worst[0][0] / worst[1][0]:.2f} ({worst[2]})"]
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+
+    lines += ["At each steady point where the default's p99.9 is not within Envoy's: the calls "
+              "per second of one client channel `r`, the share of its calls that a client must "
+              f"send to the slow backend to see it heal within 2 × `decayTime` "
+              f"(`1 / (r × {2 * DECAY_TIME_S:.0f} s)`: one call per 20 s, all of them slow "
+              "while it is slow), the share the default sent there, and Envoy's. Where the "
+              "default's share is near that floor, any policy that gives a healed backend back "
+              "in time pays about what it pays; where it is far above, the excess is the healthy "
+              "endpoints' own tail read as a stall (design.md, *Where this leaves the done-when "
+              "targets*).", "",
+              "| point | channels | `r` (calls/s) | floor | `peak_ewma` | `envoy_peak_ewma` "
+              "| p99.9 × Envoy's |", "|---|---|---|---|---|---|---|"]
+    for name in ["small-busy", "grid"]:
+        path = os.path.join(d, name, "sweep.csv")
+        if not os.path.exists(path):
+            continue
+        for k, by in sorted(sweep_rows(path).items()):
+            if "peak_ewma" not in by or "envoy_peak_ewma" not in by:
+                continue
+            pe, env = by["peak_ewma"], by["envoy_peak_ewma"]
+            if float(pe["p999_ms_lo"]) <= float(env["p999_ms_hi"]):
+                continue
+            channels = int(k[0])
+            r = float(pe["rate"]) / channels
+            floor = 1.0 / (r * 2 * DECAY_TIME_S)
+            lines.append(f"| {name} {'/'.join(k)} | {channels} | {r:.0f} | {100 * floor:.3f} % "
+                         f"| {100 * float(pe['slow_share']):.3f} % "
+                         f"| {100 * float(env['slow_share']):.3f} % "
+                         f"| {float(pe['p999_ms']) / float(env['p999_ms']):.2f} |")
+    lines.append("")
+
+
 def main():
     d = sys.argv[1]
     lines = ["# The candidates for a policy a gRFC can specify", "",
@@ -119,6 +247,8 @@ def main():
             design_points += pts
     if design_points:
         score_table(design_points, "all design points", lines)
+
+    envelope(d, canonical, lines)
 
     lines += ["## Per canonical scenario (p99.9, ms)", "",
               "| scenario | best reference | " + " | ".join(f"`{c}`" for c in CANDIDATES) + " |",

@@ -24,6 +24,9 @@ pub const PICK_BENCH_CSV: &str = "bench/policy-pick.csv";
 pub const INTEROP: &str = "interop";
 /// The folder of anomalies kept apart from the canonical scenarios, `anomalies/`.
 pub const ANOMALIES: &str = "anomalies";
+/// The design search's candidates, one folder per design set (`design/candidates/`, written by
+/// `scripts/design-candidates.sh`).
+pub const DESIGN_CANDIDATES: &str = "design/candidates";
 
 /// A relative path as a link target: its parts joined with `/` on every platform.
 fn target(path: &Path) -> String {

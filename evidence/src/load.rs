@@ -18,6 +18,8 @@ pub struct Evidence {
     pub scenarios: Vec<ScenarioResults>,
     /// The committed sweeps (`results/sweeps/<name>/`), by folder name.
     pub sweeps: BTreeMap<String, Sweep>,
+    /// The design search's sets (`results/design/candidates/<name>/sweep.csv`), by folder name.
+    pub design: BTreeMap<String, Sweep>,
     /// The repeated real runs of one scenario (`results/<name>/real-repeat/range.csv`).
     pub repeats: BTreeMap<String, Vec<RepeatRow>>,
     /// Warm-up and measured seconds of those runs (from `real-repeat/run-1/summary.json`).
@@ -408,6 +410,7 @@ impl Evidence {
         let mut out = Evidence {
             scenarios: Vec::new(),
             sweeps: BTreeMap::new(),
+            design: BTreeMap::new(),
             repeats: BTreeMap::new(),
             repeat_lengths: BTreeMap::new(),
             pick_bench: Vec::new(),
@@ -505,6 +508,14 @@ impl Evidence {
             for dir in sorted_entries(&sweeps)?.into_iter().filter(|d| d.is_dir()) {
                 if let Some(sweep) = read_sweep(&dir)? {
                     out.sweeps.insert(sweep.name.clone(), sweep);
+                }
+            }
+        }
+        let design = results_dir.join(crate::links::DESIGN_CANDIDATES);
+        if design.is_dir() {
+            for dir in sorted_entries(&design)?.into_iter().filter(|d| d.is_dir()) {
+                if let Some(sweep) = read_sweep(&dir)? {
+                    out.design.insert(sweep.name.clone(), sweep);
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! `## Summary`: the charts over every scenario, and the five sentences a reviewer can quote
 //! (also the gRFC draft's abstract); with the paragraph on how everything was measured.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use lblab_model::scenario::ORACLE;
@@ -174,6 +175,10 @@ pub fn summary_sentences(ev: &Evidence, readme: &str) -> Vec<String> {
         );
     }
     loses.push('.');
+    if let Some(envelope) = envelope_sentence(ev) {
+        loses.push(' ');
+        loses.push_str(&envelope);
+    }
     out.push(loses);
     if let Some(s) = sampling_sentence(ev) {
         out.push(s);
@@ -194,6 +199,90 @@ pub fn summary_sentences(ev: &Evidence, readme: &str) -> Vec<String> {
         links::agreement_rule()
     ));
     out
+}
+
+/// The medians of `metric` for `policy` at every point of a design set, keyed by the point's
+/// values of the set's axes.
+fn design_medians(sweep: &Sweep, policy: &str, metric: &str) -> Vec<(Vec<String>, f64)> {
+    sweep
+        .rows
+        .iter()
+        .filter(|r| r.get("policy").map(String::as_str) == Some(policy))
+        .filter_map(|r| {
+            let point = sweep
+                .axes
+                .iter()
+                .map(|a| r.get(a).cloned().unwrap_or_default());
+            Some((point.collect(), r.get(metric)?.parse::<f64>().ok()?))
+        })
+        .collect()
+}
+
+/// The trade the design search measured against the two references that each win a family of
+/// points: the proposal's worst p99.9 against Envoy's never-probing estimate where one backend is
+/// steadily slow (`small-busy` and `grid`), and how long a healed backend waits for its share at
+/// the fewest and the most client channels (`recovery-clients`), against Finagle's wall-clock
+/// decay.
+fn envelope_sentence(ev: &Evidence) -> Option<String> {
+    const ENVOY: &str = "envoy_peak_ewma";
+    const FINAGLE: &str = "finagle_peak_ewma";
+    let mut worst: Option<(f64, f64, f64, &BTreeMap<String, String>)> = None;
+    for set in ["small-busy", "grid"] {
+        let sweep = ev.design.get(set)?;
+        let envoy = design_medians(sweep, ENVOY, "p999_ms");
+        for (point, pe) in design_medians(sweep, PROPOSAL, "p999_ms") {
+            let Some((_, env)) = envoy.iter().find(|(p, _)| *p == point) else {
+                continue;
+            };
+            let row = sweep.rows.iter().find(|r| {
+                r.get("policy").map(String::as_str) == Some(PROPOSAL)
+                    && sweep
+                        .axes
+                        .iter()
+                        .zip(&point)
+                        .all(|(a, v)| r.get(a) == Some(v))
+            })?;
+            if worst.is_none_or(|w| pe / env > w.0) {
+                worst = Some((pe / env, pe, *env, row));
+            }
+        }
+    }
+    let (ratio, pe, env, row) = worst?;
+    let heal = ev.design.get("recovery-clients")?;
+    let counts = heal.points("workload.clients");
+    let (few, many) = (counts.first()?, counts.last()?);
+    let time = |policy: &str, clients: &str| {
+        heal.get("workload.clients", clients, policy, "time_to_fair_s")
+            .map(|i| i.median)
+            .filter(|t| t.is_finite())
+    };
+    let (pe_few, pe_many) = (time(PROPOSAL, few)?, time(PROPOSAL, many)?);
+    let (fin_few, fin_many) = (time(FINAGLE, few)?, time(FINAGLE, many)?);
+    let field = |k: &str| row.get(k).cloned().unwrap_or_default();
+    let utilization = field("utilization").parse::<f64>().ok()?;
+    Some(format!(
+        "Beside Envoy's estimate, which never sends a backend it has found slow another call: \
+         with one of {} backends steadily slow at {} of capacity, seen by {} client channels, \
+         its p99.9 is {}× Envoy's ({} against {} ms, the worst point of the design search's \
+         steady sets); and a healed backend carries 80 % of its share again after {} at {} \
+         channel{} but {} at {} channels (Finagle's wall-clock decay: {} and {}), because a \
+         client that picks rarely learns of the heal only from the calls it sends there. \
+         `decayTime` trades the two; no rule that learns through user calls gives both \
+         (design search: `results/design/candidates/`).",
+        field("backends"),
+        param_pct(utilization),
+        field("workload.clients"),
+        crate::fmt::num(ratio),
+        crate::fmt::num(pe),
+        crate::fmt::num(env),
+        secs(pe_few),
+        crate::fmt::count(few.parse().ok()?),
+        if few == "1" { "" } else { "s" },
+        secs(pe_many),
+        crate::fmt::count(many.parse().ok()?),
+        secs(fin_few),
+        secs(fin_many),
+    ))
 }
 
 /// The smallest slow share at which weighted_round_robin's p99 is surely below peak_ewma's, in
