@@ -74,20 +74,23 @@ pub fn render(ev: &Evidence) -> String {
 }
 
 /// The draft reads on its own, outside the lab: a link to one of the lab's pages (`[text](path)`
-/// with a relative path) becomes its text; links to the web (`http…`) stay. The abstract says
+/// with a relative path) becomes its text; links to the web (`http…`) and figures beside the draft
+/// (`![alt](file)`) stay. The abstract says
 /// once where the figures come from.
 fn without_lab_links(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find('[') {
         out.push_str(&rest[..open]);
+        // An image (`![alt](file)`) is a figure shipped beside the draft: it stays.
+        let image = out.ends_with('!');
         let after = &rest[open + 1..];
         let link = after.find(']').and_then(|close| {
             let label = &after[..close];
             let target = after[close + 1..].strip_prefix('(')?;
             let end = target.find(')')?;
             let relative = !target[..end].starts_with("http") && !label.contains(['[', '\n']);
-            relative.then(|| (label, close + 2 + end + 1))
+            (relative && !image).then(|| (label, close + 2 + end + 1))
         });
         match link {
             Some((label, len)) => {
@@ -413,6 +416,15 @@ fn xds(out: &mut String) {
 
 fn rationale(out: &mut String, ev: &Evidence) {
     w!(out, "## Rationale\n");
+    let [(vs_round_robin, ..), _] = crate::headline::CHARTS;
+    w!(
+        out,
+        "![p99 relative to round_robin, per scenario]({})\n\n\
+         Each policy's simulated p99 over round_robin's in every canonical scenario (median over \
+         seeds with its interval as a whisker; below 1 is better). The figure is a file beside \
+         this draft, drawn by the same `lblab report` that writes it.\n",
+        crate::links::png(vs_round_robin)
+    );
     w!(out, "{}\n", crate::text::measured_overall(ev));
     if let Some(sweep) = ev.sweeps.get("sampling") {
         let g = |n: &str, p: &str, m: &str| sweep.get("backends", n, p, m);
@@ -667,6 +679,14 @@ mod tests {
                  a [bracket] and [z](a) and [x](y"
             ),
             "in `one-slow` and [A48](https://github.com/grpc/proposal), a [bracket] and z and [x](y"
+        );
+    }
+
+    #[test]
+    fn figures_beside_the_draft_stay() {
+        assert_eq!(
+            without_lab_links("![p99, per scenario](chart.png) and [its data](one-slow/sim/)"),
+            "![p99, per scenario](chart.png) and its data"
         );
     }
 }
