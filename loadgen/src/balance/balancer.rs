@@ -1,6 +1,45 @@
 //! [`Balancer`]: made from a policy or a service config, its service, its endpoint list.
 
-use super::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use http::Uri;
+use lblab_policy::config::{self, ConfigError};
+use lblab_policy::shared::{ConcurrentPolicy, Concurrently};
+use lblab_policy::{Connectivity, EndpointId, Nanos, Policy};
+use lblab_wire::Clock;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
+
+use super::options::BalancerOptions;
+use super::outages::Outage;
+use super::service::PolicyService;
+use super::shared::{lock, Core, Shared};
+
+/// One policy instance and its connections; see the [module docs](crate::balance). Dropping it stops its
+/// connection and timer tasks; services already handed out keep working with the connections they
+/// have but no longer reconnect.
+pub struct Balancer {
+    pub(super) shared: Arc<Shared>,
+    pub(super) timer: AbortHandle,
+    /// The probe task, for a policy that asks for probes.
+    pub(super) probes: Option<AbortHandle>,
+}
+
+impl std::fmt::Debug for Balancer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Balancer")
+            .field("endpoints", &self.shared.all_slots().len())
+            .finish()
+    }
+}
+
+/// Updates a [`Balancer`]'s endpoint list from elsewhere; see [`Balancer::updater`].
+#[derive(Debug, Clone)]
+pub struct EndpointUpdater(pub(super) std::sync::Weak<Shared>);
 
 impl EndpointUpdater {
     /// [`Balancer::set_endpoints`], if the balancer still exists.

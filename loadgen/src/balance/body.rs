@@ -1,6 +1,32 @@
 //! The response body, watched for the trailers that end the call.
 
-use super::*;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use lblab_policy::Status;
+use lblab_wire::orca;
+
+use super::completion::{status_class, Completion};
+
+/// The response body of a [`PolicyService`](super::PolicyService) call: the connection's body, watched for the trailers
+/// that end the call, and cut with DEADLINE_EXCEEDED when the request's deadline passes.
+pub struct PolicyBody {
+    pub(super) inner: hyper::body::Incoming,
+    pub(super) completion: Completion,
+    pub(super) deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl std::fmt::Debug for PolicyBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyBody")
+            .field("done", &self.completion.ticket.is_none())
+            .finish()
+    }
+}
 
 impl Body for PolicyBody {
     type Data = Bytes;

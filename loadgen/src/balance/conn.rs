@@ -1,7 +1,20 @@
 //! The connection lifecycle: one HTTP/2 connection per endpoint, re-made with gRPC's backoff,
 //! its connectivity reported to the policy.
 
-use super::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::Uri;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use lblab_policy::{Connectivity, EndpointId};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use tokio::sync::Notify;
+
+use super::options::BalancerOptions;
+use super::outages::Outages;
+use super::shared::{lock, Conn, Shared, Slot};
 
 /// Why a connection attempt failed.
 pub(super) type ConnectError = Box<dyn std::error::Error + Send + Sync>;
@@ -165,8 +178,75 @@ fn unserved_delay(
     (before > 0).then(|| Duration::from_nanos(options.backoff.delay(before - 1, rng)))
 }
 
+impl Shared {
+    /// See [`Balancer::set_endpoints`].
+    pub(super) fn set_endpoints(self: &Arc<Shared>, endpoints: Vec<Uri>) -> Vec<EndpointId> {
+        let mut active = Vec::with_capacity(endpoints.len());
+        let mut start = Vec::new();
+        {
+            let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+            for uri in endpoints {
+                let idx = match slots.iter().position(|s| s.uri == uri) {
+                    Some(i) => i,
+                    None => {
+                        slots.push(Arc::new(Slot {
+                            uri,
+                            task: Mutex::new(None),
+                            active: std::sync::atomic::AtomicBool::new(false),
+                            channel: Mutex::new(None),
+                            generation: AtomicU64::new(0),
+                            served: AtomicU64::new(0),
+                            broken: Notify::new(),
+                            state: Mutex::new(Connectivity::Idle),
+                            outages: Mutex::new(Outages::default()),
+                            probing: std::sync::atomic::AtomicBool::new(false),
+                        }));
+                        slots.len() - 1
+                    }
+                };
+                let id = EndpointId(idx as u32);
+                if !active.contains(&id) {
+                    active.push(id);
+                }
+            }
+            for (idx, slot) in slots.iter().enumerate() {
+                let listed = active.contains(&EndpointId(idx as u32));
+                let running = lock(&slot.task).is_some();
+                if listed && !running {
+                    start.push((idx, slot.clone()));
+                } else if !listed && running {
+                    slot.active.store(false, Ordering::Release);
+                    if let Some(t) = lock(&slot.task).take() {
+                        t.abort();
+                    }
+                    lock(&slot.channel).take();
+                    *lock(&slot.state) = Connectivity::Idle;
+                }
+            }
+        }
+        // The policy learns the list before any new endpoint reports a change.
+        let now = self.clock.now();
+        {
+            let mut core = self.core();
+            core.policy.set_endpoints(now, &active);
+            Self::timers(&mut core, now);
+        }
+        for (idx, slot) in start {
+            *lock(&slot.state) = Connectivity::Idle;
+            slot.active.store(true, Ordering::Release);
+            let rng = SmallRng::seed_from_u64(self.options.seed ^ (0x5EED_0000 + idx as u64));
+            let handle = tokio::spawn(manage(self.clone(), idx, rng));
+            *lock(&slot.task) = Some(handle.abort_handle());
+        }
+        self.changed.notify_waiters();
+        active
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use rand::SeedableRng;
+
     use super::*;
 
     #[test]

@@ -9,7 +9,18 @@ use std::task::ready;
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::HealthCheckRequest;
 
-use super::*;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::Uri;
+use hyper::client::conn::http2::SendRequest;
+use lblab_policy::{Connectivity, EndpointId};
+use tower::Service;
+
+use super::shared::{lock, Shared};
 
 /// One endpoint's HTTP/2 connection as a tower service, for tonic's generated health client.
 struct OnConnection(SendRequest<tonic::body::Body>);

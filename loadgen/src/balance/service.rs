@@ -1,7 +1,70 @@
 //! The tower service: a call picked by the policy, sent on its endpoint's connection, its
 //! ticket completed exactly once.
 
-use super::*;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::Uri;
+use lblab_policy::{EndpointId, Pick, RpcKind, Status};
+use lblab_wire::orca;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use tower::Service;
+
+use super::body::PolicyBody;
+use super::completion::{status_class, Completion};
+use super::conn::error_chain;
+use super::shared::Core;
+use super::shared::Shared;
+
+/// Which endpoint a call was sent to: put one in a request's extensions and read it afterwards.
+/// Clones share the value.
+#[derive(Debug, Clone)]
+pub struct Picked(Arc<AtomicU32>);
+
+impl Default for Picked {
+    fn default() -> Self {
+        Picked(Arc::new(AtomicU32::new(u32::MAX)))
+    }
+}
+
+impl Picked {
+    /// An empty slot.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records the endpoint.
+    pub fn set(&self, endpoint: EndpointId) {
+        self.0.store(endpoint.0, Ordering::Relaxed);
+    }
+
+    /// The endpoint the call went to, if it was sent.
+    pub fn get(&self) -> Option<EndpointId> {
+        match self.0.load(Ordering::Relaxed) {
+            u32::MAX => None,
+            id => Some(EndpointId(id)),
+        }
+    }
+}
+
+/// The tower service of a [`Balancer`](super::Balancer): `http::Request` in, `http::Response<PolicyBody>` out. Its
+/// errors are gRPC statuses: UNAVAILABLE when no endpoint is READY or the connection failed,
+/// DEADLINE_EXCEEDED when the request's `grpc-timeout` passed.
+#[derive(Clone)]
+pub struct PolicyService {
+    pub(super) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for PolicyService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PolicyService")
+    }
+}
 
 /// Parses a `grpc-timeout` header (`1S`, `250m`, ...).
 pub(super) fn grpc_timeout(headers: &http::HeaderMap) -> Option<Duration> {
@@ -16,23 +79,6 @@ pub(super) fn grpc_timeout(headers: &http::HeaderMap) -> Option<Duration> {
         "u" => Duration::from_micros(n),
         "n" => Duration::from_nanos(n),
         _ => return None,
-    })
-}
-
-/// Maps a `grpc-status` code to the policy's classes.
-pub(super) fn status_class(headers: &http::HeaderMap) -> Option<Status> {
-    let code: i32 = headers
-        .get("grpc-status")?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    Some(match tonic::Code::from_i32(code) {
-        tonic::Code::Ok => Status::Ok,
-        tonic::Code::DeadlineExceeded => Status::DeadlineExceeded,
-        tonic::Code::Cancelled => Status::Cancelled,
-        _ => Status::Error,
     })
 }
 
@@ -196,30 +242,4 @@ pub(super) async fn call(
         completion,
         deadline: sleep,
     }))
-}
-
-impl Completion {
-    pub(super) fn finish(&mut self, status: Status, load: Option<lblab_policy::LoadReport>) {
-        if let Some(t) = self.ticket.take() {
-            self.shared.complete(t, self.started, status, load);
-        }
-    }
-}
-
-impl Drop for Completion {
-    fn drop(&mut self) {
-        if self.ticket.is_some() {
-            let expired = self
-                .deadline
-                .is_some_and(|d| tokio::time::Instant::now() >= d);
-            self.finish(
-                if expired {
-                    Status::DeadlineExceeded
-                } else {
-                    Status::Cancelled
-                },
-                None,
-            );
-        }
-    }
 }

@@ -1,7 +1,75 @@
 //! The state a balancer's service, its connection tasks and its updaters share: endpoint
 //! slots, connectivity, the policy behind its lock, ticket completion.
 
-use super::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use http::Uri;
+use hyper::client::conn::http2::SendRequest;
+use lblab_policy::shared::ConcurrentPolicy;
+use lblab_policy::{Connectivity, EndpointId, Nanos, Outcome, Policy, Status, Ticket};
+use lblab_wire::Clock;
+use rand::rngs::SmallRng;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
+
+use super::options::BalancerOptions;
+use super::outages::Outages;
+
+pub(super) struct Core {
+    pub(super) policy: Box<dyn Policy>,
+    pub(super) rng: SmallRng,
+}
+
+/// One endpoint's connection, if it has one.
+#[derive(Clone)]
+pub(super) struct Conn {
+    pub(super) generation: u64,
+    pub(super) send: SendRequest<tonic::body::Body>,
+    /// `scheme://authority` of the endpoint, for the request URI.
+    pub(super) scheme: http::uri::Scheme,
+    pub(super) authority: http::uri::Authority,
+}
+
+pub(super) struct Slot {
+    pub(super) uri: Uri,
+    /// Its connection task while the endpoint is in the list; `None` once it was removed.
+    pub(super) task: Mutex<Option<AbortHandle>>,
+    /// True while the endpoint is in the policy's list: only then are its changes reported.
+    pub(super) active: std::sync::atomic::AtomicBool,
+    pub(super) channel: Mutex<Option<Conn>>,
+    pub(super) generation: AtomicU64,
+    /// The latest connection generation that served a call (a response came back on it): a
+    /// connection that ends without having served one is reconnected after a backoff.
+    pub(super) served: AtomicU64,
+    pub(super) broken: Notify,
+    pub(super) state: Mutex<Connectivity>,
+    pub(super) outages: Mutex<Outages>,
+    /// A probe ([`Policy::probe_interval`]) to the endpoint is pending.
+    pub(super) probing: std::sync::atomic::AtomicBool,
+}
+
+pub(super) struct Shared {
+    pub(super) clock: Clock,
+    /// The policy for everything that is serialized (endpoint list, connectivity, timers) and,
+    /// without a concurrent form, for picks and completions too.
+    pub(super) core: Mutex<Core>,
+    /// The policy's concurrent form, if it has one: picks and completions call it without the
+    /// core's lock (the core holds the same policy as a [`Concurrently`]).
+    pub(super) concurrent: Option<Arc<dyn ConcurrentPolicy>>,
+    /// Every endpoint ever in the list, by [`EndpointId`]: ids are never reused, so an endpoint
+    /// that leaves and comes back keeps its id.
+    pub(super) slots: RwLock<Vec<Arc<Slot>>>,
+    pub(super) options: BalancerOptions,
+    /// Notified on every connectivity change, for calls waiting on a "queue" pick.
+    pub(super) changed: Notify,
+    /// Calls whose answer carried an ORCA load report.
+    pub(super) load_reports: AtomicU64,
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 impl Shared {
     pub(super) fn core(&self) -> MutexGuard<'_, Core> {
@@ -99,68 +167,5 @@ impl Shared {
 impl Shared {
     pub(super) fn all_slots(&self) -> Vec<Arc<Slot>> {
         self.slots.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// See [`Balancer::set_endpoints`].
-    pub(super) fn set_endpoints(self: &Arc<Shared>, endpoints: Vec<Uri>) -> Vec<EndpointId> {
-        let mut active = Vec::with_capacity(endpoints.len());
-        let mut start = Vec::new();
-        {
-            let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
-            for uri in endpoints {
-                let idx = match slots.iter().position(|s| s.uri == uri) {
-                    Some(i) => i,
-                    None => {
-                        slots.push(Arc::new(Slot {
-                            uri,
-                            task: Mutex::new(None),
-                            active: std::sync::atomic::AtomicBool::new(false),
-                            channel: Mutex::new(None),
-                            generation: AtomicU64::new(0),
-                            served: AtomicU64::new(0),
-                            broken: Notify::new(),
-                            state: Mutex::new(Connectivity::Idle),
-                            outages: Mutex::new(Outages::default()),
-                            probing: std::sync::atomic::AtomicBool::new(false),
-                        }));
-                        slots.len() - 1
-                    }
-                };
-                let id = EndpointId(idx as u32);
-                if !active.contains(&id) {
-                    active.push(id);
-                }
-            }
-            for (idx, slot) in slots.iter().enumerate() {
-                let listed = active.contains(&EndpointId(idx as u32));
-                let running = lock(&slot.task).is_some();
-                if listed && !running {
-                    start.push((idx, slot.clone()));
-                } else if !listed && running {
-                    slot.active.store(false, Ordering::Release);
-                    if let Some(t) = lock(&slot.task).take() {
-                        t.abort();
-                    }
-                    lock(&slot.channel).take();
-                    *lock(&slot.state) = Connectivity::Idle;
-                }
-            }
-        }
-        // The policy learns the list before any new endpoint reports a change.
-        let now = self.clock.now();
-        {
-            let mut core = self.core();
-            core.policy.set_endpoints(now, &active);
-            Self::timers(&mut core, now);
-        }
-        for (idx, slot) in start {
-            *lock(&slot.state) = Connectivity::Idle;
-            slot.active.store(true, Ordering::Release);
-            let rng = SmallRng::seed_from_u64(self.options.seed ^ (0x5EED_0000 + idx as u64));
-            let handle = tokio::spawn(manage(self.clone(), idx, rng));
-            *lock(&slot.task) = Some(handle.abort_handle());
-        }
-        self.changed.notify_waiters();
-        active
     }
 }

@@ -1,5 +1,8 @@
 use super::service::grpc_timeout;
-use super::*;
+use std::time::Duration;
+
+use super::outages::Outages;
+use super::MAX_OUTAGES_KEPT;
 
 #[test]
 fn grpc_timeout_units() {
