@@ -201,23 +201,6 @@ pub fn summary_sentences(ev: &Evidence, readme: &str) -> Vec<String> {
     out
 }
 
-/// The medians of `metric` for `policy` at every point of a design set, keyed by the point's
-/// values of the set's axes.
-fn design_medians(sweep: &Sweep, policy: &str, metric: &str) -> Vec<(Vec<String>, f64)> {
-    sweep
-        .rows
-        .iter()
-        .filter(|r| r.get("policy").map(String::as_str) == Some(policy))
-        .filter_map(|r| {
-            let point = sweep
-                .axes
-                .iter()
-                .map(|a| r.get(a).cloned().unwrap_or_default());
-            Some((point.collect(), r.get(metric)?.parse::<f64>().ok()?))
-        })
-        .collect()
-}
-
 /// The trade the design search measured against the two references that each win a family of
 /// points: the proposal's worst p99.9 against Envoy's never-probing estimate where one backend is
 /// steadily slow (`small-busy` and `grid`), and how long a healed backend waits for its share at
@@ -229,21 +212,20 @@ fn envelope_sentence(ev: &Evidence) -> Option<String> {
     let mut worst: Option<(f64, f64, f64, &BTreeMap<String, String>)> = None;
     for set in ["small-busy", "grid"] {
         let sweep = ev.design.get(set)?;
-        let envoy = design_medians(sweep, ENVOY, "p999_ms");
-        for (point, pe) in design_medians(sweep, PROPOSAL, "p999_ms") {
-            let Some((_, env)) = envoy.iter().find(|(p, _)| *p == point) else {
+        let p999 = |r: &BTreeMap<String, String>| r.get("p999_ms")?.parse::<f64>().ok();
+        let policy =
+            |r: &BTreeMap<String, String>, p: &str| r.get("policy").map(String::as_str) == Some(p);
+        for row in sweep.rows.iter().filter(|r| policy(r, PROPOSAL)) {
+            // Envoy's row at the same point (the same values of the set's axes).
+            let envoy = sweep
+                .rows
+                .iter()
+                .find(|r| policy(r, ENVOY) && sweep.axes.iter().all(|a| r.get(a) == row.get(a)));
+            let (Some(pe), Some(env)) = (p999(row), envoy.and_then(p999)) else {
                 continue;
             };
-            let row = sweep.rows.iter().find(|r| {
-                r.get("policy").map(String::as_str) == Some(PROPOSAL)
-                    && sweep
-                        .axes
-                        .iter()
-                        .zip(&point)
-                        .all(|(a, v)| r.get(a) == Some(v))
-            })?;
             if worst.is_none_or(|w| pe / env > w.0) {
-                worst = Some((pe / env, pe, *env, row));
+                worst = Some((pe / env, pe, env, row));
             }
         }
     }
