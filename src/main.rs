@@ -10,13 +10,8 @@ fn main() -> ExitCode {
     match stdout::finish(cli::run()) {
         Ok(code) => code,
         Err(err) => {
-            lblab_lab::errln!("error: {}", message(&err));
+            lblab_lab::errln!("error: {}", cli::names::message(&err));
             ExitCode::from(2)
         }
     }
-}
-
-/// The error and its causes, each once (`lblab_lab::error::join_causes`).
-fn message(err: &anyhow::Error) -> String {
-    lblab_lab::error::join_causes(err.chain().map(ToString::to_string))
 }

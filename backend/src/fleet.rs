@@ -36,7 +36,7 @@ use lblab_wire::Clock;
 pub use lblab_record::DelayAccuracy;
 
 use crate::node::{EchoService, Node};
-use crate::BackendError;
+use crate::{BackendError, ListenError};
 
 /// How to start a fleet.
 #[derive(Debug, Clone)]
@@ -118,28 +118,27 @@ impl Fleet {
             let mut addr = options.listen;
             if addr.port() != 0 {
                 let port = u16::try_from(usize::from(addr.port()) + i).map_err(|_| {
-                    BackendError::Config(format!(
-                        "--listen port {} + {} backends runs past 65535",
-                        options.listen.port(),
-                        backends.len()
-                    ))
+                    ListenError::PastLastPort {
+                        port: options.listen.port(),
+                        backends: backends.len(),
+                    }
                 })?;
                 addr.set_port(port);
             }
-            let listener = TcpListener::bind(addr)
-                .await
-                .map_err(|cause| BackendError::Io {
-                    what: if cause.kind() == std::io::ErrorKind::AddrInUse {
-                        format!(
-                            "backend {} cannot listen on {addr}: another process is using that address \
-                             (choose a free port with --listen, or port 0 for free ports)",
-                            spec.name
-                        )
-                    } else {
-                        format!("backend {} cannot listen on {addr}", spec.name)
-                    },
-                    cause,
-                })?;
+            let listener = TcpListener::bind(addr).await.map_err(|cause| {
+                if cause.kind() == std::io::ErrorKind::AddrInUse {
+                    BackendError::Listen(ListenError::InUse {
+                        backend: spec.name.clone(),
+                        addr,
+                        cause,
+                    })
+                } else {
+                    BackendError::Io {
+                        what: format!("backend {} cannot listen on {addr}", spec.name),
+                        cause,
+                    }
+                }
+            })?;
             let addr = listener.local_addr().map_err(|cause| BackendError::Io {
                 what: "reading the bound address".into(),
                 cause,

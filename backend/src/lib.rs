@@ -44,6 +44,7 @@ use lblab_model::backend::BackendParams;
 use lblab_model::dist::Dist;
 use lblab_model::fault::Timeline;
 use lblab_model::scenario::BackendSpec;
+use lblab_record::setting::{Named, Names, Setting};
 
 /// Why the fleet could not start.
 #[derive(Debug, thiserror::Error)]
@@ -57,10 +58,59 @@ pub enum BackendError {
         /// The cause (in the message, not a `source()`, so it is printed once).
         cause: std::io::Error,
     },
+    /// The fleet cannot listen where it was told to.
+    #[error(transparent)]
+    Listen(#[from] ListenError),
     /// The options make no sense for this fleet.
     #[error("{0}")]
     Config(String),
 }
+
+/// A fleet that cannot listen where it was told to; the setting that says where
+/// ([`Setting::Listen`]) is spelt by whoever renders it ([`Named`]).
+#[derive(Debug)]
+pub enum ListenError {
+    /// Backend `i` listens on `port + i`, and the last one would be past 65535.
+    PastLastPort {
+        /// The first backend's port.
+        port: u16,
+        /// How many backends.
+        backends: usize,
+    },
+    /// Another process uses a backend's address.
+    InUse {
+        /// The backend's name.
+        backend: String,
+        /// Its address.
+        addr: std::net::SocketAddr,
+        /// The operating system's error (in the message, not a `source()`, so it is printed
+        /// once).
+        cause: std::io::Error,
+    },
+}
+
+impl Named for ListenError {
+    fn named(&self, names: Names) -> String {
+        let listen = names(Setting::Listen);
+        match self {
+            ListenError::PastLastPort { port, backends } => {
+                format!("{listen} port {port} + {backends} backends runs past 65535")
+            }
+            ListenError::InUse {
+                backend,
+                addr,
+                cause,
+            } => format!(
+                "backend {backend} cannot listen on {addr}: another process is using that \
+                 address (choose a free port with {listen}, or port 0 for free ports): {cause}"
+            ),
+        }
+    }
+}
+
+lblab_record::display_named!(ListenError);
+
+impl std::error::Error for ListenError {}
 
 /// Backends that answer at once: the same count and names as `backends`, no service time, no
 /// faults, no network delay, and enough workers that nothing queues. Latency against them is the

@@ -56,22 +56,13 @@ pub fn k8s(
     let ends_alphanumeric = name.ends_with(|c: char| c.is_ascii_alphanumeric());
     if name.len() > 40 || dns_label(name, 40) != *name || !starts_with_letter || !ends_alphanumeric
     {
-        return Err(DeployError::Invalid(format!(
-            "--name {name:?}: must be 1 to 40 lower-case letters, digits and '-', starting with a \
-             letter and ending with a letter or digit (a Service's name is an RFC 1035 label; 40 \
-             leaves room for the objects' suffixes)"
-        )));
+        return Err(DeployError::Name(name.clone()));
     }
     if opts.image.trim().is_empty() || opts.image.chars().any(char::is_whitespace) {
-        return Err(DeployError::Invalid(format!(
-            "--image {:?}: give an image reference, e.g. registry.example/lblab:0.1",
-            opts.image
-        )));
+        return Err(DeployError::Image(opts.image.clone()));
     }
     if opts.port == 0 {
-        return Err(DeployError::Invalid(
-            "--port 0: the backend pods need a fixed port".into(),
-        ));
+        return Err(DeployError::Port);
     }
     let n = opts.shards.unwrap_or_else(|| default_shards(scenario));
     let loads = shards(scenario, n)?;
@@ -335,9 +326,7 @@ pub fn k8s(
             && class.starts_with(|c: char| c.is_ascii_alphanumeric())
             && class.ends_with(|c: char| c.is_ascii_alphanumeric());
         if !subdomain {
-            return Err(DeployError::Invalid(format!(
-                "--storage-class {class:?}: give a StorageClass's name (`kubectl get storageclass`)"
-            )));
+            return Err(DeployError::StorageClass(class.clone()));
         }
         pvc["spec"]["storageClassName"] = json!(class);
     }

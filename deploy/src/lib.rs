@@ -19,6 +19,7 @@
 mod k8s;
 mod yaml;
 
+use lblab_model::setting::{Named, Names, Setting};
 use lblab_model::Scenario;
 use serde_json::Value;
 
@@ -88,12 +89,47 @@ Either way the \
 harness measures its own floor: run `lblab real` on one node of the same kind to see what the \
 stack itself adds.";
 
-/// What is wrong with a deployment request.
+/// What is wrong with a deployment request. The options it names are [`Setting`]s, spelt by
+/// whoever renders it ([`Named`]).
 #[derive(Debug, thiserror::Error)]
+#[error("{}", self.named(Setting::word))]
 pub enum DeployError {
     /// An option that cannot make a valid deployment of this scenario.
-    #[error("{0}")]
     Invalid(String),
+    /// The name is not a DNS label of 1 to 40 characters.
+    Name(String),
+    /// The image is not an image reference.
+    Image(String),
+    /// The backend port is 0.
+    Port,
+    /// The storage class is not a StorageClass's name.
+    StorageClass(String),
+}
+
+impl Named for DeployError {
+    fn named(&self, names: Names) -> String {
+        match self {
+            DeployError::Invalid(message) => message.clone(),
+            DeployError::Name(name) => format!(
+                "{} {name:?}: must be 1 to 40 lower-case letters, digits and '-', starting with a \
+                 letter and ending with a letter or digit (a Service's name is an RFC 1035 \
+                 label; 40 leaves room for the objects' suffixes)",
+                names(Setting::Name)
+            ),
+            DeployError::Image(image) => format!(
+                "{} {image:?}: give an image reference, e.g. registry.example/lblab:0.1",
+                names(Setting::Image)
+            ),
+            DeployError::Port => format!(
+                "{} 0: the backend pods need a fixed port",
+                names(Setting::Port)
+            ),
+            DeployError::StorageClass(class) => format!(
+                "{} {class:?}: give a StorageClass's name (`kubectl get storageclass`)",
+                names(Setting::StorageClass)
+            ),
+        }
+    }
 }
 
 /// How to deploy.

@@ -84,7 +84,7 @@ fn manifests_name_every_backend_and_shard() {
             ..opts.clone()
         };
         let e = k8s(&s, "", &bad).unwrap_err().to_string();
-        assert!(e.contains("--name"), "{e}");
+        assert!(e.contains("name \""), "{e}");
     }
 }
 
@@ -291,7 +291,7 @@ fn pods_meet_the_restricted_profile_and_the_volume_takes_its_class_and_mode() {
             ..opts.clone()
         };
         let e = k8s(&s, "", &o).unwrap_err().to_string();
-        assert!(e.contains("--storage-class"), "{e}");
+        assert!(e.contains("storage_class"), "{e}");
     }
 }
 

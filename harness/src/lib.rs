@@ -37,6 +37,7 @@ use lblab_loadgen::LoadgenError;
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{self, Selected};
 use lblab_policy::NANOS_PER_SEC;
+use lblab_record::setting::{Named, Names, Setting};
 pub use lblab_record::{FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness};
 use lblab_wire::timer;
 
@@ -57,11 +58,14 @@ pub enum HarnessError {
     #[error(transparent)]
     Loadgen(#[from] LoadgenError),
     /// The fleet could not start.
-    #[error("starting the fleet: {0}")]
+    #[error("starting the fleet")]
     Fleet(#[source] lblab_backend::BackendError),
     /// A `--policy` label the scenario does not have.
     #[error(transparent)]
     Labels(#[from] lblab_model::scenario::UnknownLabel),
+    /// None of the policies selected runs in the real harness.
+    #[error(transparent)]
+    NoRealPolicy(#[from] NoRealPolicy),
     /// The scenario cannot run in the real harness.
     #[error("scenario {scenario}: {detail}")]
     Scenario {
@@ -74,6 +78,28 @@ pub enum HarnessError {
     #[error("the floor's round_robin config: {0}")]
     Floor(String),
 }
+
+/// A selection of policies none of which runs in the real harness (`oracle` is simulator only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoRealPolicy {
+    /// The scenario's name.
+    pub scenario: String,
+}
+
+impl Named for NoRealPolicy {
+    fn named(&self, names: Names) -> String {
+        format!(
+            "scenario {}: none of the selected policies runs in the real harness (`oracle` is \
+             simulator only); add one or drop {}",
+            self.scenario,
+            names(Setting::Policy)
+        )
+    }
+}
+
+lblab_record::display_named!(NoRealPolicy);
+
+impl std::error::Error for NoRealPolicy {}
 
 /// Options of [`run_real`].
 #[derive(Debug, Clone)]
@@ -405,12 +431,9 @@ pub fn run_real(
         stop: options.stop,
     };
     if policies.planned() == 0 {
-        return Err(HarnessError::Scenario {
+        return Err(HarnessError::NoRealPolicy(NoRealPolicy {
             scenario: scenario.file.name.clone(),
-            detail: "none of the selected policies runs in the real harness (`oracle` is \
-                     simulator only); add one or drop --policy"
-                .into(),
-        });
+        }));
     }
     let mut floor = None;
     if let Some(length) = options.floor {

@@ -168,7 +168,7 @@ pub fn run<'o>(
         .map(|(_, (summary, intervals))| compare_lines::RealRun { summary, intervals })
         .collect();
     let cut_short = repeats.iter().filter(|(s, _, _)| s.partial).count();
-    let results = compare_lines::result_lines(name, seed, &order, &sim_summary, &runs);
+    let results = compare_lines::result_lines(name, seed, &order, &sim_summary, &runs, lab.names);
     for line in results {
         out(&line);
     }

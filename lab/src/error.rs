@@ -1,6 +1,10 @@
 //! The one error type of the lab's jobs: a message of its own, an error of a library crate as it
 //! is, or either with what was being done ([`Context::context`]). Displayed, each says what it
 //! is; its causes follow through [`std::error::Error::source`], as the binary prints them.
+//! Errors that name a setting (a results folder, the memory budget) are the libraries' [`Named`]
+//! errors; [`named`] renders one with the caller's spelling of the settings.
+
+use lblab_record::setting::{Named, Names};
 
 /// An error of a lab job.
 #[derive(Debug, thiserror::Error)]
@@ -120,6 +124,67 @@ impl LabError {
 }
 
 pub use lblab_record::text::join_causes;
+
+impl LabError {
+    /// [`LabError::chain`] with the settings its causes name spelt by `names` ([`named`]).
+    pub fn chain_named(&self, names: Names) -> String {
+        join_causes(
+            std::iter::successors(Some(self as &Error), |e| e.source()).map(|e| named(e, names)),
+        )
+    }
+}
+
+/// An error as `dyn Error`.
+type Error = dyn std::error::Error + 'static;
+
+/// One error of a chain (not its causes) as it reads with the settings it names spelt by
+/// `names`: the libraries' [`Named`] errors rendered so, looked for through the wrappers that
+/// show their inner error as it is (`#[error(transparent)]`); any other error as it displays.
+pub fn named(e: &Error, names: Names) -> String {
+    fn inner(e: &Error, names: Names) -> Option<String> {
+        use lblab_harness::HarnessError;
+        use lblab_loadgen::LoadgenError;
+        if let Some(e) = e.downcast_ref::<LabError>() {
+            return match e {
+                LabError::Library(e) => Some(named(e.as_ref(), names)),
+                _ => None,
+            };
+        }
+        if let Some(e) = e.downcast_ref::<HarnessError>() {
+            return match e {
+                HarnessError::Loadgen(e) => inner(e, names),
+                HarnessError::Labels(e) => Some(e.named(names)),
+                HarnessError::NoRealPolicy(e) => Some(e.named(names)),
+                _ => None,
+            };
+        }
+        if let Some(LoadgenError::ReflectionRefused(e)) = e.downcast_ref::<LoadgenError>() {
+            return Some(e.named(names));
+        }
+        if let Some(lblab_backend::BackendError::Listen(e)) =
+            e.downcast_ref::<lblab_backend::BackendError>()
+        {
+            return Some(e.named(names));
+        }
+        macro_rules! named_types {
+            ($($t:ty),* $(,)?) => {
+                $(if let Some(e) = e.downcast_ref::<$t>() {
+                    return Some(e.named(names));
+                })*
+            };
+        }
+        named_types!(
+            lblab_record::OutDirError,
+            lblab_model::budget::BudgetError,
+            lblab_model::scenario::UnknownLabel,
+            lblab_harness::NoRealPolicy,
+            lblab_backend::ListenError,
+            lblab_loadgen::ReflectionRefused,
+        );
+        None
+    }
+    inner(e, names).unwrap_or_else(|| e.to_string())
+}
 
 #[cfg(test)]
 mod tests {

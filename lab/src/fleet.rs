@@ -12,7 +12,7 @@ use lblab_model::Scenario;
 use lblab_wire::timer;
 
 use crate::error::{ensure, Context, Result};
-use crate::Lab;
+use crate::{Lab, Names, Setting};
 
 /// How the fleet is served.
 #[derive(Debug, Clone, Copy)]
@@ -29,8 +29,8 @@ pub struct Serve {
     pub realtime: bool,
 }
 
-/// The `Instant` of a Unix time in seconds, or now.
-pub fn origin_of(start_at: Option<f64>) -> Result<Instant> {
+/// The `Instant` of a Unix time in seconds, or now; an error spells the setting with `names`.
+pub fn origin_of(start_at: Option<f64>, names: Names) -> Result<Instant> {
     let Some(at) = start_at else {
         return Ok(Instant::now());
     };
@@ -42,7 +42,8 @@ pub fn origin_of(start_at: Option<f64>) -> Result<Instant> {
     const DAY: f64 = 86_400.0;
     ensure!(
         at.is_finite() && (at - now).abs() <= DAY,
-        "--start-at {at}: must be a Unix time in seconds within a day of now ({now:.0})"
+        "{} {at}: must be a Unix time in seconds within a day of now ({now:.0})",
+        names(Setting::StartAt)
     );
     let now_i = Instant::now();
     let origin = if at >= now {
@@ -53,10 +54,12 @@ pub fn origin_of(start_at: Option<f64>) -> Result<Instant> {
     Ok(origin.unwrap_or(now_i))
 }
 
-/// The backends `only` names (all if empty), in scenario order.
+/// The backends `only` names (all if empty), in scenario order; an error spells the setting
+/// with `names`.
 pub fn select(
     scenario: &lblab_model::Scenario,
     only: &[String],
+    names: Names,
 ) -> Result<Vec<lblab_model::scenario::BackendSpec>> {
     let named = |b: &lblab_model::scenario::BackendSpec, n: &str| {
         b.name == n || b.name.split('/').next() == Some(n)
@@ -65,7 +68,8 @@ pub fn select(
         let known = scenario.backends.iter().any(|b| named(b, name));
         ensure!(
             known,
-            "--only {name:?}: no backend or fleet group of that name in {}; it has {}",
+            "{} {name:?}: no backend or fleet group of that name in {}; it has {}",
+            names(Setting::Only),
             scenario.file.name,
             scenario
                 .backends
@@ -123,7 +127,11 @@ pub fn serve(
         out(&format!("{:<16} {addr}", spec.name));
     }
     let targets: Vec<String> = fleet.addrs().iter().map(|a| a.to_string()).collect();
-    out(&format!("--targets {}", targets.join(",")));
+    out(&format!(
+        "{} {}",
+        (lab.names)(Setting::Targets),
+        targets.join(",")
+    ));
     out(&format!(
         "serving {}; fault timeline starts at {}",
         match serve.run_for {

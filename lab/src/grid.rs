@@ -18,15 +18,16 @@ use crate::{Exit, Lab};
 /// Values one grid axis may have: a grid is their product, simulated point by point.
 pub const MAX_AXIS: usize = 64;
 
-/// Rejects an axis (given with `--<flag>`) with duplicates or too many values.
-pub fn check_axis<T: PartialEq + std::fmt::Debug>(flag: &str, values: &[T]) -> Result<()> {
+/// Rejects an axis (`axis` names it in the error, as the caller spells it) with duplicates or
+/// too many values.
+pub fn check_axis<T: PartialEq + std::fmt::Debug>(axis: &str, values: &[T]) -> Result<()> {
     ensure!(
         values.len() <= MAX_AXIS,
-        "--{flag}: {} values; at most {MAX_AXIS} per axis",
+        "{axis}: {} values; at most {MAX_AXIS} per axis",
         values.len()
     );
     for (i, v) in values.iter().enumerate() {
-        ensure!(!values[..i].contains(v), "--{flag}: {v:?} is listed twice");
+        ensure!(!values[..i].contains(v), "{axis}: {v:?} is listed twice");
     }
     Ok(())
 }

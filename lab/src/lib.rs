@@ -29,6 +29,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 pub use error::{Context, LabError, Result};
+pub use lblab_record::setting::{Named, Names, Setting};
 
 /// What every job shares: when to stop, and its budgets.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +41,9 @@ pub struct Lab {
     pub memory_budget: u64,
     /// The time a run's charts may take to draw (`--chart-budget`; `None`: unlimited).
     pub chart_budget: Option<Duration>,
+    /// How the job's messages spell the settings they name: the binary's flags, or
+    /// [`Setting::word`](lblab_record::setting::Setting::word).
+    pub names: Names,
 }
 
 /// How a job ended, which the binary turns into its exit code.

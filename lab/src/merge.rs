@@ -8,7 +8,7 @@ use lblab_record::layout;
 use lblab_record::out_dir;
 
 use crate::error::{bail, Context, Result};
-use crate::{run_folder, Lab};
+use crate::{run_folder, Lab, Setting};
 
 /// `lblab report --merge DIR... [--out OUT]`: writes the merged run folder (the data files and
 /// the charts, as every run command does) and prints its table and each run's start offset.
@@ -28,12 +28,14 @@ pub fn run(
     };
     if let Some(d) = dirs.iter().find(|d| same(d, &out)) {
         bail!(
-            "--out {}: is one of the folders to merge ({}); give another folder",
+            "{} {}: is one of the folders to merge ({}); give another folder",
+            (lab.names)(Setting::Out),
             out.display(),
             d.display()
         );
     }
-    let merged = lblab_record::merge_runs(dirs, lab.memory_budget).context("merging runs")?;
+    let merged =
+        lblab_record::merge_runs(dirs, lab.memory_budget, lab.names).context("merging runs")?;
     for w in &merged.warnings {
         crate::errln!("warning: {w}");
     }

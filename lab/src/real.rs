@@ -139,7 +139,7 @@ pub fn measure_and_write(
             if let Err(e) = written {
                 bar.line(&format!(
                     "warning: could not write the results so far: {}",
-                    e.chain()
+                    e.chain_named(lab.names)
                 ));
             }
         },

@@ -10,7 +10,7 @@ use lblab_model::units::Dur;
 use lblab_sim::regress::{self, Thresholds};
 
 use crate::error::{bail, ensure, Context, Result};
-use crate::{Exit, Lab};
+use crate::{Exit, Lab, Names, Setting};
 
 /// What `lblab regress` runs.
 #[derive(Debug, Clone, Copy)]
@@ -40,21 +40,27 @@ pub struct RegressJob<'a> {
 }
 
 /// The thresholds of `--min-change` (percent), `--min-share-change` (percentage points),
-/// `--min-seconds-change` and `--confidence` (percent), checked.
+/// `--min-seconds-change` and `--confidence` (percent), checked; an error spells the settings
+/// with `names`.
 pub fn thresholds(
     min_change: f64,
     min_share_change: f64,
     min_seconds_change: f64,
     confidence: f64,
+    names: Names,
 ) -> Result<Thresholds> {
+    let confidence_setting = names(Setting::Confidence);
     ensure!(
         (50.0..100.0).contains(&confidence),
-        "--confidence {} is not a percentage from 50 to below 100 (e.g. --confidence 99)",
+        "{confidence_setting} {} is not a percentage from 50 to below 100 (e.g. {confidence_setting} 99)",
         confidence
     );
     ensure!(
         min_change >= 0.0 && min_share_change >= 0.0 && min_seconds_change >= 0.0,
-        "--min-change, --min-share-change and --min-seconds-change must not be negative"
+        "{}, {} and {} must not be negative",
+        names(Setting::MinChange),
+        names(Setting::MinShareChange),
+        names(Setting::MinSecondsChange)
     );
     Ok(Thresholds {
         relative: min_change / 100.0,
@@ -75,6 +81,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// Runs `job`: [`Exit::Worse`] if a figure is worse than the baseline (the lines to `out` say
 /// which).
 pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+    let name = lab.names;
     // The report must not overwrite what the run reads (a committed baseline, a scenario).
     if let Some(report) = job.report {
         let inputs = job
@@ -82,9 +89,10 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
             .into_iter()
             .chain(job.scenarios.iter().map(PathBuf::as_path));
         for input in inputs {
+            let report_setting = name(Setting::Report);
             ensure!(
                 !same_file(report, input),
-                "--report {} is {}, which this run reads: give the report its own file (e.g. --report regress.csv)",
+                "{report_setting} {} is {}, which this run reads: give the report its own file (e.g. {report_setting} regress.csv)",
                 report.display(),
                 if Some(input) == job.baseline { "the baseline" } else { "a scenario file" }
             );
@@ -92,7 +100,7 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
     }
     // Read the baseline first: a bad one fails before minutes of simulation.
     let baseline = match &job.baseline {
-        Some(path) => Some(regress::read_baseline(path)?),
+        Some(path) => Some(regress::read_baseline(path, name)?),
         None => None,
     };
     let mut scenarios = Vec::new();
@@ -108,7 +116,11 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
         if job.warmup.is_some() || job.duration.is_some() {
             let warmup = job.warmup.unwrap_or(s.file.workload.warmup);
             let duration = job.duration.unwrap_or(s.file.workload.duration);
-            ensure!(duration.0 > 0, "--duration must be greater than 0s");
+            ensure!(
+                duration.0 > 0,
+                "{} must be greater than 0s",
+                name(Setting::Duration)
+            );
             s = s
                 .rescaled(warmup, duration)
                 .with_context(|| format!("{} shortened", path.display()))?;
@@ -179,7 +191,8 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| {
                 format!(
-                    "--write-baseline {}: cannot create its folder {}",
+                    "{} {}: cannot create its folder {}",
+                    name(Setting::WriteBaseline),
                     path.display(),
                     parent.display()
                 )
@@ -187,9 +200,10 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
         }
         regress::write_baseline(path, &samples)?;
         out(&format!(
-            "wrote the baseline {} ({} runs); compare with --baseline {}",
+            "wrote the baseline {} ({} runs); compare with {} {}",
             path.display(),
             samples.len(),
+            name(Setting::Baseline),
             path.display()
         ));
         return Ok(Exit::Success);
@@ -197,11 +211,12 @@ pub fn run(lab: &Lab, job: RegressJob<'_>, out: &mut dyn FnMut(&str)) -> Result<
     let scope = regress::Scope {
         policies: job.policies,
         other_seeds: job.seed_offset > 0,
+        names: name,
     };
     let comparison = regress::compare(&baseline, &samples, &job.thresholds, &scope)?;
     if let Some(path) = job.report {
         lblab_record::write_atomic(path, &regress::findings_csv(&comparison)?)
-            .with_context(|| format!("writing --report {}", path.display()))?;
+            .with_context(|| format!("writing {} {}", name(Setting::Report), path.display()))?;
     }
     for line in lblab_sim::regress_lines::comparison_lines(&comparison, &job.thresholds) {
         out(&line);

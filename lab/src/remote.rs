@@ -50,14 +50,20 @@ pub fn run(
             if let Err(e) = write(lab, dir, &summary, so_far, targets) {
                 bar.line(&format!(
                     "warning: could not write the results so far: {}",
-                    e.chain()
+                    e.chain_named(lab.names)
                 ));
             }
         },
     );
     drop(watch);
     drop(bar);
-    let ran = ran.with_context(|| format!("{} against --targets", scenario.file.name))?;
+    let ran = ran.with_context(|| {
+        format!(
+            "{} against {}",
+            scenario.file.name,
+            (lab.names)(lblab_record::setting::Setting::Targets)
+        )
+    })?;
     let summary = ran.summary(scenario, Vec::new());
     write(lab, dir, &summary, &ran, targets).context("writing load-generator results")?;
     Ok((ran, summary))

@@ -6,7 +6,7 @@ use std::path::Path;
 use lblab_record::{PolicyResult, RunSummary};
 
 use crate::error::{Context, Result};
-use crate::Lab;
+use crate::{Lab, Setting};
 
 /// The key of the note that lists an earlier run's `.hlog`/`.hgrm` files kept in the folder
 /// because this run (interrupted, or still going) has not replaced them yet.
@@ -216,14 +216,15 @@ pub fn write_charts(
     };
     if !charts.skipped.is_empty() {
         let skipped = charts.skipped.join(", ");
+        let budget = (lab.names)(Setting::ChartBudget);
         let why = format!(
-            "missing: {skipped} not drawn (the --chart-budget of {} was spent)",
+            "missing: {skipped} not drawn (the {budget} of {} was spent)",
             lab.chart_budget.map_or("unlimited".to_string(), |b| {
                 lblab_model::units::Dur(b.as_nanos() as u64).to_string()
             })
         );
         crate::errln!(
-            "charts skipped: {skipped} in {} (the --chart-budget was spent; a larger one, or 0 for none, draws them); the data files are written",
+            "charts skipped: {skipped} in {} (the {budget} was spent; a larger one, or 0 for none, draws them); the data files are written",
             dir.display()
         );
         let mut marked = with_kept_note(dir, summary);

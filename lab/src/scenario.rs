@@ -9,6 +9,7 @@ use lblab_model::units::Dur;
 use lblab_model::Scenario;
 
 use crate::error::{ensure, Context, LabError, Result};
+use crate::{Named, Names, Setting};
 
 /// How long each policy is measured, and after what warm-up, replacing the scenario's.
 #[derive(Debug, Clone, Copy, Default)]
@@ -114,23 +115,25 @@ pub fn load(path: &Path, seed: Option<u64>) -> Result<Scenario> {
 
 /// Loads a scenario with the seed, duration and warm-up overrides ([`Scenario::with_run_length`]),
 /// warning where the warm-up is shorter than a policy needs (of those in `only`, when it names
-/// any: the `--policy` selection).
+/// any: the `--policy` selection). Its errors and warnings spell settings with `names`.
 pub fn load_with_length(
     path: &Path,
     seed: Option<u64>,
     length: Length,
     only: &[String],
+    names: Names,
 ) -> Result<Scenario> {
     let scenario = load(path, seed)?;
     let Length { duration, warmup } = length;
     if duration.is_none() && warmup.is_none() {
         return Ok(scenario);
     }
+    let [duration_setting, warmup_setting] = [Setting::Duration, Setting::Warmup].map(names);
     ensure!(
         duration.is_none_or(|d| d.0 > 0),
-        "--duration must be greater than 0s (e.g. --duration 20s)"
+        "{duration_setting} must be greater than 0s (e.g. {duration_setting} 20s)"
     );
-    let flags = [("--duration", duration), ("--warmup", warmup)]
+    let flags = [(duration_setting, duration), (warmup_setting, warmup)]
         .iter()
         .filter_map(|(flag, v)| v.map(|v| format!("{flag} {v}")))
         .collect::<Vec<_>>()
@@ -140,7 +143,7 @@ pub fn load_with_length(
         .with_context(|| format!("{} with {flags}", path.display()))?;
     if let Some(w) = warmup {
         for warning in find::warmup_warnings(&scenario, w, only) {
-            crate::errln!("{warning}");
+            crate::errln!("{}", warning.named(names));
         }
     }
     Ok(scenario)
@@ -175,20 +178,29 @@ mod tests {
         // one-slow warms up 12 s so weighted_round_robin's blackout ends before measurement;
         // a 5 s run must not move the blackout into what it measures.
         let path = scenario("one-slow.toml");
-        let s = load_with_length(&path, None, length(Some(5), None), &[]).unwrap();
+        let s = load_with_length(&path, None, length(Some(5), None), &[], Setting::word).unwrap();
         assert_eq!(s.workload.warmup, 12 * NS);
         assert_eq!(s.workload.duration, 5 * NS);
-        let s = load_with_length(&path, None, length(Some(20), None), &[]).unwrap();
+        let s = load_with_length(&path, None, length(Some(20), None), &[], Setting::word).unwrap();
         assert_eq!(s.workload.warmup, 12 * NS);
     }
 
     #[test]
     fn warmup_overrides_and_warns_below_a_policys_need() {
         let path = scenario("one-slow.toml");
-        let s = load_with_length(&path, None, length(Some(5), Some(2)), &[]).unwrap();
+        let s =
+            load_with_length(&path, None, length(Some(5), Some(2)), &[], Setting::word).unwrap();
         assert_eq!(s.workload.warmup, 2 * NS);
-        let w = find::warmup_warnings(&s, Dur(2 * NS), &[]);
+        let w: Vec<String> = find::warmup_warnings(&s, Dur(2 * NS), &[])
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("warning: warmup 2s is shorter"),
+            "{}",
+            w[0]
+        );
         assert!(w[0].contains("weighted_round_robin"), "{}", w[0]);
         assert!(
             w[0].contains("blackoutPeriod 10s + weightUpdatePeriod 1s = 11s"),
@@ -203,11 +215,12 @@ mod tests {
             find::warmup_warnings(&s, Dur(2 * NS), &only("weighted_round_robin")).len(),
             1
         );
-        let s = load_with_length(&path, None, length(None, Some(30)), &[]).unwrap();
+        let s = load_with_length(&path, None, length(None, Some(30)), &[], Setting::word).unwrap();
         assert_eq!(s.workload.warmup, 30 * NS);
-        let e = load_with_length(&path, None, length(Some(0), None), &[]).unwrap_err();
+        let e =
+            load_with_length(&path, None, length(Some(0), None), &[], Setting::word).unwrap_err();
         assert!(
-            e.to_string().contains("--duration must be greater than 0s"),
+            e.to_string().contains("duration must be greater than 0s"),
             "{e}"
         );
     }

@@ -14,7 +14,7 @@ use lblab_sim::PolicyRun;
 use lblab_record::out_dir;
 
 use crate::error::{ensure, Context, Result};
-use crate::{run_folder, Exit, Lab};
+use crate::{run_folder, Exit, Lab, Setting};
 
 /// What `lblab sim` runs.
 #[derive(Debug, Clone, Copy)]
@@ -56,8 +56,9 @@ pub fn simulate(
         .collect();
     ensure!(
         !entries.is_empty(),
-        "scenario {}: none of the selected policies runs in the simulator; add one or drop --policy",
-        scenario.file.name
+        "scenario {}: none of the selected policies runs in the simulator; add one or drop {}",
+        scenario.file.name,
+        (lab.names)(Setting::Policy)
     );
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     lab.check_memory(

@@ -18,7 +18,7 @@ use lblab_sim::space::{self, PointResult};
 use lblab_record::out_dir;
 
 use crate::error::{bail, ensure, Context, Result};
-use crate::{Exit, Lab};
+use crate::{Exit, Lab, Names, Setting};
 
 /// What a scenario-space sweep runs.
 pub struct SpaceJob<'a> {
@@ -64,8 +64,9 @@ pub struct SweepMeta<'a> {
 /// The x coordinates the charts may use besides the varied paths.
 const DERIVED_X: &[&str] = &["backends", "faulty_share", "rate", "utilization"];
 
-/// The chart axis: a varied path or a derived column, checked before any work.
-fn x_axis(axes: &[Axis], x: Option<&str>) -> Result<String> {
+/// The chart axis: a varied path or a derived column, checked before any work; an error spells
+/// the setting with `names`.
+fn x_axis(axes: &[Axis], x: Option<&str>, names: Names) -> Result<String> {
     let paths: Vec<&str> = axes
         .iter()
         .flat_map(|a| a.paths.iter().map(String::as_str))
@@ -78,7 +79,8 @@ fn x_axis(axes: &[Axis], x: Option<&str>) -> Result<String> {
         }),
         Some(x) if paths.contains(&x) || DERIVED_X.contains(&x) => Ok(x.to_string()),
         Some(x) => bail!(
-            "--x {x:?}: not a varied path nor one of {}; the varied paths are {}",
+            "{} {x:?}: not a varied path nor one of {}; the varied paths are {}",
+            names(Setting::X),
             DERIVED_X.join(", "),
             paths.join(", ")
         ),
@@ -89,10 +91,10 @@ fn x_axis(axes: &[Axis], x: Option<&str>) -> Result<String> {
 /// shard, its shard file), printing its points (each line to `out`).
 pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
     let scenario = job.scenario;
-    let x = x_axis(job.axes, job.x)?;
+    let x = x_axis(job.axes, job.x, lab.names)?;
     // Bounded before any point is built: the point cap, then the plan's memory.
-    let points = vary::check_size(job.axes, job.seeds)
-        .with_context(|| format!("--vary on {}", scenario.file.name))?;
+    let vary_on = || format!("{} on {}", (lab.names)(Setting::Vary), scenario.file.name);
+    let points = vary::check_size(job.axes, job.seeds).with_context(vary_on)?;
     let planned =
         lblab_model::budget::sweep_plan(points as u64 * job.seeds.max(1), scenario.backends.len());
     lblab_model::budget::check_estimate(
@@ -100,8 +102,7 @@ pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Ex
         &planned,
         lab.memory_budget,
     )?;
-    let plan = space::plan(scenario, job.axes, job.seeds, job.policies)
-        .with_context(|| format!("--vary on {}", scenario.file.name))?;
+    let plan = space::plan(scenario, job.axes, job.seeds, job.policies).with_context(vary_on)?;
     ensure!(
         !plan.policies.is_empty(),
         "no policy of {} runs in the simulator",
@@ -192,8 +193,10 @@ pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Ex
             job.jobs
         ));
         out(&format!(
-            "wrote {}; join every shard with `lblab sweep --merge DIR… --out OUT`",
-            dir.join(lblab_sim::shard::SHARD_JSON).display()
+            "wrote {}; join every shard with `lblab sweep {} DIR… {} OUT`",
+            dir.join(lblab_sim::shard::SHARD_JSON).display(),
+            (lab.names)(Setting::Merge),
+            (lab.names)(Setting::Out)
         ));
         return Ok(Exit::of(partial));
     }
@@ -218,8 +221,15 @@ pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Ex
 }
 
 /// `lblab sweep --merge DIR… --out OUT`: joins the shard folders of one sweep into the files the
-/// unsharded sweep writes, in `dir`, printing its points (each line to `out`).
-pub fn merge(dirs: &[std::path::PathBuf], dir: &Path, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+/// unsharded sweep writes, in `dir`, printing its points (each line to `out`); its messages
+/// spell settings with `names`.
+pub fn merge(
+    dirs: &[std::path::PathBuf],
+    dir: &Path,
+    names: Names,
+    out: &mut dyn FnMut(&str),
+) -> Result<Exit> {
+    let [out_setting, shard_setting] = [Setting::Out, Setting::Shard].map(names);
     // The merged sweep is written over `--out`'s sweep files: a shard folder given as `--out`
     // would have its own results replaced by the merge of itself and the others.
     let same = |a: &Path, b: &Path| {
@@ -233,8 +243,8 @@ pub fn merge(dirs: &[std::path::PathBuf], dir: &Path, out: &mut dyn FnMut(&str))
         .find(|d| same(d, dir) || (d.is_file() && d.parent().is_some_and(|p| same(p, dir))))
     {
         bail!(
-            "--out {} is one of the shards being merged ({}): the merge would overwrite it; \
-             give --out a folder of its own",
+            "{out_setting} {} is one of the shards being merged ({}): the merge would overwrite \
+             it; give {out_setting} a folder of its own",
             dir.display(),
             shard.display()
         );
@@ -250,15 +260,15 @@ pub fn merge(dirs: &[std::path::PathBuf], dir: &Path, out: &mut dyn FnMut(&str))
         // given as a shard must not fill memory or block.
         let text = lblab_record::read_result_file(&file).with_context(|| {
             format!(
-                "{}: no shard file to read (give the folders that `lblab sweep … --shard i/N \
-                 --out DIR` wrote)",
+                "{}: no shard file to read (give the folders that `lblab sweep … {shard_setting} \
+                 i/N {out_setting} DIR` wrote)",
                 file.display()
             )
         })?;
-        let shard = ShardFile::parse(&file.display().to_string(), &text)?;
+        let shard = ShardFile::parse(&file.display().to_string(), &text, names)?;
         shards.push((d.display().to_string(), shard));
     }
-    let (sweep, points) = lblab_sim::shard::merge(&shards)?;
+    let (sweep, points) = lblab_sim::shard::merge(&shards, names)?;
     let _out_dir = out_dir::prepare_dir(dir)?;
     let partial = points.iter().any(|p| p.partial);
     let meta = SweepMeta {

@@ -45,6 +45,7 @@ fn results() -> (Scenario, Vec<PolicyResult>) {
         stop: &STOP,
         memory_budget: 1 << 30,
         chart_budget: None,
+        names: lblab_lab::Setting::word,
     };
     let (runs, partial) = lblab_lab::sim::simulate(&lab, &scenario, &[], Some(1)).unwrap();
     assert!(!partial);

@@ -17,6 +17,7 @@ fn lab(stop: &'static AtomicBool) -> Lab {
         stop,
         memory_budget: 1 << 30,
         chart_budget: None,
+        names: lblab_lab::Setting::word,
     }
 }
 

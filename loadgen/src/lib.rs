@@ -48,6 +48,8 @@ pub mod target;
 pub mod tower_p2c;
 pub mod transport;
 
+use lblab_record::setting::{Named, Names, Setting};
+
 /// Why a load run could not be made.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -95,18 +97,8 @@ pub enum LoadgenError {
         detail: String,
     },
     /// The server answered reflection with an error (every target would say the same).
-    #[error(
-        "server reflection at {addr}: {code}: {message}; without reflection, give the schema as \
-         .proto files (--proto FILE, --import-path DIR) or a compiled protoset (--protoset FILE)"
-    )]
-    ReflectionRefused {
-        /// The target's address.
-        addr: std::net::SocketAddr,
-        /// The gRPC status's description.
-        code: String,
-        /// Its message.
-        message: String,
-    },
+    #[error(transparent)]
+    ReflectionRefused(#[from] ReflectionRefused),
     /// No target could be reached to ask for a schema.
     #[error("no target could be asked for the schema of {service}: {detail}")]
     NoReflection {
@@ -140,3 +132,34 @@ pub enum LoadgenError {
         detail: String,
     },
 }
+
+/// A server that answered reflection with an error; the hint names the settings that give the
+/// schema without it, spelt by whoever renders it ([`Named`]).
+#[derive(Debug)]
+pub struct ReflectionRefused {
+    /// The target's address.
+    pub addr: std::net::SocketAddr,
+    /// The gRPC status's description.
+    pub code: String,
+    /// Its message.
+    pub message: String,
+}
+
+impl Named for ReflectionRefused {
+    fn named(&self, names: Names) -> String {
+        format!(
+            "server reflection at {}: {}: {}; without reflection, give the schema as .proto files \
+             ({} FILE, {} DIR) or a compiled protoset ({} FILE)",
+            self.addr,
+            self.code,
+            self.message,
+            names(Setting::Proto),
+            names(Setting::ImportPath),
+            names(Setting::Protoset)
+        )
+    }
+}
+
+lblab_record::display_named!(ReflectionRefused);
+
+impl std::error::Error for ReflectionRefused {}

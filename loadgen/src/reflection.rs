@@ -93,7 +93,7 @@ pub async fn schema_of(
         }
         other => other,
     }
-    .map_err(|status| LoadgenError::ReflectionRefused {
+    .map_err(|status| crate::ReflectionRefused {
         addr,
         code: status.code().description().to_string(),
         message: lblab_record::text::printable(status.message()),

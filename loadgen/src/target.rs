@@ -6,6 +6,8 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use lblab_record::setting::{Names, Setting};
+
 use crate::LoadgenError;
 
 /// gRPC's default port for `dns:///name` without one.
@@ -68,8 +70,13 @@ pub enum TargetSpec {
 }
 
 impl TargetSpec {
-    /// Parses `--targets`: `host:port` entries, or one `dns:///name[:port]`.
-    pub fn parse(list: &[String], every: Duration) -> Result<TargetSpec, LoadgenError> {
+    /// Parses a target list: `host:port` entries, or one `dns:///name[:port]`; the setting
+    /// that chooses TLS, named in a hint, is spelt by `names`.
+    pub fn parse(
+        list: &[String],
+        every: Duration,
+        names: Names,
+    ) -> Result<TargetSpec, LoadgenError> {
         let bad = LoadgenError::TargetList;
         if list.is_empty() {
             return Err(bad("no target given".into()));
@@ -101,7 +108,8 @@ impl TargetSpec {
         for t in list {
             if t.contains("://") {
                 return Err(bad(format!(
-                    "{t:?}: give host:port (or dns:///name:port); the scheme follows from --tls"
+                    "{t:?}: give host:port (or dns:///name:port); the scheme follows from {}",
+                    names(Setting::Tls)
                 )));
             }
             match split_host_port(t).map_err(bad)? {
@@ -228,7 +236,7 @@ mod tests {
 
     fn parse(list: &[&str]) -> Result<TargetSpec, LoadgenError> {
         let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
-        TargetSpec::parse(&list, Duration::from_secs(30))
+        TargetSpec::parse(&list, Duration::from_secs(30), Setting::word)
     }
 
     #[test]

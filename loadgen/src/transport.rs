@@ -23,6 +23,8 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
+use lblab_record::setting::{Names, Setting};
+
 /// A boxed error, as connection attempts report them.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -45,6 +47,8 @@ pub struct Transport {
     tls: Option<Arc<rustls::ClientConfig>>,
     /// The name the server's certificate must have, instead of each target's host.
     server_name: Option<String>,
+    /// How the hints of a failed connection spell settings (`None`: [`Setting::word`]).
+    names: Option<Names>,
 }
 
 impl std::fmt::Debug for Transport {
@@ -69,7 +73,22 @@ impl Transport {
         Ok(Transport {
             tls: Some(Arc::new(client_config(options)?)),
             server_name,
+            names: None,
         })
+    }
+
+    /// The transport with the settings its hints name (TLS, a client certificate) spelt by
+    /// `names`.
+    pub fn with_names(self, names: Names) -> Transport {
+        Transport {
+            names: Some(names),
+            ..self
+        }
+    }
+
+    /// How `setting` is spelt in a hint.
+    fn name(&self, setting: Setting) -> &'static str {
+        self.names.map_or(setting.word(), |names| names(setting))
     }
 
     /// True when connections use TLS.
@@ -92,7 +111,18 @@ impl Transport {
         let tls = tokio_rustls::TlsConnector::from(config.clone())
             .connect(name, tcp)
             .await
-            .map_err(|e| format!("TLS handshake with {addr} failed: {e}{}", not_tls_hint(&e)))?;
+            .map_err(|e| {
+                let hint = if not_tls(&e) {
+                    format!(
+                        " (the server does not answer in TLS: is it a plaintext server? then \
+                         leave out {})",
+                        self.name(Setting::Tls)
+                    )
+                } else {
+                    String::new()
+                };
+                format!("TLS handshake with {addr} failed: {e}{hint}")
+            })?;
         let alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
         if alpn.as_deref() != Some(b"h2") {
             return Err(format!(
@@ -131,9 +161,14 @@ impl Transport {
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(format!(
                 "{addr} closed the connection without an HTTP/2 answer{}",
                 if self.is_tls() {
-                    " (after the TLS handshake: does it require a client certificate? see --cert and --key)"
+                    format!(
+                        " (after the TLS handshake: does it require a client certificate? see {} \
+                         and {})",
+                        self.name(Setting::Cert),
+                        self.name(Setting::Key)
+                    )
                 } else {
-                    " (is it a TLS server? then add --tls)"
+                    format!(" (is it a TLS server? then add {})", self.name(Setting::Tls))
                 }
             )
             .into()),
@@ -142,18 +177,14 @@ impl Transport {
     }
 }
 
-/// A hint when a handshake failed because the server does not speak TLS at all: it closed the
+/// Whether a handshake failed because the server does not speak TLS at all: it closed the
 /// connection at the ClientHello, or answered with bytes that are no TLS record (an HTTP/2 frame).
-fn not_tls_hint(e: &io::Error) -> &'static str {
+fn not_tls(e: &io::Error) -> bool {
     let garbled = e
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
         .is_some_and(|r| matches!(r, rustls::Error::InvalidMessage(_)));
-    if garbled || e.kind() == io::ErrorKind::UnexpectedEof {
-        " (the server does not answer in TLS: is it a plaintext server? then leave out --tls)"
-    } else {
-        ""
-    }
+    garbled || e.kind() == io::ErrorKind::UnexpectedEof
 }
 
 /// Why the TLS settings cannot be used. Each names the file concerned; the caller adds the flag

@@ -15,6 +15,7 @@
 
 pub use lblab_record::memory::{merged, size, Estimate};
 use lblab_record::memory::{BASE, PER_POLICY, PER_SECOND, PER_SECOND_BACKEND};
+use lblab_record::setting::{Named, Names, Setting};
 
 use crate::fault::FaultSpec;
 use crate::scenario::Arrival;
@@ -156,12 +157,7 @@ pub fn sweep_plan(scenarios: u64, backends: usize) -> Estimate {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BudgetError {
     /// A planned job (a sweep, a search) whose estimate is above the budget.
-    #[error(
-        "{what} would need about {} of memory (mostly {largest}), more than the budget of {}; make \
-         it smaller, or raise the budget with --memory-budget",
-        size(*needed),
-        size(*budget)
-    )]
+    #[error("{}", self.named(Setting::word))]
     Job {
         /// The job ("this sweep").
         what: String,
@@ -173,13 +169,7 @@ pub enum BudgetError {
         budget: u64,
     },
     /// A scenario's run whose estimate is above the budget.
-    #[error(
-        "scenario {scenario}: this run would need about {} of memory (mostly {largest}), more than \
-         the budget of {}; shorten the run, use fewer backends, clients, policies or calls in \
-         flight, or raise the budget with --memory-budget",
-        size(*needed),
-        size(*budget)
-    )]
+    #[error("{}", self.named(Setting::word))]
     Run {
         /// The scenario's name.
         scenario: String,
@@ -196,6 +186,42 @@ pub enum BudgetError {
     /// A budget of 0 or less.
     #[error("`{0}` must be a positive size")]
     NotPositive(String),
+}
+
+impl Named for BudgetError {
+    /// The message, the budget's setting spelt by `names`.
+    fn named(&self, names: Names) -> String {
+        let setting = names(Setting::MemoryBudget);
+        match self {
+            BudgetError::Job {
+                what,
+                needed,
+                largest,
+                budget,
+            } => format!(
+                "{what} would need about {} of memory (mostly {largest}), more than the budget of \
+                 {}; make it smaller, or raise the budget with {setting}",
+                size(*needed),
+                size(*budget)
+            ),
+            BudgetError::Run {
+                scenario,
+                needed,
+                largest,
+                budget,
+            } => format!(
+                "scenario {scenario}: this run would need about {} of memory (mostly {largest}), \
+                 more than the budget of {}; shorten the run, use fewer backends, clients, \
+                 policies or calls in flight, or raise the budget with {setting}",
+                size(*needed),
+                size(*budget)
+            ),
+            BudgetError::NotASize(given) => {
+                format!("`{given}` is not a size such as 8GiB or 512MiB")
+            }
+            BudgetError::NotPositive(given) => format!("`{given}` must be a positive size"),
+        }
+    }
 }
 
 /// `Err` when the estimate `e` of `what` is above `budget`.
@@ -289,10 +315,7 @@ mod tests {
         let e = check(&busy_year, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET)
             .unwrap_err()
             .to_string();
-        assert!(
-            e.contains("--memory-budget") && e.contains("seconds"),
-            "{e}"
-        );
+        assert!(e.contains("memory_budget") && e.contains("seconds"), "{e}");
         // 100,000 backends for an hour.
         let wide = scenario(100_000, |b| b.rate(1000.0).duration("1h"));
         assert!(check(&wide, 1, Mode::Sim { jobs: 1 }, DEFAULT_BUDGET).is_err());

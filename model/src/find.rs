@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::scenario::Scenario;
 use crate::units::Dur;
+use lblab_record::setting::{Named, Names, Setting};
 
 /// The names of the scenario files (`<name>.toml`) in `dir` (none when it is not there), sorted.
 pub fn scenario_names(dir: &Path) -> Vec<String> {
@@ -51,21 +52,54 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// A warning for each policy of `scenario` that needs a longer warm-up than `warmup`, of the
-/// policies in `only` when it names any (a policy that does not run needs no warning); `warmup` is
-/// `--warmup`'s value.
-pub fn warmup_warnings(scenario: &Scenario, warmup: Dur, only: &[String]) -> Vec<String> {
+/// A policy that needs a longer warm-up than a run gives it: part of what is measured for it is
+/// its start-up, not its steady state. A warning, rendered with the caller's spelling of the
+/// warm-up setting ([`Named`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShortWarmup {
+    /// The run's warm-up.
+    pub warmup: Dur,
+    /// The policy's label.
+    pub label: String,
+    /// The warm-up it needs.
+    pub need: Dur,
+    /// Why it needs that long (its parameters' arithmetic).
+    pub why: String,
+}
+
+impl Named for ShortWarmup {
+    fn named(&self, names: Names) -> String {
+        format!(
+            "warning: {} {} is shorter than {} needs ({} = {}): part of what is measured for it \
+             is its start-up, not its steady state",
+            names(Setting::Warmup),
+            self.warmup,
+            self.label,
+            self.why,
+            self.need
+        )
+    }
+}
+
+impl std::fmt::Display for ShortWarmup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.named(Setting::word))
+    }
+}
+
+/// A [`ShortWarmup`] for each policy of `scenario` that needs a longer warm-up than `warmup`, of
+/// the policies in `only` when it names any (a policy that does not run needs no warning).
+pub fn warmup_warnings(scenario: &Scenario, warmup: Dur, only: &[String]) -> Vec<ShortWarmup> {
     scenario
         .warmup_needs()
         .into_iter()
         .filter(|(label, _, _)| only.is_empty() || only.iter().any(|o| o == label))
         .filter(|&(_, need, _)| warmup.0 < need)
-        .map(|(label, need, why)| {
-            format!(
-                "warning: --warmup {warmup} is shorter than {label} needs ({why} = {}): part of \
-                 what is measured for it is its start-up, not its steady state",
-                Dur(need)
-            )
+        .map(|(label, need, why)| ShortWarmup {
+            warmup,
+            label: label.to_string(),
+            need: Dur(need),
+            why: why.to_string(),
         })
         .collect()
 }

@@ -55,6 +55,7 @@ mod summary;
 pub mod testing;
 /// Durations in scenario files, one floor down in `lblab_record` (a run's results and a sweep's
 /// points are read back with them too).
+pub use lblab_record::setting;
 pub use lblab_record::units;
 pub mod vary;
 

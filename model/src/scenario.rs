@@ -34,6 +34,7 @@ use std::path::Path;
 
 use lblab_policy::config::Selected;
 use lblab_policy::Nanos;
+use lblab_record::setting::{Named, Names, Setting};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::BackendParams;
@@ -303,7 +304,7 @@ fn toml_limit(message: &str, field: Option<&str>) -> String {
     };
     let mut said = format!("past TOML's integers: a value here is {limit}");
     if field == Some("seed") {
-        said.push_str("; `--seed` on the command line takes any 64-bit seed");
+        said.push_str("; a seed given on the command line may be any 64-bit number");
     }
     said
 }
@@ -329,14 +330,25 @@ fn key_on_line(text: &str, line: usize) -> Option<String> {
     })
 }
 
-/// A `--policy` label that names no policy of the scenario.
+/// A label of the policies selected (`--policy`) that names no policy of the scenario.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--policy {label:?}: no such policy in the scenario; it has {known:?}")]
+#[error("{}", self.named(Setting::word))]
 pub struct UnknownLabel {
     /// The label asked for.
     pub label: String,
     /// The scenario's policy labels, in its order.
     pub known: Vec<String>,
+}
+
+impl Named for UnknownLabel {
+    fn named(&self, names: Names) -> String {
+        format!(
+            "{} {:?}: no such policy in the scenario; it has {:?}",
+            names(Setting::Policy),
+            self.label,
+            self.known
+        )
+    }
 }
 
 impl Scenario {

@@ -4,6 +4,7 @@
 
 use crate::compare::{diff_pct, CompareRow};
 use crate::schema::{RunSummary, SummaryRow};
+use crate::setting::{Names, Setting};
 use crate::ORACLE;
 
 /// `value` over `base`, as a factor (`0.16×`), or `–` when there is no base to compare with.
@@ -184,7 +185,8 @@ pub fn lowest(sim: &RunSummary, runs: &[RealRun<'_>]) -> Option<Lowest> {
 /// ([`lowest`]), against round_robin's (medians over the runs); nothing is crowned when a real
 /// run did not measure every policy it was to run (`partial`), since a missing one might have
 /// won.
-pub fn headline(sim: &RunSummary, runs: &[RealRun<'_>]) -> Vec<String> {
+/// Settings it names (how to repeat the run) are spelt by `names`.
+pub fn headline(sim: &RunSummary, runs: &[RealRun<'_>], names: Names) -> Vec<String> {
     if let Some(cut) = runs.iter().find(|r| r.summary.partial) {
         return vec![format!(
             "no lowest real p99: a real run stopped after {} of its policies, and one it did not reach might have won",
@@ -240,7 +242,7 @@ pub fn headline(sim: &RunSummary, runs: &[RealRun<'_>]) -> Vec<String> {
     } else {
         String::new()
     };
-    let names = |items: &[&str]| english_list(items);
+    let list = |items: &[&str]| english_list(items);
     let mut lines = Vec::new();
     if lowest.tied.is_empty() {
         lines.push(format!("lowest real p99{over}: {}{against}", lowest.best));
@@ -255,11 +257,14 @@ pub fn headline(sim: &RunSummary, runs: &[RealRun<'_>]) -> Vec<String> {
     let cannot = if runs.len() > 1 {
         format!("{} runs cannot tell them apart", runs.len())
     } else {
-        "one run cannot tell them apart (--repeat runs it again)".to_string()
+        format!(
+            "one run cannot tell them apart ({} runs it again)",
+            names(Setting::Repeat)
+        )
     };
     lines.push(format!(
         "lowest real p99{over}, tied: {}{against}; {cannot}:",
-        names(&group)
+        list(&group)
     ));
     let of = |kind: Tie| -> Vec<&str> {
         lowest
@@ -273,7 +278,7 @@ pub fn headline(sim: &RunSummary, runs: &[RealRun<'_>]) -> Vec<String> {
     if !same.is_empty() {
         lines.push(format!(
             "  {} behave{} as {} does in this scenario (the same simulated figures from the same seed)",
-            names(&same),
+            list(&same),
             if same.len() == 1 { "s" } else { "" },
             lowest.best
         ));
@@ -287,7 +292,7 @@ pub fn headline(sim: &RunSummary, runs: &[RealRun<'_>]) -> Vec<String> {
         };
         lines.push(format!(
             "  {} {} within the noise of {} ({why})",
-            names(&noise),
+            list(&noise),
             if noise.len() == 1 { "is" } else { "are" },
             lowest.best
         ));
@@ -309,13 +314,15 @@ fn english_list(items: &[&str]) -> String {
 /// real and simulated, against round_robin's of the same mode (and the simulated p99 against the
 /// oracle's), its traffic to faulty backends, all from the first of the real `runs`, and the
 /// [`headline`] over all of them: which policy had the lowest real p99, or which tied for it. The
-/// table is at most 100 columns wide for labels of up to 24 characters.
+/// table is at most 100 columns wide for labels of up to 24 characters. Settings are spelt by
+/// `names`.
 pub fn result_lines(
     scenario: &str,
     seed: u64,
     order: &[&str],
     sim: &RunSummary,
     runs: &[RealRun<'_>],
+    names: Names,
 ) -> Vec<String> {
     let empty = RunSummary {
         rows: Vec::new(),
@@ -380,7 +387,7 @@ pub fn result_lines(
             times(&s, &oracle, p99),
         ));
     }
-    lines.extend(headline(sim, runs));
+    lines.extend(headline(sim, runs, names));
     if real.partial {
         lines.push(
             "(the real run stopped early: the policies it did not reach are missing)".to_string(),

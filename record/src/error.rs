@@ -1,6 +1,10 @@
 //! The one error type of lblab's files, [`RecordError`]: it sits at the bottom so that the
 //! scenario (`lblab_model`) and the results files share it, and a caller handles one type.
 
+use std::path::PathBuf;
+
+use crate::setting::{Named, Names, Setting};
+
 /// An error in one of lblab's files: a scenario (`lblab_model` calls this type `RecordError`), or a
 /// results file written or read back.
 ///
@@ -121,24 +125,153 @@ impl RecordError {
 }
 
 /// A results folder that cannot be used (`out_dir::prepare_dir`): it is not a folder, cannot be
-/// created, written or locked, or another run holds it. The message names the folder as `--out`
-/// gives it.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct OutDirError {
-    /// What is wrong, naming the folder.
-    pub message: String,
-    /// The error of the operating system behind it, if any.
-    #[source]
-    pub source: Option<std::io::Error>,
+/// created, written or locked, or another run holds it. Each names the folder as it was given
+/// (`dir`); the setting it came from is [`Setting::Out`], spelt by whoever renders the message
+/// ([`Named`]).
+#[derive(Debug)]
+pub enum OutDirError {
+    /// A symbolic link to a folder that does not exist.
+    DanglingLink {
+        /// The folder given.
+        dir: PathBuf,
+        /// Where the link points.
+        target: PathBuf,
+    },
+    /// Something that exists and is not a folder.
+    NotAFolder {
+        /// The folder given.
+        dir: PathBuf,
+    },
+    /// The folder cannot be created.
+    Create {
+        /// The folder given.
+        dir: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// No file can be written into the folder.
+    Unwritable {
+        /// The folder given.
+        dir: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The folder is inside one that another run holds.
+    InsideLocked {
+        /// The folder given.
+        dir: PathBuf,
+        /// The folder the other run holds.
+        outer: PathBuf,
+    },
+    /// The folder's lock file cannot be created.
+    LockFile {
+        /// The folder given.
+        dir: PathBuf,
+        /// Its lock file.
+        lock_file: PathBuf,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
+    /// Another run holds the folder.
+    Locked {
+        /// The folder given.
+        dir: PathBuf,
+        /// Its lock file.
+        lock_file: PathBuf,
+    },
+    /// The folder's lock cannot be taken.
+    Lock {
+        /// The folder given.
+        dir: PathBuf,
+        /// Its lock file.
+        lock_file: PathBuf,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
+    /// The folder's lock file keeps being replaced.
+    LockReplaced {
+        /// The folder given.
+        dir: PathBuf,
+        /// Its lock file.
+        lock_file: PathBuf,
+    },
 }
 
-impl OutDirError {
-    /// An error that says it all in `message`.
-    pub fn new(message: String) -> OutDirError {
-        OutDirError {
-            message,
-            source: None,
+impl Named for OutDirError {
+    fn named(&self, names: Names) -> String {
+        let out = names(Setting::Out);
+        match self {
+            OutDirError::DanglingLink { dir, target } => format!(
+                "{out} {}: a symbolic link to {}, which does not exist; create that folder or \
+                 give another {out}",
+                dir.display(),
+                target.display()
+            ),
+            OutDirError::NotAFolder { dir } => format!(
+                "{out} {}: exists and is not a folder; give a folder for the results",
+                dir.display()
+            ),
+            OutDirError::Create { dir, .. } => {
+                format!("{out} {}: cannot create the results folder", dir.display())
+            }
+            OutDirError::Unwritable { dir, .. } => format!(
+                "{out} {}: cannot write into the results folder (nothing was run)",
+                dir.display()
+            ),
+            OutDirError::InsideLocked { dir, outer } => format!(
+                "{out} {}: it is inside {}, into which another lblab run is writing its results \
+                 (it holds {}); wait for it to finish, or give another {out}",
+                dir.display(),
+                outer.display(),
+                outer.join(crate::lock::LOCK_FILE).display()
+            ),
+            OutDirError::LockFile {
+                dir,
+                lock_file,
+                error,
+            } => format!(
+                "{out} {}: cannot write into the results folder (nothing was run): its lock \
+                 file {}: {error}",
+                dir.display(),
+                lock_file.display()
+            ),
+            OutDirError::Locked { dir, lock_file } => format!(
+                "{out} {}: another lblab run is writing its results into this folder (it holds \
+                 {}); wait for it to finish, or give another {out}",
+                dir.display(),
+                lock_file.display()
+            ),
+            OutDirError::Lock {
+                dir,
+                lock_file,
+                error,
+            } => format!(
+                "{out} {}: cannot lock the results folder ({}): {error}",
+                dir.display(),
+                lock_file.display()
+            ),
+            OutDirError::LockReplaced { dir, lock_file } => format!(
+                "{out} {}: its lock file {} keeps being replaced; is another program removing it?",
+                dir.display(),
+                lock_file.display()
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for OutDirError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.named(Setting::word))
+    }
+}
+
+impl std::error::Error for OutDirError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            OutDirError::Create { source, .. } | OutDirError::Unwritable { source, .. } => {
+                Some(source)
+            }
+            _ => None,
         }
     }
 }

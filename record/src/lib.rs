@@ -54,6 +54,7 @@ mod merge;
 pub mod out_dir;
 mod recorder;
 mod schema;
+pub mod setting;
 pub mod stats;
 mod statuses;
 pub mod table;

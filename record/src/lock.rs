@@ -70,13 +70,10 @@ impl FolderLock {
     /// into the `sim/` of a running `compare`).
     pub fn acquire(dir: &Path) -> Result<FolderLock, OutDirError> {
         if let Some(outer) = locked_ancestor(dir) {
-            return Err(OutDirError::new(format!(
-                "--out {}: it is inside {}, into which another lblab run is writing its results \
-                 (it holds {}); wait for it to finish, or give another --out",
-                dir.display(),
-                outer.display(),
-                outer.join(LOCK_FILE).display()
-            )));
+            return Err(OutDirError::InsideLocked {
+                dir: dir.to_path_buf(),
+                outer,
+            });
         }
         let path = dir.join(LOCK_FILE);
         // A run that ends removes its lock file while holding it: one that opened the file just
@@ -87,30 +84,25 @@ impl FolderLock {
                 .truncate(false)
                 .write(true)
                 .open(&path)
-                .map_err(|e| {
-                    OutDirError::new(format!(
-                        "--out {}: cannot write into the results folder (nothing was run): its \
-                         lock file {}: {e}",
-                        dir.display(),
-                        path.display()
-                    ))
+                .map_err(|error| OutDirError::LockFile {
+                    dir: dir.to_path_buf(),
+                    lock_file: path.clone(),
+                    error,
                 })?;
             match file.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => {
-                    return Err(OutDirError::new(format!(
-                        "--out {}: another lblab run is writing its results into this folder (it \
-                         holds {}); wait for it to finish, or give another --out",
-                        dir.display(),
-                        path.display()
-                    )))
+                    return Err(OutDirError::Locked {
+                        dir: dir.to_path_buf(),
+                        lock_file: path,
+                    })
                 }
-                Err(TryLockError::Error(e)) => {
-                    return Err(OutDirError::new(format!(
-                        "--out {}: cannot lock the results folder ({}): {e}",
-                        dir.display(),
-                        path.display()
-                    )))
+                Err(TryLockError::Error(error)) => {
+                    return Err(OutDirError::Lock {
+                        dir: dir.to_path_buf(),
+                        lock_file: path,
+                        error,
+                    })
                 }
             }
             if same_file(&file, &path) {
@@ -128,11 +120,10 @@ impl FolderLock {
                 });
             }
         }
-        Err(OutDirError::new(format!(
-            "--out {}: its lock file {} keeps being replaced; is another program removing it?",
-            dir.display(),
-            path.display()
-        )))
+        Err(OutDirError::LockReplaced {
+            dir: dir.to_path_buf(),
+            lock_file: path,
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::OutDirError;
 use crate::layout::Layout;
 
-/// The run folder of `command` for the scenario file `file`: `--out` if given, else the scratch
+/// The run folder of `command` for the scenario file `file`: `out` if given, else the scratch
 /// folder ([`Layout::scratch`]), which git ignores, so ad-hoc runs never overwrite the committed
 /// evidence in `results/` (the evidence scripts write there with `--out`).
 pub fn results_dir(file: &Path, command: &str, out: Option<&Path>) -> PathBuf {
@@ -22,7 +22,7 @@ pub fn results_dir(file: &Path, command: &str, out: Option<&Path>) -> PathBuf {
 const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".svg", ".html"];
 
 /// Creates the results folder before any work starts and checks that a file can be written in
-/// it, so a bad `--out` (a file, a folder that cannot be created, a read-only folder, `/proc`)
+/// it, so a bad results folder (a file, a folder that cannot be created, a read-only folder, `/proc`)
 /// fails at once rather than after a long run whose results would then be lost. Files inside
 /// are named by the program (policy labels go through `lblab_record::file_stem`), so nothing is
 /// written outside it.
@@ -38,23 +38,20 @@ pub fn prepare_dir(dir: &Path) -> Result<OutDir, OutDirError> {
     if let (Ok(meta), false) = (dir.symlink_metadata(), dir.exists()) {
         if meta.file_type().is_symlink() {
             let target = std::fs::read_link(dir).unwrap_or_default();
-            return Err(OutDirError::new(format!(
-                "--out {}: a symbolic link to {}, which does not exist; create that folder or \
-                 give another --out",
-                dir.display(),
-                target.display()
-            )));
+            return Err(OutDirError::DanglingLink {
+                dir: dir.to_path_buf(),
+                target,
+            });
         }
     }
     if dir.exists() && !dir.is_dir() {
-        return Err(OutDirError::new(format!(
-            "--out {}: exists and is not a folder; give a folder for the results",
-            dir.display()
-        )));
+        return Err(OutDirError::NotAFolder {
+            dir: dir.to_path_buf(),
+        });
     }
-    std::fs::create_dir_all(dir).map_err(|e| OutDirError {
-        message: format!("--out {}: cannot create the results folder", dir.display()),
-        source: Some(e),
+    std::fs::create_dir_all(dir).map_err(|source| OutDirError::Create {
+        dir: dir.to_path_buf(),
+        source,
     })?;
     // One writer per folder: taken before anything in it is touched (another run's temporary
     // files included), held until the guard is dropped.
@@ -76,13 +73,12 @@ pub fn prepare_dir(dir: &Path) -> Result<OutDir, OutDirError> {
     let probed = std::fs::write(&probe, b"probe");
     // Written or not (a full disk creates the file, then refuses its bytes), it goes again.
     let removed = std::fs::remove_file(&probe);
-    probed.and(removed).map_err(|e| OutDirError {
-        message: format!(
-            "--out {}: cannot write into the results folder (nothing was run)",
-            dir.display()
-        ),
-        source: Some(e),
-    })?;
+    probed
+        .and(removed)
+        .map_err(|source| OutDirError::Unwritable {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     // A run killed outright (SIGKILL) while writing can leave a temporary file behind: remove
     // those, and only those: `.<name>.tmp` where `<name>` is a file lblab writes.
     if let Ok(entries) = std::fs::read_dir(dir) {

@@ -17,11 +17,14 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use lblab_model::scenario::Scenario;
+use lblab_record::setting::{Names, Setting};
 use lblab_record::stats::median_interval_at;
 use serde::{Deserialize, Serialize};
 
 use crate::batch::{self, Job};
-use crate::SimError;
+
+mod error;
+pub use error::RegressError;
 
 /// The figures compared, all "lower is better".
 pub const METRICS: [Metric; 5] = [
@@ -105,57 +108,6 @@ pub struct Sample {
     /// Seconds until the backends whose faults ended carry their fair share (`inf`: never in the
     /// run; `NaN`: no fault ends within it).
     pub time_to_fair_s: f64,
-}
-
-/// Why a regression run or comparison could not be made.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RegressError {
-    /// A simulation failed.
-    #[error("{scenario}: {source}")]
-    Sim {
-        /// The scenario.
-        scenario: String,
-        /// What failed.
-        source: SimError,
-    },
-    /// The run was interrupted before every simulation ended.
-    #[error("interrupted: {done} of {total} simulations ran; nothing was compared or written")]
-    Interrupted {
-        /// Simulations that ended.
-        done: usize,
-        /// Simulations planned.
-        total: usize,
-    },
-    /// The baseline file could not be read or written.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The baseline file could not be written.
-    #[error("{file}: {message}")]
-    Write {
-        /// The file.
-        file: String,
-        /// What failed.
-        message: String,
-    },
-    /// A baseline row does not parse.
-    #[error("{file}:{line}: {message}")]
-    Baseline {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: u64,
-        /// What is wrong.
-        message: String,
-    },
-    /// The baseline and this run cannot be compared.
-    #[error("{0}")]
-    Mismatch(String),
 }
 
 /// Runs every scenario's simulated policies (all, or those labelled in `only`) over `seeds` seeds
@@ -260,8 +212,10 @@ pub const MAX_BASELINE_BYTES: u64 = 64 << 20;
 /// Reads a baseline file written by [`write_baseline`]. Only a regular file is read (a named
 /// pipe would block and a device may never end), at most [`MAX_BASELINE_BYTES`]; a row that
 /// does not parse, or whose figures are out of their range (a latency or share that is not a
-/// finite number at or above 0, a share above 1), is an error naming its line and column.
-pub fn read_baseline(path: &Path) -> Result<Vec<Sample>, RegressError> {
+/// finite number at or above 0, a share above 1), is an error naming its line and column. The
+/// setting that writes a baseline, named in the hints, is spelt by `names`.
+pub fn read_baseline(path: &Path, names: Names) -> Result<Vec<Sample>, RegressError> {
+    let write = names(Setting::WriteBaseline);
     use std::io::Read;
     let file = path.display().to_string();
     let bad = |line: u64, message: String| RegressError::Baseline {
@@ -278,14 +232,14 @@ pub fn read_baseline(path: &Path) -> Result<Vec<Sample>, RegressError> {
     if !meta.is_file() {
         return Err(bad(
             0,
-            "not a regular file (a folder, a named pipe or a device): give the CSV that --write-baseline wrote".into(),
+            format!("not a regular file (a folder, a named pipe or a device): give the CSV that {write} wrote"),
         ));
     }
     if meta.len() > MAX_BASELINE_BYTES {
         return Err(bad(
             0,
             format!(
-                "{} bytes, more than a baseline's limit of {} MiB: is this the CSV that --write-baseline wrote?",
+                "{} bytes, more than a baseline's limit of {} MiB: is this the CSV that {write} wrote?",
                 meta.len(),
                 MAX_BASELINE_BYTES >> 20
             ),
@@ -312,9 +266,9 @@ pub fn read_baseline(path: &Path) -> Result<Vec<Sample>, RegressError> {
             let line = e.position().map_or(0, |p| p.line());
             let mut message = e.to_string();
             if message.contains("missing field") {
-                message.push_str(
-                    " (a baseline written by an older lblab: write it again with --write-baseline)",
-                );
+                message.push_str(&format!(
+                    " (a baseline written by an older lblab: write it again with {write})"
+                ));
             }
             bad(line, message)
         })?;
@@ -325,7 +279,7 @@ pub fn read_baseline(path: &Path) -> Result<Vec<Sample>, RegressError> {
         out.push(sample);
     }
     if out.is_empty() {
-        return Err(bad(1, "no rows: write one with --write-baseline".into()));
+        return Err(bad(1, format!("no rows: write one with {write}")));
     }
     Ok(out)
 }
@@ -531,7 +485,7 @@ fn by_pair(samples: &[Sample]) -> BTreeMap<Key, BTreeMap<u64, &Sample>> {
 }
 
 /// What a comparison covers and allows, besides its [`Thresholds`].
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
     /// The policies this run was limited to (`--policy`; empty: all): the baseline's other
     /// policies are not expected.
@@ -539,6 +493,18 @@ pub struct Scope<'a> {
     /// Whether this run used other seeds than the baseline on purpose (`--seed-offset`); if not,
     /// a paired run with another seed is an error (the scenario's `seed` changed).
     pub other_seeds: bool,
+    /// How the settings named in a mismatch's hint are spelt.
+    pub names: Names,
+}
+
+impl Default for Scope<'_> {
+    fn default() -> Self {
+        Scope {
+            policies: &[],
+            other_seeds: false,
+            names: Setting::word,
+        }
+    }
 }
 
 /// Compares `now` with `baseline`, pairing runs by scenario, policy and seed index. Every
@@ -679,14 +645,15 @@ fn check_pair(old: &Sample, new: &Sample, scope: &Scope<'_>) -> Result<(), Regre
     );
     if !scope.other_seeds && old.seed != new.seed {
         return Err(RegressError::Mismatch(format!(
-            "{at}: the baseline ran seed {}, this run seed {}: the scenario's `seed` changed since the baseline was written; write a new baseline on purpose (or compare other draws with --seed-offset)",
-            old.seed, new.seed
+            "{at}: the baseline ran seed {}, this run seed {}: the scenario's `seed` changed since the baseline was written; write a new baseline on purpose (or compare other draws with {})",
+            old.seed, new.seed, (scope.names)(Setting::SeedOffset)
         )));
     }
     if old.warmup_s != new.warmup_s || old.duration_s != new.duration_s {
         return Err(RegressError::Mismatch(format!(
-            "{at}: the baseline measured {} s after a warm-up of {} s, this run {} s after {} s; give the --warmup and --duration the baseline was written with, or write a new baseline on purpose",
-            old.duration_s, old.warmup_s, new.duration_s, new.warmup_s
+            "{at}: the baseline measured {} s after a warm-up of {} s, this run {} s after {} s; give the {} and {} the baseline was written with, or write a new baseline on purpose",
+            old.duration_s, old.warmup_s, new.duration_s, new.warmup_s,
+            (scope.names)(Setting::Warmup), (scope.names)(Setting::Duration)
         )));
     }
     Ok(())

@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use lblab_model::vary::{Axis, Override};
+use lblab_record::setting::{Names, Setting};
 use lblab_record::stats::RunSample;
 use lblab_record::SummaryRow;
 use serde::{Deserialize, Serialize};
@@ -35,8 +36,8 @@ pub const MAX_SHARDS: usize = 10_000;
 /// What is wrong with a shard or a set of shards.
 #[derive(Debug, thiserror::Error)]
 pub enum ShardError {
-    /// `--shard` is not `i/N` with `0 <= i < N`.
-    #[error("--shard {text:?}: {message}")]
+    /// A shard's text is not `i/N` with `0 <= i < N`.
+    #[error("{text:?}: {message}")]
     Syntax {
         /// The flag's value.
         text: String,
@@ -314,8 +315,9 @@ impl ShardFile {
         }
     }
 
-    /// Reads a shard file; `name` names it in errors.
-    pub fn parse(name: &str, text: &str) -> Result<ShardFile, ShardError> {
+    /// Reads a shard file; `name` names it in errors, `names` the settings its hints name.
+    pub fn parse(name: &str, text: &str, names: Names) -> Result<ShardFile, ShardError> {
+        let shard = names(Setting::Shard);
         let file = |message: String| ShardError::File {
             file: name.to_string(),
             message,
@@ -327,7 +329,7 @@ impl ShardFile {
             format: Option<u32>,
         }
         let f: Format = serde_json::from_str(text)
-            .map_err(|e| file(format!("not a shard file of `lblab sweep --shard`: {e}")))?;
+            .map_err(|e| file(format!("not a shard file of `lblab sweep {shard}`: {e}")))?;
         match f.format {
             Some(FORMAT) => {}
             Some(other) => {
@@ -337,9 +339,9 @@ impl ShardFile {
                 )))
             }
             None => {
-                return Err(file(
-                    "no `format` field: not a shard file of `lblab sweep --shard`".into(),
-                ))
+                return Err(file(format!(
+                    "no `format` field: not a shard file of `lblab sweep {shard}`"
+                )))
             }
         }
         serde_json::from_str(text).map_err(|e| file(format!("{e}")))
@@ -355,9 +357,10 @@ impl ShardFile {
 /// its points, in index order, with their intervals computed as the unsharded sweep computes
 /// them; and the sweep they make. Refuses shards of different sweeps (any field of
 /// [`SweepIdentity`]), a shard given twice, a missing shard, and a shard whose points are not
-/// those its index assigns.
+/// those its index assigns. The settings its errors name are spelt by `names`.
 pub fn merge(
     shards: &[(String, ShardFile)],
+    names: Names,
 ) -> Result<(SweepIdentity, Vec<PointResult>), ShardError> {
     let Some((first_name, first)) = shards.first() else {
         return Err(ShardError::Mismatch(
@@ -366,11 +369,19 @@ pub fn merge(
     };
     let sweep = &first.sweep;
     for (name, s) in &shards[1..] {
-        if let Some(field) = differs(&s.sweep, sweep) {
+        if let Some(field) = differs(&s.sweep, sweep, names) {
+            let [shard, vary, seeds, policy, x] = [
+                Setting::Shard,
+                Setting::Vary,
+                Setting::Seeds,
+                Setting::Policy,
+                Setting::X,
+            ]
+            .map(names);
             return Err(ShardError::Mismatch(format!(
                 "{name} is a shard of another sweep than {first_name}: its {field} differs; \
-                 merge only the shards of one `lblab sweep … --shard i/N` command (the same \
-                 scenario file, --vary, --seeds, --policy, --x and N)"
+                 merge only the shards of one `lblab sweep … {shard} i/N` command (the same \
+                 scenario file, {vary}, {seeds}, {policy}, {x} and N)"
             )));
         }
     }
@@ -478,21 +489,27 @@ pub fn merge(
     Ok((sweep.clone(), points))
 }
 
-/// The first field in which two sweeps differ, if any.
-fn differs(a: &SweepIdentity, b: &SweepIdentity) -> Option<&'static str> {
-    let fields: [(&str, bool); 10] = [
-        ("lblab version", a.lblab != b.lblab),
-        ("scenario name", a.scenario != b.scenario),
-        ("scenario file", a.scenario_file != b.scenario_file),
-        ("seed", a.seed != b.seed),
-        ("--seeds", a.seeds != b.seeds),
-        ("--vary axes", a.axes != b.axes || a.paths != b.paths),
-        ("--x", a.x != b.x),
-        ("--policy list", a.policies != b.policies),
-        ("point count", a.points != b.points),
-        ("shard count N", a.shards != b.shards),
+/// The first field in which two sweeps differ, if any (a setting's spelt by `names`).
+fn differs(a: &SweepIdentity, b: &SweepIdentity, names: Names) -> Option<String> {
+    let fields: [(String, bool); 10] = [
+        ("lblab version".into(), a.lblab != b.lblab),
+        ("scenario name".into(), a.scenario != b.scenario),
+        ("scenario file".into(), a.scenario_file != b.scenario_file),
+        ("seed".into(), a.seed != b.seed),
+        (names(Setting::Seeds).into(), a.seeds != b.seeds),
+        (
+            format!("{} axes", names(Setting::Vary)),
+            a.axes != b.axes || a.paths != b.paths,
+        ),
+        (names(Setting::X).into(), a.x != b.x),
+        (
+            format!("{} list", names(Setting::Policy)),
+            a.policies != b.policies,
+        ),
+        ("point count".into(), a.points != b.points),
+        ("shard count N".into(), a.shards != b.shards),
     ];
-    fields.iter().find(|(_, d)| *d).map(|(f, _)| *f)
+    fields.into_iter().find(|(_, d)| *d).map(|(f, _)| f)
 }
 
 #[cfg(test)]
@@ -560,11 +577,14 @@ mod tests {
                 let part = space::run(&plan.clone().shard(i, 2), 1, None, &|_| {}).unwrap();
                 let file = ShardFile::new(id.clone(), i, &part);
                 let text = file.to_json().unwrap();
-                (format!("s{i}"), ShardFile::parse("s", &text).unwrap())
+                (
+                    format!("s{i}"),
+                    ShardFile::parse("s", &text, Setting::word).unwrap(),
+                )
             })
             .rev()
             .collect();
-        let (_, merged) = merge(&shards).unwrap();
+        let (_, merged) = merge(&shards, Setting::word).unwrap();
         let shown = |p: &[PointResult]| {
             p.iter()
                 .map(|p| format!("{} {:?} {:?} {:?}", p.index, p.policies, p.runs, p.rate))
@@ -574,18 +594,18 @@ mod tests {
 
         // A missing shard, a shard twice, another sweep's shard.
         let one = &shards[..1];
-        let e = merge(one).unwrap_err().to_string();
+        let e = merge(one, Setting::word).unwrap_err().to_string();
         assert!(e.contains("shard 0/2 of the sweep of t is missing"), "{e}");
         let twice = vec![shards[0].clone(), shards[0].clone()];
-        let e = merge(&twice).unwrap_err().to_string();
+        let e = merge(&twice, Setting::word).unwrap_err().to_string();
         assert!(e.contains("given twice"), "{e}");
         let mut other = shards.clone();
         other[1].1.sweep.seeds = 3;
-        let e = merge(&other).unwrap_err().to_string();
-        assert!(e.contains("--seeds differs"), "{e}");
+        let e = merge(&other, Setting::word).unwrap_err().to_string();
+        assert!(e.contains("seeds differs"), "{e}");
         let mut wrong = shards.clone();
         wrong[0].1.points[0].index = 0;
-        let e = merge(&wrong).unwrap_err().to_string();
+        let e = merge(&wrong, Setting::word).unwrap_err().to_string();
         assert!(e.contains("does not belong to shard 1/2"), "{e}");
     }
 }

@@ -158,7 +158,8 @@ fn every_figure_holds_against_the_committed_baseline() {
         regress::write_baseline(&path, &now).expect("writes the baseline");
         return;
     }
-    let baseline = regress::read_baseline(&path).expect("tests/baseline.csv");
+    let baseline = regress::read_baseline(&path, lblab_record::setting::Setting::word)
+        .expect("tests/baseline.csv");
     let c = regress::compare(&baseline, &now, &Thresholds::default(), &Default::default())
         .expect("comparable");
     assert!(c.new.is_empty(), "not in the baseline: {:?}", c.new);

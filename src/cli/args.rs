@@ -109,7 +109,7 @@ pub fn load_with_length(
         duration: length.duration,
         warmup: length.warmup,
     };
-    lblab_lab::scenario::load_with_length(path, seed, length, only)
+    lblab_lab::scenario::load_with_length(path, seed, length, only, super::names::flag)
 }
 
 /// Warns when `--listen` exposes a fleet beyond this machine (anything but a loopback address).

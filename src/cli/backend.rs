@@ -55,14 +55,14 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             };
             vec![b.clone()]
         }
-        None => lblab_lab::fleet::select(&scenario, &args.only)?,
+        None => lblab_lab::fleet::select(&scenario, &args.only, super::names::flag)?,
     };
     super::args::warn_if_listening_off_host(args.listen);
     // A listener per backend, and the connections clients will open to it.
     let needed =
         64 + backends.len() as u64 * (1 + u64::from(scenario.file.workload.clients.max(1)));
     lblab_wire::ensure_open_files(needed)?;
-    let origin = lblab_lab::fleet::origin_of(args.start_at)?;
+    let origin = lblab_lab::fleet::origin_of(args.start_at, super::names::flag)?;
     let stop = super::stop::stop_flag_saying("stopping the fleet");
     let realtime = args.realtime.enabled();
     let serve = lblab_lab::fleet::Serve {

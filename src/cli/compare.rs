@@ -59,8 +59,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         warmup: args.length.warmup,
     };
-    let scenario =
-        lblab_lab::scenario::load_with_length(&path, args.run.seed, length, &args.run.policies)?;
+    let scenario = lblab_lab::scenario::load_with_length(
+        &path,
+        args.run.seed,
+        length,
+        &args.run.policies,
+        super::names::flag,
+    )?;
     let base = args
         .run
         .out
@@ -90,7 +95,14 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenarios")
             .join(format!("{DEFAULT_SCENARIO}.toml"));
-        let scenario = lblab_lab::scenario::load_with_length(&path, None, length, &[]).unwrap();
+        let scenario = lblab_lab::scenario::load_with_length(
+            &path,
+            None,
+            length,
+            &[],
+            crate::cli::names::flag,
+        )
+        .unwrap();
         minutes(real_schedule(
             &scenario,
             &lblab_harness::HarnessOptions::default(),

@@ -121,7 +121,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let origin = args
         .start_at
-        .map(|at| lblab_lab::fleet::origin_of(Some(at)))
+        .map(|at| lblab_lab::fleet::origin_of(Some(at), super::names::flag))
         .transpose()?;
     if origin.is_some() && (planned > 1 || args.repeat > 1) {
         // One origin serves one run: from the second policy on every arrival would be late and

@@ -7,6 +7,7 @@ mod compare;
 mod deploy;
 mod flags;
 mod loadgen;
+pub mod names;
 mod real;
 mod regress;
 mod report;
@@ -39,6 +40,7 @@ fn budgets(memory: Option<&args::Budget>, charts: Option<&args::Charts>) -> lbla
         stop: &stop::STOP,
         memory_budget: memory.map_or(lblab_model::budget::DEFAULT_BUDGET, |b| b.memory_budget),
         chart_budget: charts.map_or(Some(DEFAULT_CHART_BUDGET), args::Charts::budget),
+        names: names::flag,
     }
 }
 

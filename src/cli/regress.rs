@@ -114,6 +114,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         a.min_share_change,
         a.min_seconds_change,
         a.confidence,
+        super::names::flag,
     )?;
     let job = lblab_lab::regress::RegressJob {
         scenarios: &a.scenarios,
@@ -148,7 +149,13 @@ fn real(a: Args) -> anyhow::Result<ExitCode> {
             "--seed-offset and --jobs are for the simulator; with --targets, use --repeat"
         );
     }
-    let _ = lblab_lab::regress::thresholds(0.0, a.min_share_change, 0.0, a.confidence)?;
+    let _ = lblab_lab::regress::thresholds(
+        0.0,
+        a.min_share_change,
+        0.0,
+        a.confidence,
+        super::names::flag,
+    )?;
     let scenario = a
         .scenarios
         .first()
@@ -179,11 +186,11 @@ fn real(a: Args) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("lblab-out/regress-real"));
     // What can be refused before the targets are asked anything (reflection) is refused first.
-    lblab_lab::regress::real::check_repeats(a.repeat)?;
+    lblab_lab::regress::real::check_repeats(a.repeat, super::names::flag)?;
     let baseline = a
         .baseline
         .as_deref()
-        .map(lblab_lab::regress::real::read_baseline)
+        .map(|p| lblab_lab::regress::real::read_baseline(p, super::names::flag))
         .transpose()?;
     let prepared = flags::prepare(&a.targets, &a.calls, &a.tls, false)?;
     let given = flags::Given {

@@ -40,6 +40,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         args.run.seed,
         length,
         &args.run.policies,
+        super::names::flag,
     )?;
     args::check_policies(&scenario, &args.run.policies)?;
     let dir = lblab_record::out_dir::results_dir(&args.scenario, "sim", args.run.out.as_deref());

@@ -58,7 +58,7 @@ pub struct Args {
     /// write their runs to `shard.json` in --out instead of the sweep's files. `lblab sweep
     /// --merge` joins the N shard folders into exactly the files one unsharded run writes. For
     /// an Indexed Job: `--shard $JOB_COMPLETION_INDEX/N`. With --vary.
-    #[arg(long, value_name = "I/N", requires = "vary")]
+    #[arg(long, value_name = "I/N", requires = "vary", value_parser = shard)]
     shard: Option<lblab_sim::shard::Shard>,
     /// Join the folders of every shard of one sweep (`--shard i/N`) into the files the unsharded
     /// sweep writes (byte for byte the same), in --out. Refuses shards of different sweeps, a
@@ -87,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .out
             .as_deref()
             .context("--merge writes the merged sweep into --out DIR")?;
-        let exit = lblab_lab::space::merge(&args.merge, out, &mut super::say)?;
+        let exit = lblab_lab::space::merge(&args.merge, out, super::names::flag, &mut super::say)?;
         return Ok(super::exit(exit));
     };
     let scenario_file = super::args::scenario_path(scenario)?;
@@ -116,9 +116,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &mut super::say,
         )?));
     }
-    lblab_lab::grid::check_axis("decay-times", &args.decay_times)?;
-    lblab_lab::grid::check_axis("choice-counts", &args.choice_counts)?;
-    lblab_lab::grid::check_axis("default-rtts", &args.default_rtts)?;
+    lblab_lab::grid::check_axis("--decay-times", &args.decay_times)?;
+    lblab_lab::grid::check_axis("--choice-counts", &args.choice_counts)?;
+    lblab_lab::grid::check_axis("--default-rtts", &args.default_rtts)?;
     let dir = args
         .out
         .clone()
@@ -136,4 +136,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let lab = super::lab(Some(&args.budget), None);
     let exit = lblab_lab::grid::run(&lab, &scenario, &grid, &dir, jobs, &mut super::say)?;
     Ok(super::exit(exit))
+}
+
+/// `--shard`'s value; an error names the flag.
+fn shard(text: &str) -> anyhow::Result<lblab_sim::shard::Shard> {
+    text.parse()
+        .map_err(|e| anyhow::anyhow!("{} {e}", super::names::flag(lblab_lab::Setting::Shard)))
 }

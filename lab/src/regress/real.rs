@@ -20,7 +20,7 @@ use lblab_record::stats::{median_interval_at, rank_test_greater};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bail, ensure, Context, LabError, Result};
-use crate::{Exit, Lab};
+use crate::{Exit, Lab, Names, Setting};
 use lblab_loadgen::run::CallOptions;
 use lblab_loadgen::target::{Target, TargetSpec};
 
@@ -107,24 +107,25 @@ pub struct RealJob<'a> {
 }
 
 /// Reads a real-service baseline; a simulator baseline, a non-regular file or a bad row is an
-/// error naming the file and line.
-pub fn read_baseline(path: &Path) -> Result<Vec<RealSample>> {
-    let meta = std::fs::metadata(path).with_context(|| format!("--baseline {}", path.display()))?;
+/// error naming the file and line, and the settings it names spelt by `names`.
+pub fn read_baseline(path: &Path, names: Names) -> Result<Vec<RealSample>> {
+    let [baseline, write, targets] =
+        [Setting::Baseline, Setting::WriteBaseline, Setting::Targets].map(names);
+    let given = || format!("{baseline} {}", path.display());
+    let meta = std::fs::metadata(path).with_context(given)?;
     ensure!(
         meta.is_file() && meta.len() <= lblab_sim::regress::MAX_BASELINE_BYTES,
-        "--baseline {}: not a regular file of at most {} MiB: give the CSV that --write-baseline wrote",
-        path.display(),
+        "{}: not a regular file of at most {} MiB: give the CSV that {write} wrote",
+        given(),
         lblab_sim::regress::MAX_BASELINE_BYTES >> 20
     );
-    let text = std::fs::read(path).with_context(|| format!("--baseline {}", path.display()))?;
+    let text = std::fs::read(path).with_context(given)?;
     let mut r = csv::Reader::from_reader(text.as_slice());
-    let header = r
-        .headers()
-        .with_context(|| format!("--baseline {}", path.display()))?;
+    let header = r.headers().with_context(given)?;
     if header.iter().any(|h| h == "seed_index") {
         bail!(
-            "--baseline {}: a simulator baseline (written without --targets): compare it without --targets, or write a real-service baseline with --targets --write-baseline",
-            path.display()
+            "{}: a simulator baseline (written without {targets}): compare it without {targets}, or write a real-service baseline with {targets} {write}",
+            given()
         );
     }
     let mut out = Vec::new();
@@ -155,7 +156,7 @@ pub fn read_baseline(path: &Path) -> Result<Vec<RealSample>> {
     }
     ensure!(
         !out.is_empty(),
-        "{}: no rows: write one with --write-baseline",
+        "{}: no rows: write one with {write}",
         path.display()
     );
     Ok(out)
@@ -309,11 +310,13 @@ pub fn findings_csv(findings: &[RealFinding]) -> Result<Vec<u8>> {
         .map_err(|e| LabError::Message(format!("writing the report: {e}")))
 }
 
-/// Refuses a repeat count that cannot be compared: a rank test needs repeats on each side.
-pub fn check_repeats(repeats: u32) -> Result<()> {
+/// Refuses a repeat count that cannot be compared: a rank test needs repeats on each side. The
+/// error spells the setting with `names`.
+pub fn check_repeats(repeats: u32, names: Names) -> Result<()> {
     ensure!(
         repeats >= 2,
-        "--repeat {repeats}: a real-service comparison needs repeats on each side (8 or more: with 8 a side a wholly separated figure has p = 1/12,870)"
+        "{} {repeats}: a real-service comparison needs repeats on each side (8 or more: with 8 a side a wholly separated figure has p = 1/12,870)",
+        names(Setting::Repeat)
     );
     Ok(())
 }
@@ -321,7 +324,8 @@ pub fn check_repeats(repeats: u32) -> Result<()> {
 /// Runs `job`: [`Exit::Worse`] if a figure is worse than the baseline's.
 pub fn run(lab: &Lab, mut job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
     let baseline = job.baseline.take();
-    check_repeats(job.repeats)?;
+    let name = lab.names;
+    check_repeats(job.repeats, name)?;
     let scenario = &job.plan.scenario;
     let planned = scenario
         .policies
@@ -397,7 +401,7 @@ pub fn run(lab: &Lab, mut job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result
             .context("neither a baseline to compare with nor one to write: give one of the two")?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
-                .with_context(|| format!("--write-baseline {}", path.display()))?;
+                .with_context(|| format!("{} {}", name(Setting::WriteBaseline), path.display()))?;
         }
         let mut w = csv::Writer::from_writer(Vec::new());
         for s in &samples {
@@ -408,12 +412,13 @@ pub fn run(lab: &Lab, mut job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result
             .into_inner()
             .map_err(|e| LabError::Message(format!("{}: {e}", path.display())))?;
         lblab_record::write_atomic(path, &bytes)
-            .with_context(|| format!("--write-baseline {}", path.display()))?;
+            .with_context(|| format!("{} {}", name(Setting::WriteBaseline), path.display()))?;
         out(&format!(
-            "wrote the real-service baseline {} ({} repeats of {} policies); compare with --baseline {}",
+            "wrote the real-service baseline {} ({} repeats of {} policies); compare with {} {}",
             path.display(),
             done.repeats.len(),
             planned,
+            name(Setting::Baseline),
             path.display()
         ));
         return Ok(Exit::Success);
@@ -427,7 +432,7 @@ pub fn run(lab: &Lab, mut job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result
     )?;
     if let Some(path) = job.report {
         lblab_record::write_atomic(path, &findings_csv(&findings)?)
-            .with_context(|| format!("writing --report {}", path.display()))?;
+            .with_context(|| format!("writing {} {}", name(Setting::Report), path.display()))?;
     }
     let base_repeats = baseline
         .iter()

@@ -30,7 +30,7 @@ fn a_seed_past_tomls_integers_says_the_limit_and_where_a_larger_seed_goes() {
         ScenarioBuilder::new("t").group("main", 2, r#"{ dist = "constant", value = "2ms" }"#, &[]);
     let e = base.clone().seed(u64::MAX).build().unwrap_err().to_string();
     assert!(
-        e.contains("seed") && e.contains("9223372036854775807") && e.contains("--seed"),
+        e.contains("seed") && e.contains("9223372036854775807") && e.contains("command line"),
         "{e}"
     );
     assert!(!e.contains("target type"), "{e}");

@@ -2,6 +2,22 @@
 
 use super::*;
 
+/// [`super::headline`] with the settings in words.
+fn headline(sim: &RunSummary, runs: &[RealRun<'_>]) -> Vec<String> {
+    super::headline(sim, runs, Setting::word)
+}
+
+/// [`super::result_lines`] with the settings in words.
+fn result_lines(
+    scenario: &str,
+    seed: u64,
+    order: &[&str],
+    sim: &RunSummary,
+    runs: &[RealRun<'_>],
+) -> Vec<String> {
+    super::result_lines(scenario, seed, order, sim, runs, Setting::word)
+}
+
 #[test]
 fn a_difference_that_rounds_to_zero_prints_without_a_sign() {
     assert_eq!(pct(-0.3), "0%");
@@ -199,7 +215,7 @@ fn repeats_turn_a_tie_within_the_noise_into_a_decision() {
         intervals: &wide,
     }];
     assert!(headline(&sim, &one)[0].contains("tied"));
-    assert!(headline(&sim, &one)[0].contains("--repeat"));
+    assert!(headline(&sim, &one)[0].contains("(repeat runs it again)"));
     // Three runs, pe below envoy in every one and the ranges apart: pe alone.
     let three = [
         RealRun {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::Source;
 use crate::hlog::HlogHeader;
 use crate::memory;
+use crate::setting::{Names, Setting};
 use crate::RecordError;
 
 /// The latest start a run may record: 2100-01-01 in Unix seconds. A later one is not a clock's
@@ -170,6 +171,7 @@ pub(super) fn memory(
     seconds: u64,
     policies: usize,
     budget_bytes: u64,
+    names: Names,
 ) -> Result<(), RecordError> {
     let backends = sources[0].summary.backends.len();
     let read_rows: usize = sources.iter().map(|s| s.timeseries.len()).sum();
@@ -181,12 +183,12 @@ pub(super) fn memory(
         "merge",
         format!(
             "merging these {} runs would need about {} of memory (mostly {}), more than the \
-             budget of {}; merge fewer or shorter runs, or raise the budget with \
-             --memory-budget",
+             budget of {}; merge fewer or shorter runs, or raise the budget with {}",
             sources.len(),
             memory::size(e.bytes),
             e.largest,
-            memory::size(budget_bytes)
+            memory::size(budget_bytes),
+            names(Setting::MemoryBudget)
         ),
     ))
 }

@@ -25,6 +25,7 @@ use super::io::read_result_file;
 use super::layout::{FAILURES_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use super::recorder::{latency_row, PolicyResult};
 use super::schema::{FailureRow, Mode, RateRow, RunSummary, SummaryRow, TimeseriesRow};
+use crate::setting::{Names, Setting};
 use crate::RecordError;
 
 mod check;
@@ -67,17 +68,17 @@ struct Source {
 /// plausible `StartTime` since the epoch, an hlog whose measured latencies are not what its
 /// header or its `summary.json` count (a truncated file), a line of an hlog, `timeseries.csv` or
 /// `failures.csv` that cannot be read, and a merge whose memory estimate is above `budget`
-/// (bytes).
-pub fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, RecordError> {
+/// (bytes). Settings an error names (the budget, the runs' lengths) are spelt by `names`.
+pub fn merge_runs(dirs: &[PathBuf], budget: u64, names: Names) -> Result<Merged, RecordError> {
     if dirs.is_empty() {
         return Err(RecordError::invalid("merge", "no run folders to merge"));
     }
     check::distinct_folders(dirs)?;
     let sources = dirs
         .iter()
-        .map(|d| Source::load(d))
+        .map(|d| Source::load(d, names))
         .collect::<Result<Vec<_>, _>>()?;
-    check_compatible(&sources)?;
+    check_compatible(&sources, names)?;
     let first = &sources[0].summary;
     // Every log's header first (its start and count), so that the runs are known distinct,
     // overlapping and small enough before any interval is decoded.
@@ -100,7 +101,7 @@ pub fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, RecordError> 
         .map(|(row, per)| check::merged_seconds(&sources, &row.policy, &offsets(per)))
         .max()
         .unwrap_or(0);
-    check::memory(&sources, seconds, first.rows.len(), budget)?;
+    check::memory(&sources, seconds, first.rows.len(), budget, names)?;
 
     let mut notes = vec![("merged runs".to_string(), sources.len().to_string())];
     for (i, s) in sources.iter().enumerate() {
@@ -161,7 +162,7 @@ fn offsets(logs: &[check::Log]) -> Vec<f64> {
 }
 
 impl Source {
-    fn load(dir: &Path) -> Result<Source, RecordError> {
+    fn load(dir: &Path, names: Names) -> Result<Source, RecordError> {
         let file = dir.join(SUMMARY_JSON);
         let name = dir.display().to_string();
         let parse = |message: String| RecordError::Parse {
@@ -174,9 +175,10 @@ impl Source {
             Err(RecordError::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
-                return Err(parse(
-                    "missing: not a run folder (`lblab loadgen --out DIR` writes one)".into(),
-                ));
+                return Err(parse(format!(
+                    "missing: not a run folder (`lblab loadgen {} DIR` writes one)",
+                    names(Setting::Out)
+                )));
             }
             other => other?,
         };
@@ -216,7 +218,7 @@ impl Source {
 }
 
 /// Same scenario, same policies, same warm-up and measured length, same backends.
-fn check_compatible(sources: &[Source]) -> Result<(), RecordError> {
+fn check_compatible(sources: &[Source], names: Names) -> Result<(), RecordError> {
     let first = &sources[0];
     for s in &sources[1..] {
         if s.summary.scenario != first.summary.scenario {
@@ -319,7 +321,9 @@ fn check_compatible(sources: &[Source]) -> Result<(), RecordError> {
         return Err(differing.invalid(
             field,
             format!(
-                "the runs' lengths differ ({each}): merge runs of the same --warmup and --duration"
+                "the runs' lengths differ ({each}): merge runs of the same {} and {}",
+                names(Setting::Warmup),
+                names(Setting::Duration)
             ),
         ));
     }

@@ -3,6 +3,11 @@
 use super::*;
 use crate::{write_run, Recorder, RequestResult, RunHead};
 
+/// [`super::merge_runs`] with the settings in words.
+fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, RecordError> {
+    super::merge_runs(dirs, budget, Setting::word)
+}
+
 const SEC: u64 = 1_000_000_000;
 
 /// What a summary says of the scenario `merge-test` (two 1 ms backends `b/0` and `b/1`, round
@@ -340,7 +345,7 @@ fn duplicates_truncations_strangers_and_giants_are_refused() {
     let e = merge_runs(&[a.clone(), b.clone()], 64 << 10)
         .expect_err("over budget")
         .to_string();
-    assert!(e.contains("--memory-budget"), "{e}");
+    assert!(e.contains("memory_budget"), "{e}");
 
     // A truncated hlog: its header's count says so.
     let hlog = b.join("rr.hlog");

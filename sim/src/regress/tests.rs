@@ -111,11 +111,11 @@ fn a_baseline_round_trips_and_a_bad_row_names_its_line() {
     let path = dir.join("baseline.csv");
     let base = runs("p", |k| 8.0 + k as f64 / 3.0);
     write_baseline(&path, &base).unwrap();
-    assert_eq!(read_baseline(&path).unwrap(), base);
+    assert_eq!(read_baseline(&path, Setting::word).unwrap(), base);
     let mut text = std::fs::read_to_string(&path).unwrap();
     text = text.replacen("8.0,16.0", "8.0,fast", 1);
     std::fs::write(&path, text).unwrap();
-    let e = read_baseline(&path).unwrap_err().to_string();
+    let e = read_baseline(&path, Setting::word).unwrap_err().to_string();
     assert!(e.contains("baseline.csv:2:"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -219,28 +219,28 @@ fn a_baseline_out_of_range_or_not_a_regular_file_is_refused() {
     ] {
         assert!(text.contains(from), "{text}");
         std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
-        let e = read_baseline(&path).unwrap_err().to_string();
+        let e = read_baseline(&path, Setting::word).unwrap_err().to_string();
         assert!(e.contains(says), "{e}");
     }
     let old = text
         .replace(",warmup_s,duration_s", "")
         .replace(",1.0,4.0,", ",");
     std::fs::write(&path, old).unwrap();
-    let e = read_baseline(&path).unwrap_err().to_string();
+    let e = read_baseline(&path, Setting::word).unwrap_err().to_string();
     assert!(e.contains("written by an older lblab"), "{e}");
-    let e = read_baseline(&dir).unwrap_err().to_string();
+    let e = read_baseline(&dir, Setting::word).unwrap_err().to_string();
     assert!(e.contains("not a regular file"), "{e}");
     #[cfg(unix)]
     {
         // A device that never ends, and a named pipe that nobody writes: refused at once.
-        let e = read_baseline(Path::new("/dev/zero"))
+        let e = read_baseline(Path::new("/dev/zero"), Setting::word)
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a regular file"), "{e}");
         let fifo = dir.join("fifo");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         if made.is_ok_and(|s| s.success()) {
-            let e = read_baseline(&fifo).unwrap_err().to_string();
+            let e = read_baseline(&fifo, Setting::word).unwrap_err().to_string();
             assert!(e.contains("not a regular file"), "{e}");
         }
     }

@@ -76,7 +76,10 @@ pub fn scenario(
     }
     if let Some(w) = args.load.warmup {
         for warning in lblab_model::find::warmup_warnings(&plan.scenario, w, &[]) {
-            lblab_lab::errln!("{warning}");
+            lblab_lab::errln!(
+                "{}",
+                lblab_lab::Named::named(&warning, crate::cli::names::flag)
+            );
         }
     }
     Ok(plan)

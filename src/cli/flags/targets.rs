@@ -53,8 +53,12 @@ impl Targets {
                 self.resolve_every
             )));
         }
-        TargetSpec::parse(&self.targets, Duration::from_nanos(self.resolve_every.0))
-            .context("--targets")
+        TargetSpec::parse(
+            &self.targets,
+            Duration::from_nanos(self.resolve_every.0),
+            crate::cli::names::flag,
+        )
+        .context("--targets")
     }
 
     /// `--authority`, parsed.

@@ -55,7 +55,7 @@ impl Tls {
                     "{flag} is a TLS setting: add --tls"
                 )));
             }
-            return Ok(Transport::plaintext());
+            return Ok(Transport::plaintext().with_names(crate::cli::names::flag));
         }
         if self.skip_tls_verify {
             lblab_lab::errln!(
@@ -69,16 +69,18 @@ impl Tls {
             key: self.key.clone(),
             insecure: self.skip_tls_verify,
         };
-        Transport::tls(&options, server_name).map_err(|e| {
-            let flag = match &e {
-                TlsError::Pem { setting, .. } => format!("--{setting}"),
-                TlsError::CertWithoutKey => "--cert/--key".into(),
-                _ => "--tls".into(),
-            };
-            LabError::Context {
-                context: flag,
-                source: Box::new(e),
-            }
-        })
+        Transport::tls(&options, server_name)
+            .map(|t| t.with_names(crate::cli::names::flag))
+            .map_err(|e| {
+                let flag = match &e {
+                    TlsError::Pem { setting, .. } => format!("--{setting}"),
+                    TlsError::CertWithoutKey => "--cert/--key".into(),
+                    _ => "--tls".into(),
+                };
+                LabError::Context {
+                    context: flag,
+                    source: Box::new(e),
+                }
+            })
     }
 }
