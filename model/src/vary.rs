@@ -398,12 +398,11 @@ fn set(tree: &mut toml::Value, o: &Override) -> Result<(), VaryError> {
         };
         if last {
             let key = seg.to_string();
-            let new =
-                typed_value(table.get(&key), &o.value).map_err(|message| VaryError::Value {
-                    path: o.path.clone(),
-                    value: o.value.clone(),
-                    message,
-                })?;
+            let new = typed_value(table.get(&key), &o.value).map_err(|e| VaryError::Value {
+                path: o.path.clone(),
+                value: o.value.clone(),
+                message: e.to_string(),
+            })?;
             if !table.contains_key(&key) && !optional_key(&walked, seg) {
                 let mut keys: Vec<&String> = table.keys().collect();
                 keys.sort();
@@ -455,27 +454,46 @@ fn optional_key(table: &str, key: &str) -> bool {
     table == "workload" && key == "concurrency"
 }
 
+/// Why a varied value does not fit its field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Mismatch {
+    /// The field is an integer.
+    #[error("the field is an integer; `{0}` is not one")]
+    Integer(String),
+    /// The field is a number.
+    #[error("the field is a number; `{0}` is not one")]
+    Number(String),
+    /// The field is a boolean.
+    #[error("the field is true or false; `{0}` is neither")]
+    Boolean(String),
+    /// The path names a table or a list.
+    #[error("the path names a table or a list, not a value")]
+    NotAValue,
+    /// The field is a date.
+    #[error("dates are not varied")]
+    Date,
+}
+
 /// `text` as a TOML value of the type of `old` (absent: a number if it reads as one).
-fn typed_value(old: Option<&toml::Value>, text: &str) -> Result<toml::Value, String> {
+fn typed_value(old: Option<&toml::Value>, text: &str) -> Result<toml::Value, Mismatch> {
     use toml::Value as V;
+    let text_of = || text.to_string();
     Ok(match old {
         Some(V::Integer(_)) => V::Integer(
             text.parse::<i64>()
-                .map_err(|_| format!("the field is an integer; `{text}` is not one"))?,
+                .map_err(|_| Mismatch::Integer(text_of()))?,
         ),
         Some(V::Float(_)) => V::Float(
             text.parse::<f64>()
-                .map_err(|_| format!("the field is a number; `{text}` is not one"))?,
+                .map_err(|_| Mismatch::Number(text_of()))?,
         ),
         Some(V::Boolean(_)) => V::Boolean(
             text.parse::<bool>()
-                .map_err(|_| format!("the field is true or false; `{text}` is neither"))?,
+                .map_err(|_| Mismatch::Boolean(text_of()))?,
         ),
         Some(V::String(_)) => V::String(text.to_string()),
-        Some(V::Table(_)) | Some(V::Array(_)) => {
-            return Err("the path names a table or a list, not a value".into())
-        }
-        Some(V::Datetime(_)) => return Err("dates are not varied".into()),
+        Some(V::Table(_)) | Some(V::Array(_)) => return Err(Mismatch::NotAValue),
+        Some(V::Datetime(_)) => return Err(Mismatch::Date),
         None => match text.parse::<i64>() {
             Ok(i) => V::Integer(i),
             Err(_) => match text.parse::<f64>() {

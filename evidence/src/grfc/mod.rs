@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use lblab_policy::config::parse_service_config;
+use lblab_policy::config::{parse_service_config, ConfigError};
 use serde_json::{json, Value};
 
 use crate::fmt::{iv, num, pct_iv};
@@ -19,8 +19,8 @@ macro_rules! w {
 }
 
 /// The policy's service-config JSON as the parser normalizes it, without lblab's ablation knobs.
-fn normalized(config: &str) -> Result<String, String> {
-    let parsed = parse_service_config(config).map_err(|e| e.to_string())?;
+fn normalized(config: &str) -> Result<String, ConfigError> {
+    let parsed = parse_service_config(config)?;
     let mut v = json!({ "loadBalancingConfig": [parsed.to_json()] });
     strip_ablation(&mut v);
     Ok(serde_json::to_string_pretty(&v).unwrap_or_default())
@@ -220,7 +220,11 @@ fn proposal(out: &mut String, ev: &Evidence) {
          knobs):\n",
         lb(json!({}))
     );
-    w!(out, "```json\n{}\n```\n", default.unwrap_or_else(|e| e));
+    w!(
+        out,
+        "```json\n{}\n```\n",
+        default.unwrap_or_else(|e| e.to_string())
+    );
     grpc::proto(out);
     w!(
         out,
@@ -258,7 +262,7 @@ fn proposal(out: &mut String, ev: &Evidence) {
                     format!("accepted as `{body}`, {} ignored", ignored.join(", "))
                 }
             }
-            Err(e) => format!("rejected: {}", e.replace('|', "\\|")),
+            Err(e) => format!("rejected: {}", e.to_string().replace('|', "\\|")),
         };
         w!(out, "| `{inner}` | {result} |");
     }

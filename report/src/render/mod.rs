@@ -60,7 +60,7 @@ pub(crate) fn write_chart(stem: &Path, chart: &impl Chart) -> Result<Vec<PathBuf
         file: file.to_path_buf(),
         message,
     };
-    text::ensure_font().map_err(|m| draw_err(&png_path, m))?;
+    text::ensure_font().map_err(|e| draw_err(&png_path, e.to_string()))?;
     let (w, h) = chart.size();
 
     let k = supersample::K as usize;

@@ -13,15 +13,17 @@ static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 /// The font family every chart uses. In SVG it is written as `font-family="sans-serif"`.
 pub(crate) const FAMILY: &str = "sans-serif";
 
+/// The embedded font could not be registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the embedded DejaVu Sans font could not be parsed")]
+pub(super) struct FontUnparsable;
+
 /// Registers the embedded font once per process.
-pub(super) fn ensure_font() -> Result<(), String> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    REGISTERED
-        .get_or_init(|| {
-            plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
-                .map_err(|_| "the embedded DejaVu Sans font could not be parsed".to_string())
-        })
-        .clone()
+pub(super) fn ensure_font() -> Result<(), FontUnparsable> {
+    static REGISTERED: OnceLock<Result<(), FontUnparsable>> = OnceLock::new();
+    *REGISTERED.get_or_init(|| {
+        plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).map_err(|_| FontUnparsable)
+    })
 }
 
 /// Text of `size` pixels in the chart font, in `color`.
