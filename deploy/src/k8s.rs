@@ -1,12 +1,16 @@
-//! The Kubernetes objects of a deployment ([`k8s`]): the ConfigMap, the fleet's headless Service
-//! and Indexed Job, the results volume, the load generators' Indexed Job, the collector's Job
-//! and the kustomization, with the pods' security, scheduling and resources.
+//! The Kubernetes objects of a deployment ([`k8s`]), one function per object: the ConfigMap
+//! ([`config_map`]), the fleet's headless Service ([`fleet_service`]) and Indexed Job
+//! ([`fleet_job`]), the results volume ([`results_claim`]), the load generators' Indexed Job
+//! ([`loadgen_job`]), the collector's Job ([`collect_job`]) and the kustomization
+//! ([`kustomization`]), each from the checked [`Deployment`] they share; the pods' scripts are
+//! [`crate::scripts`].
 
 use lblab_model::Scenario;
 use serde_json::{json, Value};
 
+use crate::scripts;
 use crate::{
-    default_shards, dns_label, shards, AccessMode, DeployError, Manifest, Options,
+    default_shards, dns_label, shards, AccessMode, DeployError, Manifest, Options, ShardLoad,
     CLIENT_CPU_PER_CALL_US, COLLECT_GRACE_S, DISPATCHER_CPU_PER_CALL_US, FLEET_LEAD_S, IMAGE_UID,
     JOB_TTL_S, NOTES, RESULTS_PATH, SCENARIO_PATH, SLOT_MARGIN_S,
 };
@@ -38,184 +42,247 @@ fn mebibytes(bytes: u64) -> String {
     format!("{}Mi", (bytes.div_ceil(1 << 20)).max(64))
 }
 
-/// Single-quotes `s` for `sh`.
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+/// What every object of one deployment is made from, checked before any is: the options, the
+/// shards of the clients, the policies (one slot each) and the objects' names.
+struct Deployment<'a> {
+    scenario: &'a Scenario,
+    opts: &'a Options,
+    /// The load generators' shards, by completion index.
+    loads: Vec<ShardLoad>,
+    /// A closed loop (no rate).
+    closed: bool,
+    /// The policies that run for real, one slot each in this order.
+    policies: Vec<&'a str>,
+    /// Seconds per policy's slot.
+    slot: u64,
+    /// The highest rate of a shard, calls/s.
+    max_rate: f64,
+    /// The memory estimate of the largest shard's run, bytes.
+    memory: u64,
+    /// The fleet's Service and Job.
+    fleet: String,
+    /// The ConfigMap.
+    config: String,
+    /// The load generators' Job.
+    job: String,
+    /// The results volume's claim.
+    results: String,
 }
 
-/// The manifests of `scenario` (whose file's text is `scenario_text`), with `opts`: the ConfigMap
-/// with the scenario and the start, the fleet (headless Service, Indexed Job), the results volume
-/// and the load generators' Indexed Job, the collector's Job, and a kustomization listing them.
-pub fn k8s(
-    scenario: &Scenario,
-    scenario_text: &str,
-    opts: &Options,
-) -> Result<Vec<Manifest>, DeployError> {
-    let name = &opts.name;
-    let starts_with_letter = name.starts_with(|c: char| c.is_ascii_lowercase());
-    let ends_alphanumeric = name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    if name.len() > 40 || dns_label(name, 40) != *name || !starts_with_letter || !ends_alphanumeric
-    {
-        return Err(DeployError::Name(name.clone()));
+impl<'a> Deployment<'a> {
+    /// Checks `opts` against `scenario` (the name, the image, the port, the shards, a policy that
+    /// runs for real, the largest shard as a scenario) and plans the slots.
+    fn new(scenario: &'a Scenario, opts: &'a Options) -> Result<Deployment<'a>, DeployError> {
+        let name = &opts.name;
+        let starts_with_letter = name.starts_with(|c: char| c.is_ascii_lowercase());
+        let ends_alphanumeric = name.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if name.len() > 40
+            || dns_label(name, 40) != *name
+            || !starts_with_letter
+            || !ends_alphanumeric
+        {
+            return Err(DeployError::Name(name.clone()));
+        }
+        if opts.image.trim().is_empty() || opts.image.chars().any(char::is_whitespace) {
+            return Err(DeployError::Image(opts.image.clone()));
+        }
+        if opts.port == 0 {
+            return Err(DeployError::Port);
+        }
+        let n = opts.shards.unwrap_or_else(|| default_shards(scenario));
+        let loads = shards(scenario, n)?;
+        let w = &scenario.file.workload;
+        let closed = w.concurrency.is_some() || w.rate == 0.0;
+        // One slot per policy, each with a fresh fleet whose fault timeline starts with it, as
+        // `lblab real` runs them (a load generator's start is also the time 0 of its arrivals).
+        let policies: Vec<&str> = scenario
+            .policies
+            .iter()
+            .filter(|p| p.runs_in_real())
+            .map(|p| p.name.as_str())
+            .collect();
+        if policies.is_empty() {
+            return Err(DeployError::Invalid(format!(
+                "no policy of {} runs for real (only the simulator's)",
+                scenario.file.name
+            )));
+        }
+        let slot = (scenario.workload.end() + scenario.workload.drain()).div_ceil(1_000_000_000)
+            + SLOT_MARGIN_S;
+        let max_rate = loads.iter().map(|l| l.rate).fold(0.0, f64::max);
+        let max_clients = loads.iter().map(|l| l.clients).max().unwrap_or(1);
+        let memory = {
+            let mut file = scenario.file.clone();
+            file.workload.clients = max_clients;
+            file.workload.rate = max_rate;
+            let shard = Scenario::validate(file)
+                .map_err(|e| DeployError::Invalid(format!("a shard of the scenario: {e}")))?;
+            lblab_model::budget::estimate(
+                &shard,
+                policies.len().max(1),
+                lblab_model::budget::Mode::Real,
+            )
+            .bytes
+        };
+        Ok(Deployment {
+            scenario,
+            opts,
+            loads,
+            closed,
+            policies,
+            slot,
+            max_rate,
+            memory,
+            fleet: format!("{name}-fleet"),
+            config: format!("{name}-scenario"),
+            job: format!("{name}-loadgen"),
+            results: format!("{name}-results"),
+        })
     }
-    if opts.image.trim().is_empty() || opts.image.chars().any(char::is_whitespace) {
-        return Err(DeployError::Image(opts.image.clone()));
-    }
-    if opts.port == 0 {
-        return Err(DeployError::Port);
-    }
-    let n = opts.shards.unwrap_or_else(|| default_shards(scenario));
-    let loads = shards(scenario, n)?;
-    let backends = &scenario.backends;
-    let w = &scenario.file.workload;
-    let closed = w.concurrency.is_some() || w.rate == 0.0;
-    let (fleet, config, job, results) = (
-        format!("{name}-fleet"),
-        format!("{name}-scenario"),
-        format!("{name}-loadgen"),
-        format!("{name}-results"),
-    );
-    let labels = |part: &str| {
+
+    /// The labels of the objects of component `part`.
+    fn labels(&self, part: &str) -> Value {
         json!({
             "app.kubernetes.io/name": "lblab",
-            "app.kubernetes.io/instance": name,
+            "app.kubernetes.io/instance": self.opts.name,
             "app.kubernetes.io/component": part,
         })
-    };
-    // Scheduling. The load generators keep off the backends' nodes where they can (a shared
-    // kernel would make each other's latency), and the backends spread over the nodes; with a
-    // ReadWriteOnce volume every pod that mounts it must share one node.
-    let term = |components: &[&str]| {
-        json!({
-            "labelSelector": {"matchExpressions": [
-                {"key": "app.kubernetes.io/instance", "operator": "In", "values": [name]},
-                {"key": "app.kubernetes.io/component", "operator": "In", "values": components},
-            ]},
-            "topologyKey": "kubernetes.io/hostname",
-        })
-    };
-    let apart_from_fleet = json!({"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 100, "podAffinityTerm": term(&["fleet"])},
-    ]});
-    let volume_affinity = match opts.access_mode {
-        AccessMode::ReadWriteOnce => json!({
-            "podAntiAffinity": apart_from_fleet,
-            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                term(&["loadgen", "collect"]),
-            ]},
-        }),
-        AccessMode::ReadWriteMany => json!({"podAntiAffinity": apart_from_fleet}),
-    };
-    let fleet_spread = json!([{
-        "maxSkew": 1,
-        "topologyKey": "kubernetes.io/hostname",
-        "whenUnsatisfiable": "ScheduleAnyway",
-        "labelSelector": {"matchLabels": labels("fleet")},
-    }]);
-    let start_env = json!({
-        "name": "START_AT",
-        "valueFrom": {"configMapKeyRef": {"name": config, "key": "start_at"}},
-    });
-    let scenario_volume = json!({"name": "scenario", "configMap": {"name": config}});
-    let scenario_mount = json!({"name": "scenario", "mountPath": "/etc/lblab", "readOnly": true});
+    }
 
-    let configmap = json!({
+    /// Where the pods that mount the results volume go. The load generators keep off the
+    /// backends' nodes where they can (a shared kernel would make each other's latency); with a
+    /// ReadWriteOnce volume every pod that mounts it must share one node.
+    fn volume_affinity(&self) -> Value {
+        let term = |components: &[&str]| {
+            json!({
+                "labelSelector": {"matchExpressions": [
+                    {"key": "app.kubernetes.io/instance", "operator": "In", "values": [self.opts.name]},
+                    {"key": "app.kubernetes.io/component", "operator": "In", "values": components},
+                ]},
+                "topologyKey": "kubernetes.io/hostname",
+            })
+        };
+        let apart_from_fleet = json!({"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "podAffinityTerm": term(&["fleet"])},
+        ]});
+        match self.opts.access_mode {
+            AccessMode::ReadWriteOnce => json!({
+                "podAntiAffinity": apart_from_fleet,
+                "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    term(&["loadgen", "collect"]),
+                ]},
+            }),
+            AccessMode::ReadWriteMany => json!({"podAntiAffinity": apart_from_fleet}),
+        }
+    }
+
+    /// The common start, from the ConfigMap.
+    fn start_env(&self) -> Value {
+        json!({
+            "name": "START_AT",
+            "valueFrom": {"configMapKeyRef": {"name": self.config, "key": "start_at"}},
+        })
+    }
+
+    /// The ConfigMap as a volume.
+    fn scenario_volume(&self) -> Value {
+        json!({"name": "scenario", "configMap": {"name": self.config}})
+    }
+
+    /// The results volume's claim as a volume.
+    fn results_volume(&self) -> Value {
+        json!({"name": "results", "persistentVolumeClaim": {"claimName": self.results}})
+    }
+}
+
+/// Where the scenario file is mounted.
+fn scenario_mount() -> Value {
+    json!({"name": "scenario", "mountPath": "/etc/lblab", "readOnly": true})
+}
+
+/// The ConfigMap: the scenario file (its text `scenario_text`) and the common start.
+fn config_map(d: &Deployment<'_>, scenario_text: &str) -> Value {
+    json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": config, "labels": labels("scenario")},
+        "metadata": {"name": d.config, "labels": d.labels("scenario")},
         "data": {
             "scenario.toml": scenario_text,
-            "start_at": opts.start_at.to_string(),
+            "start_at": d.opts.start_at.to_string(),
         },
-    });
+    })
+}
 
-    // The fleet: pod ordinal k serves backend k.
-    let per_backend_rate = if closed {
-        0.0
-    } else {
-        w.rate / backends.len().max(1) as f64
-    };
-    // One slot per policy, each with a fresh fleet whose fault timeline starts with it, as `lblab
-    // real` runs them (a load generator's --start-at is also the time 0 of its arrivals).
-    let policies: Vec<&str> = scenario
-        .policies
-        .iter()
-        .filter(|p| p.runs_in_real())
-        .map(|p| p.name.as_str())
-        .collect();
-    if policies.is_empty() {
-        return Err(DeployError::Invalid(format!(
-            "no policy of {} runs for real (only the simulator's)",
-            scenario.file.name
-        )));
-    }
-    let slot = (scenario.workload.end() + scenario.workload.drain()).div_ceil(1_000_000_000)
-        + SLOT_MARGIN_S;
-    let p = policies.len();
-    let fleet_script = format!(
-        "set -eu\n\
-         # The Indexed Job's completion index is the scenario backend's index.\n\
-         ordinal=\"${{JOB_COMPLETION_INDEX:-}}\"\n\
-         case \"$ordinal\" in\n\
-         \x20 ''|*[!0-9]*) echo \"pod ${{HOSTNAME:-?}}: no completion index (JOB_COMPLETION_INDEX)\" >&2; exit 2 ;;\n\
-         esac\n\
-         if [ \"$ordinal\" -ge {count} ]; then echo \"pod ${{HOSTNAME:-?}}: the scenario has {count} backends, none with index $ordinal\" >&2; exit 2; fi\n\
-         # A fresh fleet for each of the {p} policies' slots of {slot} s from START_AT: listening {FLEET_LEAD_S} s\n\
-         # before the slot, its fault timeline's time 0 at the slot's start, gone 25 s before the next.\n\
-         k=0\n\
-         while [ \"$k\" -lt {p} ]; do\n\
-         \x20 t=$((START_AT + k * {slot}))\n\
-         \x20 now=\"$(date +%s)\"\n\
-         \x20 if [ \"$((t + {slot} - 25))\" -gt \"$now\" ]; then\n\
-         \x20   if [ \"$((t - {FLEET_LEAD_S}))\" -gt \"$now\" ]; then sleep \"$((t - {FLEET_LEAD_S} - now))\"; now=\"$(date +%s)\"; fi\n\
-         \x20   lblab backend {SCENARIO_PATH} --index \"$ordinal\" --listen 0.0.0.0:{port} --start-at \"$t\" --for \"$((t + {slot} - 25 - now))s\"\n\
-         \x20 fi\n\
-         \x20 k=$((k + 1))\n\
-         done\n\
-         echo \"every policy's slot is over\"\n",
-        count = backends.len(),
-        port = opts.port,
-    );
-    let service = json!({
+/// The fleet's headless Service: its name resolves to every ready backend pod.
+fn fleet_service(d: &Deployment<'_>) -> Value {
+    let port = d.opts.port;
+    json!({
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": fleet, "labels": labels("fleet")},
+        "metadata": {"name": d.fleet, "labels": d.labels("fleet")},
         "spec": {
             // Headless: the name resolves to every ready pod, which dns:/// re-resolves.
             "clusterIP": "None",
-            "selector": labels("fleet"),
-            "ports": [{"name": "grpc", "port": opts.port, "targetPort": opts.port, "protocol": "TCP"}],
+            "selector": d.labels("fleet"),
+            "ports": [{"name": "grpc", "port": port, "targetPort": port, "protocol": "TCP"}],
         },
+    })
+}
+
+/// The fleet's Indexed Job: pod ordinal k serves backend k, a fresh fleet in each policy's
+/// slot. An Indexed Job rather than a StatefulSet: its pods end with the last slot (so the Job
+/// completes), and with `subdomain` set to the headless Service each pod is still reachable as
+/// `<job>-<index>.<service>`, as a StatefulSet's pod would be.
+fn fleet_job(d: &Deployment<'_>) -> Value {
+    let backends = d.scenario.backends.len();
+    let port = d.opts.port;
+    let w = &d.scenario.file.workload;
+    let per_backend_rate = if d.closed {
+        0.0
+    } else {
+        w.rate / backends.max(1) as f64
+    };
+    let script = scripts::fleet(&scripts::Fleet {
+        backends,
+        policies: d.policies.len(),
+        slot: d.slot,
+        lead: FLEET_LEAD_S,
+        scenario: SCENARIO_PATH,
+        port,
     });
-    // An Indexed Job rather than a StatefulSet: its pods end with the last slot (so the Job
-    // completes), and with `subdomain` set to the headless Service each pod is still reachable
-    // as `<job>-<index>.<service>`, as a StatefulSet's pod would be.
-    let fleet_job = json!({
+    // The backends spread over the nodes.
+    let spread = json!([{
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": d.labels("fleet")},
+    }]);
+    json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": fleet, "labels": labels("fleet")},
+        "metadata": {"name": d.fleet, "labels": d.labels("fleet")},
         "spec": {
             "completionMode": "Indexed",
             "ttlSecondsAfterFinished": JOB_TTL_S,
-            "completions": backends.len(),
-            "parallelism": backends.len(),
+            "completions": backends,
+            "parallelism": backends,
             // A backend process that fails is restarted in its pod, up to once per backend in all.
-            "backoffLimit": backends.len(),
+            "backoffLimit": backends,
             "template": {
-                "metadata": {"labels": labels("fleet")},
+                "metadata": {"labels": d.labels("fleet")},
                 "spec": {
-                    "subdomain": fleet,
+                    "subdomain": d.fleet,
                     "restartPolicy": "OnFailure",
-                    "topologySpreadConstraints": fleet_spread,
+                    "topologySpreadConstraints": spread,
                     "securityContext": pod_security(),
                     "containers": [{
                         "name": "backend",
-                        "image": opts.image,
+                        "image": d.opts.image,
                         "securityContext": container_security(),
-                        "command": ["/bin/sh", "-c", fleet_script],
-                        "env": [start_env.clone()],
-                        "ports": [{"name": "grpc", "containerPort": opts.port, "protocol": "TCP"}],
-                        "readinessProbe": {"tcpSocket": {"port": opts.port}, "periodSeconds": 2},
+                        "command": ["/bin/sh", "-c", script],
+                        "env": [d.start_env()],
+                        "ports": [{"name": "grpc", "containerPort": port, "protocol": "TCP"}],
+                        "readinessProbe": {"tcpSocket": {"port": port}, "periodSeconds": 2},
                         "resources": {
                             "requests": {
                                 // The server's cost per call is not measured apart; the
@@ -225,99 +292,29 @@ pub fn k8s(
                             },
                             "limits": {"memory": mebibytes(256 << 20)},
                         },
-                        "volumeMounts": [scenario_mount.clone()],
+                        "volumeMounts": [scenario_mount()],
                     }],
-                    "volumes": [scenario_volume.clone()],
+                    "volumes": [d.scenario_volume()],
                 },
             },
         },
-    });
+    })
+}
 
-    // The load generators.
-    let mut cases = String::new();
-    for (i, l) in loads.iter().enumerate() {
-        let load = if closed {
-            String::new()
-        } else {
-            format!(" rate={}", l.rate)
-        };
-        cases.push_str(&format!(
-            "  {i}) clients={}{load} seed={} ;;\n",
-            l.clients, l.seed
-        ));
-    }
-    // The fleet's Service is named from the Job's own name (the `job-name` label Kubernetes
-    // gives its pods), so a kustomize namePrefix or nameSuffix that renames both keeps them
-    // paired: `<prefix><name>-loadgen<suffix>` finds `<prefix><name>-fleet<suffix>`.
-    let port = opts.port;
-    let targets_script = if opts.dns {
-        format!("targets=\"dns:///$fleet:{port}\"\n")
-    } else {
-        format!(
-            "targets=\"\"\n\
-             b=0\n\
-             while [ \"$b\" -lt {count} ]; do targets=\"$targets${{targets:+,}}$fleet-$b.$fleet:{port}\"; b=$((b + 1)); done\n",
-            count = backends.len()
-        )
-    };
-    let rate_flag = if closed { "" } else { " --rate \"$rate\"" };
-    let mut policy_cases = String::new();
-    for (k, label) in policies.iter().enumerate() {
-        policy_cases.push_str(&format!("    {k}) policy={} ;;\n", sh_quote(label)));
-    }
-    let loadgen_script = format!(
-        "set -eu\n\
-         i=\"$JOB_COMPLETION_INDEX\"\n\
-         case \"$i\" in\n{cases}  *) echo \"no load-generator shard $i of {n}\" >&2; exit 2 ;;\n\
-         esac\n\
-         fleet=\"${{JOB_NAME%-loadgen*}}-fleet${{JOB_NAME##*-loadgen}}\"\n\
-         {targets_script}\
-         # Each policy in its slot of {slot} s from START_AT, against that slot's fresh fleet; every\n\
-         # shard starts at the slot's start (its --start-at: the fault timeline's time 0 too).\n\
-         rc=0\n\
-         k=0\n\
-         while [ \"$k\" -lt {p} ]; do\n\
-         \x20 case \"$k\" in\n{policy_cases}  esac\n\
-         \x20 t=$((START_AT + k * {slot}))\n\
-         \x20 now=\"$(date +%s)\"\n\
-         \x20 if [ \"$now\" -gt \"$((t + 5))\" ]; then\n\
-         \x20   echo \"$policy: its start ($t) has passed; skipped\" >&2; rc=1\n\
-         \x20 else\n\
-         \x20   if [ \"$((t - 5))\" -gt \"$now\" ]; then sleep \"$((t - 5 - now))\"; fi\n\
-         \x20   lblab loadgen {SCENARIO_PATH} --targets \"$targets\" --clients \"$clients\"{rate_flag} \
-         --seed \"$seed\" --policy=\"$policy\" --start-at \"$t\" --out \"{RESULTS_PATH}/policy-$k/shard-$i\" || rc=1\n\
-         \x20 fi\n\
-         \x20 k=$((k + 1))\n\
-         done\n\
-         exit \"$rc\"\n"
-    );
-    let max_rate = loads.iter().map(|l| l.rate).fold(0.0, f64::max);
-    let max_clients = loads.iter().map(|l| l.clients).max().unwrap_or(1);
-    let memory = {
-        let mut file = scenario.file.clone();
-        file.workload.clients = max_clients;
-        file.workload.rate = max_rate;
-        let shard = Scenario::validate(file)
-            .map_err(|e| DeployError::Invalid(format!("a shard of the scenario: {e}")))?;
-        let policies = scenario
-            .policies
-            .iter()
-            .filter(|p| p.runs_in_real())
-            .count();
-        lblab_model::budget::estimate(&shard, policies.max(1), lblab_model::budget::Mode::Real)
-            .bytes
-    };
+/// The results volume's claim: every shard writes its own folder on it; a storage class that
+/// is not a StorageClass's name is refused.
+fn results_claim(d: &Deployment<'_>) -> Result<Value, DeployError> {
     let mut pvc = json!({
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": {"name": results, "labels": labels("results")},
+        "metadata": {"name": d.results, "labels": d.labels("results")},
         "spec": {
             // Every shard writes its own folder; ReadWriteMany lets them run on any node.
-            "accessModes": [opts.access_mode.as_str()],
-            "resources": {"requests": {"storage": format!("{}Gi", loads.len().div_ceil(8))}},
+            "accessModes": [d.opts.access_mode.as_str()],
+            "resources": {"requests": {"storage": format!("{}Gi", d.loads.len().div_ceil(8))}},
         },
     });
-    if let Some(class) = &opts.storage_class {
+    if let Some(class) = &d.opts.storage_class {
         // A DNS subdomain: lower-case letters, digits, '-' and '.', alphanumeric at both ends.
         let subdomain = class.len() <= 253
             && class
@@ -330,102 +327,106 @@ pub fn k8s(
         }
         pvc["spec"]["storageClassName"] = json!(class);
     }
-    let start_env_collect = start_env.clone();
-    let job_spec = json!({
+    Ok(pvc)
+}
+
+/// The load generators' Indexed Job: completion index i runs shard i of the clients, each
+/// policy in its slot. The fleet's Service is named from the Job's own name (the `job-name`
+/// label Kubernetes gives its pods), so a kustomize namePrefix or nameSuffix that renames both
+/// keeps them paired: `<prefix><name>-loadgen<suffix>` finds `<prefix><name>-fleet<suffix>`.
+fn loadgen_job(d: &Deployment<'_>) -> Value {
+    let script = scripts::loadgen(&scripts::Loadgen {
+        loads: &d.loads,
+        closed: d.closed,
+        policies: &d.policies,
+        dns: d.opts.dns,
+        backends: d.scenario.backends.len(),
+        port: d.opts.port,
+        slot: d.slot,
+        scenario: SCENARIO_PATH,
+        results: RESULTS_PATH,
+    });
+    let memory = d.memory;
+    json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": job, "labels": labels("loadgen")},
+        "metadata": {"name": d.job, "labels": d.labels("loadgen")},
         "spec": {
             "completionMode": "Indexed",
             "ttlSecondsAfterFinished": JOB_TTL_S,
-            "completions": loads.len(),
-            "parallelism": loads.len(),
+            "completions": d.loads.len(),
+            "parallelism": d.loads.len(),
             // One shard that fails ends only its own index; the others run on (a retry would
             // find its slots passed, so none is made).
             "backoffLimitPerIndex": 0,
             "template": {
-                "metadata": {"labels": labels("loadgen")},
+                "metadata": {"labels": d.labels("loadgen")},
                 "spec": {
                     "restartPolicy": "Never",
-                    "affinity": volume_affinity.clone(),
+                    "affinity": d.volume_affinity(),
                     "securityContext": pod_security(),
                     "containers": [{
                         "name": "loadgen",
-                        "image": opts.image,
+                        "image": d.opts.image,
                         "securityContext": container_security(),
-                        "command": ["/bin/sh", "-c", loadgen_script],
+                        "command": ["/bin/sh", "-c", script],
                         "env": [
-                            start_env,
+                            d.start_env(),
                             {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['job-name']"}}},
                         ],
                         "resources": {
                             "requests": {
                                 "cpu": millicores(
-                                    1.25 * max_rate * (CLIENT_CPU_PER_CALL_US + DISPATCHER_CPU_PER_CALL_US) * 1e-6,
+                                    1.25 * d.max_rate * (CLIENT_CPU_PER_CALL_US + DISPATCHER_CPU_PER_CALL_US) * 1e-6,
                                 ),
                                 "memory": mebibytes(memory + (64 << 20)),
                             },
                             "limits": {"memory": mebibytes(2 * memory + (128 << 20))},
                         },
                         "volumeMounts": [
-                            scenario_mount,
+                            scenario_mount(),
                             {"name": "results", "mountPath": RESULTS_PATH},
                         ],
                     }],
-                    "volumes": [
-                        scenario_volume,
-                        {"name": "results", "persistentVolumeClaim": {"claimName": results}},
-                    ],
+                    "volumes": [d.scenario_volume(), d.results_volume()],
                 },
             },
         },
-    });
+    })
+}
 
-    // The collector: waits for every shard of every policy (or for the last slot's end plus
-    // a margin), merges each policy's shards into one run folder, and stays up an hour so that
-    // `kubectl cp` can fetch them.
-    let shards_n = loads.len();
-    let collect_script = format!(
-        "set -eu\n\
-         results=\"${{LBLAB_RESULTS:-{RESULTS_PATH}}}\"\n\
-         deadline=$((START_AT + {p} * {slot} + {COLLECT_GRACE_S}))\n\
-         rc=0\n\
-         k=0\n\
-         while [ \"$k\" -lt {p} ]; do\n\
-         \x20 # A shard is done when its run folder has its summary.\n\
-         \x20 while [ \"$(ls \"$results/policy-$k\"/shard-*/summary.json 2>/dev/null | wc -l)\" -lt {shards_n} ] && [ \"$(date +%s)\" -lt \"$deadline\" ]; do sleep 10; done\n\
-         \x20 done_n=\"$(ls \"$results/policy-$k\"/shard-*/summary.json 2>/dev/null | wc -l)\"\n\
-         \x20 if [ \"$done_n\" -lt {shards_n} ]; then echo \"policy-$k: $done_n of {shards_n} shards finished by the deadline\" >&2; rc=1; fi\n\
-         \x20 if [ \"$done_n\" -gt 0 ]; then\n\
-         \x20   lblab report --merge \"$results/policy-$k\"/shard-* --out \"$results/merged/policy-$k\" || rc=1\n\
-         \x20 fi\n\
-         \x20 k=$((k + 1))\n\
-         done\n\
-         echo \"merged: $results/merged; fetch it within the hour with\"\n\
-         echo \"  kubectl cp -n ${{POD_NAMESPACE:-default}} ${{HOSTNAME:-POD}}:$results/merged ./lblab-merged\"\n\
-         sleep 3600\n\
-         exit \"$rc\"\n"
-    );
-    let collector = json!({
+/// The collector's Job: waits for every shard of every policy (or for the last slot's end plus
+/// a margin), merges each policy's shards into one run folder, and stays up an hour so that
+/// `kubectl cp` can fetch them.
+fn collect_job(d: &Deployment<'_>) -> Value {
+    let script = scripts::collect(&scripts::Collect {
+        policies: d.policies.len(),
+        slot: d.slot,
+        grace: COLLECT_GRACE_S,
+        shards: d.loads.len(),
+        results: RESULTS_PATH,
+    });
+    let memory = d.memory;
+    json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": format!("{name}-collect"), "labels": labels("collect")},
+        "metadata": {"name": format!("{}-collect", d.opts.name), "labels": d.labels("collect")},
         "spec": {
             "backoffLimit": 2,
             "ttlSecondsAfterFinished": JOB_TTL_S,
             "template": {
-                "metadata": {"labels": labels("collect")},
+                "metadata": {"labels": d.labels("collect")},
                 "spec": {
                     "restartPolicy": "OnFailure",
-                    "affinity": volume_affinity,
+                    "affinity": d.volume_affinity(),
                     "securityContext": pod_security(),
                     "containers": [{
                         "name": "collect",
-                        "image": opts.image,
+                        "image": d.opts.image,
                         "securityContext": container_security(),
-                        "command": ["/bin/sh", "-c", collect_script],
+                        "command": ["/bin/sh", "-c", script],
                         "env": [
-                            start_env_collect,
+                            d.start_env(),
                             {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
                         ],
                         "resources": {
@@ -434,28 +435,48 @@ pub fn k8s(
                         },
                         "volumeMounts": [{"name": "results", "mountPath": RESULTS_PATH}],
                     }],
-                    "volumes": [
-                        {"name": "results", "persistentVolumeClaim": {"claimName": results}},
-                    ],
+                    "volumes": [d.results_volume()],
                 },
             },
         },
-    });
+    })
+}
 
+/// The kustomization listing the manifests.
+fn kustomization() -> Value {
+    json!({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": ["scenario.yaml", "fleet.yaml", "loadgen.yaml", "collect.yaml"],
+    })
+}
+
+/// The manifests of `scenario` (whose file's text is `scenario_text`), with `opts`: the ConfigMap
+/// with the scenario and the start, the fleet (headless Service, Indexed Job), the results volume
+/// and the load generators' Indexed Job, the collector's Job, and a kustomization listing them.
+pub fn k8s(
+    scenario: &Scenario,
+    scenario_text: &str,
+    opts: &Options,
+) -> Result<Vec<Manifest>, DeployError> {
+    let d = Deployment::new(scenario, opts)?;
+    let claim = results_claim(&d)?;
+    let w = &scenario.file.workload;
     let head = format!(
         "lblab deploy k8s: scenario {} ({} backends, {} clients, {}), {} load-generator shards.\n\
          Written by `lblab deploy k8s`; see docs/distributed.md.\n\n{}",
         scenario.file.name,
-        backends.len(),
+        scenario.backends.len(),
         w.clients,
-        if closed {
+        if d.closed {
             "closed loop".to_string()
         } else {
             format!("{} calls/s", w.rate)
         },
-        loads.len(),
+        d.loads.len(),
         NOTES,
     );
+    let (fleet, results, slot, p) = (&d.fleet, &d.results, d.slot, d.policies.len());
     let files = vec![
         Manifest {
             file: "scenario.yaml".into(),
@@ -464,7 +485,7 @@ pub fn k8s(
                  backend's fault timeline and when the load generators start. Set start_at a \
                  little after the pods will be running, e.g. `date -d '+2 min' +%s`."
             ),
-            docs: vec![configmap],
+            docs: vec![config_map(&d, scenario_text)],
         },
         Manifest {
             file: "fleet.yaml".into(),
@@ -473,9 +494,9 @@ pub fn k8s(
                  behind the headless Service {fleet}; a fresh fleet for each policy's slot of \
                  {slot} s from start_at ({p} policies: {}).",
                 opts.port,
-                policies.join(", ")
+                d.policies.join(", ")
             ),
-            docs: vec![service, fleet_job],
+            docs: vec![fleet_service(&d), fleet_job(&d)],
         },
         Manifest {
             file: "loadgen.yaml".into(),
@@ -486,7 +507,7 @@ pub fn k8s(
                  policy's shards with `lblab report --merge {RESULTS_PATH}/policy-k/shard-* \
                  --out {RESULTS_PATH}/merged/policy-k`."
             ),
-            docs: vec![pvc, job_spec],
+            docs: vec![claim, loadgen_job(&d)],
         },
         Manifest {
             file: "collect.yaml".into(),
@@ -496,16 +517,12 @@ pub fn k8s(
                  shards into {RESULTS_PATH}/merged/policy-k with `lblab report --merge`, prints the \
                  `kubectl cp` line that fetches them and stays up an hour for it."
             ),
-            docs: vec![collector],
+            docs: vec![collect_job(&d)],
         },
         Manifest {
             file: "kustomization.yaml".into(),
             comment: "A kustomize base of the manifests above (`kubectl apply -k .`).".into(),
-            docs: vec![json!({
-                "apiVersion": "kustomize.config.k8s.io/v1beta1",
-                "kind": "Kustomization",
-                "resources": ["scenario.yaml", "fleet.yaml", "loadgen.yaml", "collect.yaml"],
-            })],
+            docs: vec![kustomization()],
         },
     ];
     for m in &files {

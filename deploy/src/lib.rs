@@ -17,6 +17,7 @@
 //!   ([`CLIENT_CPU_PER_CALL_US`]); CPU *limits* are left out on purpose (see [`NOTES`]).
 
 mod k8s;
+mod scripts;
 mod yaml;
 
 use lblab_model::setting::{Named, Names, Setting};
