@@ -81,6 +81,45 @@ pub enum Setting {
 }
 
 impl Setting {
+    /// Every setting, in declaration order.
+    pub const ALL: [Setting; 35] = [
+        Setting::Out,
+        Setting::Repeat,
+        Setting::Warmup,
+        Setting::Duration,
+        Setting::MemoryBudget,
+        Setting::ChartBudget,
+        Setting::Policy,
+        Setting::Seed,
+        Setting::Seeds,
+        Setting::SeedOffset,
+        Setting::Baseline,
+        Setting::WriteBaseline,
+        Setting::Report,
+        Setting::Confidence,
+        Setting::MinChange,
+        Setting::MinShareChange,
+        Setting::MinSecondsChange,
+        Setting::Vary,
+        Setting::X,
+        Setting::Shard,
+        Setting::Merge,
+        Setting::Targets,
+        Setting::StartAt,
+        Setting::Only,
+        Setting::Listen,
+        Setting::Tls,
+        Setting::Cert,
+        Setting::Key,
+        Setting::Proto,
+        Setting::ImportPath,
+        Setting::Protoset,
+        Setting::Name,
+        Setting::Image,
+        Setting::Port,
+        Setting::StorageClass,
+    ];
+
     /// The setting in words, as a library's messages name it when displayed on their own:
     /// `out`, `write_baseline`.
     pub fn word(self) -> &'static str {
@@ -147,4 +186,16 @@ macro_rules! display_named {
             }
         })*
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_has_its_own_word() {
+        let words: std::collections::BTreeSet<&str> =
+            Setting::ALL.iter().map(|s| s.word()).collect();
+        assert_eq!(words.len(), Setting::ALL.len());
+    }
 }

@@ -58,3 +58,35 @@ pub fn message(err: &anyhow::Error) -> String {
         lblab_lab::error::named(e, flag)
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The long flags of `command` and of its subcommands, without their dashes.
+    fn longs(command: &clap::Command, into: &mut std::collections::BTreeSet<String>) {
+        for arg in command.get_arguments() {
+            into.extend(arg.get_long().map(String::from));
+        }
+        for sub in command.get_subcommands() {
+            longs(sub, into);
+        }
+    }
+
+    #[test]
+    fn every_setting_is_a_flag_of_some_command() {
+        let mut flags = std::collections::BTreeSet::new();
+        longs(
+            &<super::super::Cli as clap::CommandFactory>::command(),
+            &mut flags,
+        );
+        for setting in Setting::ALL {
+            let spelt = flag(setting);
+            let long = spelt.strip_prefix("--").unwrap_or(spelt);
+            assert!(
+                flags.contains(long),
+                "{setting:?} is spelt {spelt}, which no command has"
+            );
+        }
+    }
+}
