@@ -3,6 +3,7 @@
 //! services (ready + call + completion of a trivial inner service, polled with a no-op waker).
 //!
 //! Run: `cargo bench -p lblab-policy --bench pick -- --warm-up-time 1 --measurement-time 2`.
+//! A sample is the thread's CPU time per call ([`common::thread_cpu`]), not wall time.
 //! Each iteration advances the clock by 1 µs, picks a unary call and completes it at once with a
 //! per-endpoint elapsed time and an ORCA report (which only weighted_round_robin reads), so every
 //! estimator does its full update.
@@ -18,7 +19,7 @@ use tower::balance::p2c::Balance;
 use tower::Service;
 
 mod common;
-use common::{outcome, setup, tower_balance, POLICIES};
+use common::{outcome, setup, thread_cpu, tower_balance, POLICIES};
 
 const SIZES: [u32; 4] = [2, 20, 200, 1000];
 
@@ -28,15 +29,19 @@ fn policies(c: &mut Criterion) {
         for n in SIZES {
             let (mut policy, mut rng, mut now) = setup(entry, n);
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
-                b.iter(|| {
-                    now += 1_000;
-                    match policy.pick(black_box(now), RpcKind::Unary, &mut rng) {
-                        Pick::Endpoint(t) => {
-                            let o = outcome(t.endpoint());
-                            policy.on_done(now, t, black_box(o));
+                b.iter_custom(|iters| {
+                    let start = thread_cpu();
+                    for _ in 0..iters {
+                        now += 1_000;
+                        match policy.pick(black_box(now), RpcKind::Unary, &mut rng) {
+                            Pick::Endpoint(t) => {
+                                let o = outcome(t.endpoint());
+                                policy.on_done(now, t, black_box(o));
+                            }
+                            other => panic!("{name}: {other:?}"),
                         }
-                        other => panic!("{name}: {other:?}"),
                     }
+                    thread_cpu() - start
                 })
             });
         }
@@ -66,7 +71,13 @@ fn tower_p2c_peak_ewma(c: &mut Criterion) {
             once(&mut balance); // discover every service and warm the estimates
         }
         group.bench_with_input(BenchmarkId::new("tower_p2c_peak_ewma", n), &n, |b, _| {
-            b.iter(|| once(&mut balance))
+            b.iter_custom(|iters| {
+                let start = thread_cpu();
+                for _ in 0..iters {
+                    once(&mut balance);
+                }
+                thread_cpu() - start
+            })
         });
     }
     group.finish();

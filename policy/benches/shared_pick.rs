@@ -5,26 +5,31 @@
 //! with ORCA reports) and tower's p2c over `load::PeakEwma` (behind one lock, as tower shares a
 //! balancer through one buffer task; pick and completion in one locked call).
 //!
-//! A sample's time is the wall time of all threads' calls divided by their number: the inverse of
-//! the picker's throughput. `scripts/bench.sh` turns the medians into ratios to round_robin.
+//! A sample's time is the CPU time all threads spent in their calls divided by the number of
+//! calls ([`common::thread_cpu`]): what a call costs, including what the threads cost each other
+//! (the cache lines they share, a retried read), but not the time another process held the
+//! core. With one thread that is the cost of a pick and its completion; the ratio of the two-thread
+//! figure to the one-thread figure is how the picker scales (1 if the threads do not slow each
+//! other down). `scripts/bench.sh` turns the medians into ratios to round_robin.
 //!
 //! Run: `cargo bench -p lblab-policy --bench shared_pick -- --warm-up-time 1 --measurement-time 2`.
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use lblab_policy::peak_ewma::{shared::SharedPeakEwma, Config};
+use lblab_policy::shared::ConcurrentPolicy;
 use lblab_policy::shared::{LeastRequest, Locked, RoundRobin, SharedPicker, SharedTicket};
-use lblab_policy::Nanos;
+use lblab_policy::{Connectivity, EndpointId, Nanos, Outcome, Pick, RpcKind, Status};
 use rand::{rngs::SmallRng, RngCore, SeedableRng};
 use tower::Service;
 
 mod common;
-use common::{setup, tower_balance, Inner};
+use common::{setup, thread_cpu, tower_balance, Inner, SIMPLE};
 
 const SIZES: [u32; 4] = [2, 20, 1000, 10_000];
 const THREADS: [u64; 4] = [1, 2, 4, 8];
@@ -86,6 +91,7 @@ fn pickers(n: u32) -> Vec<Box<dyn SharedPicker>> {
         Box::new(RoundRobin::new(n, 0)),
         Box::new(LeastRequest::new(n, 2)),
         Box::new(SharedPeakEwma::new(Config::default(), n).expect("the default is supported")),
+        Box::new(concurrent("peak_ewma_simple", SIMPLE, n)),
         Box::new(Locked::new(
             warmed(r#"{"weighted_round_robin":{"blackoutPeriod":"0s"}}"#),
             n,
@@ -95,25 +101,79 @@ fn pickers(n: u32) -> Vec<Box<dyn SharedPicker>> {
     ]
 }
 
-/// Runs `iters` pick + completion calls split over `threads` threads; returns the wall time.
+/// Runs `iters` pick + completion calls split over `threads` threads; returns the CPU time
+/// the threads spent in them, summed.
 fn run(picker: &dyn SharedPicker, threads: u64, iters: u64) -> Duration {
     let per = iters.div_ceil(threads);
-    let start = Instant::now();
     std::thread::scope(|scope| {
-        for t in 0..threads {
-            scope.spawn(move || {
-                let mut rng = SmallRng::seed_from_u64(t + 1);
-                let mut now: Nanos = 3_000_000_000;
-                for k in 0..per {
-                    now += 1_000;
-                    let ticket = picker.pick(now, &mut rng).expect("READY endpoints");
-                    let elapsed = 1_000_000 + u64::from(ticket.endpoint % 13) * 100_000 + k % 7;
-                    picker.done(ticket, now, elapsed, true);
-                }
-            });
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut rng = SmallRng::seed_from_u64(t + 1);
+                    let mut now: Nanos = 3_000_000_000;
+                    let start = thread_cpu();
+                    for k in 0..per {
+                        now += 1_000;
+                        let ticket = picker.pick(now, &mut rng).expect("READY endpoints");
+                        let elapsed = 1_000_000 + u64::from(ticket.endpoint % 13) * 100_000 + k % 7;
+                        picker.done(ticket, now, elapsed, true);
+                    }
+                    thread_cpu() - start
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a picking thread finished"))
+            .sum()
+    })
+}
+
+/// A configuration's concurrent picker (`PolicyConfig::build_concurrent`) over `n` READY
+/// endpoints, reported as `name`.
+fn concurrent(name: &'static str, entry: &str, n: u32) -> Concurrent {
+    let doc = format!(r#"{{"loadBalancingConfig":[{entry}]}}"#);
+    let policy = lblab_policy::config::parse_service_config(&doc)
+        .expect("valid config")
+        .build_concurrent()
+        .expect("the config has a concurrent form");
+    let ids: Vec<EndpointId> = (0..n).map(EndpointId).collect();
+    policy.set_endpoints(0, &ids);
+    for &id in &ids {
+        policy.on_connectivity(0, id, Connectivity::Ready);
+    }
+    Concurrent(name, policy, n)
+}
+
+/// A [`ConcurrentPolicy`] driven as a [`SharedPicker`].
+struct Concurrent(&'static str, Arc<dyn ConcurrentPolicy>, u32);
+
+impl SharedPicker for Concurrent {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    fn pick(&self, now: Nanos, rng: &mut dyn RngCore) -> Option<SharedTicket> {
+        match self.1.pick_call(now, RpcKind::Unary, rng) {
+            Pick::Endpoint(ticket) => Some(SharedTicket::with(ticket)),
+            Pick::Queue | Pick::Fail => None,
         }
-    });
-    start.elapsed()
+    }
+
+    fn done(&self, ticket: SharedTicket, now: Nanos, elapsed: Nanos, ok: bool) {
+        if let Some(ticket) = ticket.into_inner() {
+            let status = if ok { Status::Ok } else { Status::Error };
+            self.1.on_done(now, ticket, Outcome::new(status, elapsed));
+        }
+    }
+
+    fn endpoints(&self) -> usize {
+        self.2 as usize
+    }
+
+    fn bytes_per_endpoint(&self) -> usize {
+        0
+    }
 }
 
 fn shared(c: &mut Criterion) {

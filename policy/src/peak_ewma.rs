@@ -373,7 +373,13 @@ impl Policy for PeakEwmaPolicy {
         if !streams.outstanding(kind) {
             return; // by default a stream's duration is not a latency, and streams are not counted
         }
-        let (at, picks, a) = (self.decay.at(now), self.picks, self.config.ablation);
+        let (picks, a) = (self.picks, self.config.ablation);
+        // Most split estimates decay from their stored value and stamp: no decay factor needed.
+        let at = if a.split() && !a.needs_decay_factor() {
+            Moment::unscaled(now)
+        } else {
+            self.decay.at(now)
+        };
         let Some(load) = self.endpoints.redeem(&ticket) else {
             return;
         };

@@ -41,7 +41,7 @@ impl SharedTicket {
     }
 
     /// A ticket carrying a policy's own [`Ticket`] for the completion.
-    pub(crate) fn with(ticket: Ticket) -> Self {
+    pub fn with(ticket: Ticket) -> Self {
         SharedTicket {
             endpoint: ticket.endpoint().0,
             inner: Some(ticket),
@@ -49,7 +49,7 @@ impl SharedTicket {
     }
 
     /// The policy's own ticket, if it carries one.
-    pub(crate) fn into_inner(self) -> Option<Ticket> {
+    pub fn into_inner(self) -> Option<Ticket> {
         self.inner
     }
 }

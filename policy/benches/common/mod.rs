@@ -22,6 +22,9 @@ pub const POLICIES: &[(&str, &str)] = &[
         r#"{"weighted_round_robin":{"blackoutPeriod":"0s"}}"#,
     ),
     ("peak_ewma", r#"{"peak_ewma_experimental":{}}"#),
+    ("peak_ewma_simple", SIMPLE),
+    ("finagle_peak_ewma", r#"{"finagle_peak_ewma":{}}"#),
+    ("envoy_peak_ewma", r#"{"envoy_peak_ewma":{}}"#),
     (
         "peak_ewma_on_read_distinct",
         r#"{"peak_ewma_experimental":{"lblabAblation":{"decay":"on_read","sampling":"distinct"}}}"#,
@@ -31,6 +34,25 @@ pub const POLICIES: &[(&str, &str)] = &[
         r#"{"outlier_detection_experimental":{"successRateEjection":{},"failurePercentageEjection":{},"childPolicy":[{"peak_ewma_experimental":{}}]}}"#,
     ),
 ];
+
+/// The design search's `simple` candidate (a plain time-weighted EWMA decaying toward 0 on the
+/// wall clock, the stall-aware cost, failures ignored): the one-rule policy the semantics issue
+/// weighs against the default, so its decision can weigh what each costs.
+pub const SIMPLE: &str = r#"{"peak_ewma_experimental":{"lblabAblation":{"initial":"zero","idle":"to_zero","peak":"blend","stall":true,"errorPenalty":0,"failures":"ignore"}}}"#;
+
+/// The calling thread's CPU time. The benchmarks report CPU time per call rather than wall time:
+/// on a shared 2-core machine other work inflates wall time, not the thread's own CPU time
+/// (contention between the picking threads, the cache lines they share, still shows).
+pub fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes only the `timespec` it is given, which lives on this stack.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "the thread CPU clock is readable");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
 
 pub fn outcome(e: EndpointId) -> Outcome {
     let load = LoadReport {

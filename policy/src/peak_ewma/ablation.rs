@@ -287,6 +287,17 @@ impl Default for Ablation {
 }
 
 impl Ablation {
+    /// Whether the estimate reads the wall-clock decay of the stored estimate through the
+    /// policy's decay factor ([`crate::estimator::PeakEwma::weight`]): decay on read, or a split
+    /// estimate with an `idleDecayTime` or a frozen estimate and no `blendTime`. The others
+    /// decay from the stored estimate and its stamp alone.
+    #[inline]
+    pub(crate) fn needs_decay_factor(&self) -> bool {
+        self.decay == DecayMode::OnRead
+            || (self.blend_time.is_none()
+                && (self.idle_decay_time.is_some() || self.idle == Idle::Frozen))
+    }
+
     /// Whether the estimate is read and updated with separate time constants for the peak, the
     /// idle decay and the blend ([`Peak::Decaying`], an `idleDecayTime` or a `blendTime`), rather
     /// than with the proposal's one `decayTime`.

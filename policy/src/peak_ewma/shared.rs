@@ -25,8 +25,8 @@ use std::sync::{Mutex, OnceLock};
 use rand::RngCore;
 
 use super::{
-    split_cost, split_sample, Ablation, Config, DecayMode, Idle, Initial, Load, PeakEwma, Split,
-    NAME,
+    split_cost, split_sample, Ablation, Config, DecayMode, Initial, Load, PeakEwma,
+    Split, NAME,
 };
 use crate::endpoints::Endpoints;
 use crate::estimator::Moment;
@@ -37,20 +37,19 @@ use crate::{
 };
 
 /// The words of a [`Cell`]'s estimate: the stored estimate and the error share (f64 bits), the
-/// stamp, the peak (f64 bits) and its stamp, the pick clock at the last sample, and whether the
+/// stamp, the peak (f64 bits) and its stamp, the pick clock at the last sample, whether the
 /// endpoint has been sampled.
 const WORDS: usize = 7;
 
-/// One endpoint's state: 96 bytes, contiguous with its neighbours' in the [`Arena`]. Not padded
+/// One endpoint's state: 88 bytes, contiguous with its neighbours' in the [`Arena`]. Not padded
 /// to a cache line each: at large fleets the memory a pick walks matters more than false
 /// sharing, which only few-endpoint fleets could see, and their threads share the endpoints
 /// themselves anyway.
 #[derive(Debug, Default)]
 struct Cell {
-    /// Sequence lock over `words`: odd while a completion writes them.
+    /// Sequence lock over `words`: odd while a completion writes them. A writer takes it by
+    /// moving it from even to odd (so writers exclude each other too).
     seq: AtomicU64,
-    /// Held by the one writer at a time.
-    writer: Mutex<()>,
     /// The generation (high 32 bits) and the calls outstanding (low 32 bits).
     counted: AtomicU64,
     /// The endpoint the slot holds (set when the cell starts over).
@@ -94,7 +93,7 @@ impl Cell {
     /// Runs `f` on the estimate with the write side held, if the cell is still at `generation`,
     /// and stores what `f` left. Returns whether it ran.
     fn update(&self, generation: u32, f: impl FnOnce(&mut Load)) -> bool {
-        let (_writer, seq) = self.lock();
+        let seq = self.lock();
         let ran = self.generation() == generation;
         if ran {
             let mut load = self.read_locked();
@@ -108,7 +107,7 @@ impl Cell {
     /// Starts the cell over for endpoint `id` at `generation` with `load` and nothing
     /// outstanding.
     fn reset(&self, id: EndpointId, generation: u32, load: &Load) {
-        let (_writer, seq) = self.lock();
+        let seq = self.lock();
         self.counted
             .store(u64::from(generation) << 32, Ordering::Release);
         self.id.store(id.0, Ordering::Relaxed);
@@ -117,16 +116,26 @@ impl Cell {
         self.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
 
-    /// Takes the write side: the even sequence it found (now odd until released). Writers
-    /// exclude each other with the cell's mutex, which parks a waiter rather than spinning: on
-    /// an oversubscribed machine the holder may have been descheduled mid-update.
-    fn lock(&self) -> (std::sync::MutexGuard<'_, ()>, u64) {
-        let guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let seq = self.seq.load(Ordering::Relaxed);
-        self.seq.store(seq | 1, Ordering::Relaxed);
-        // Orders the odd sequence before the word stores (the seqlock's write fence).
-        fence(Ordering::Release);
-        (guard, seq)
+    /// Takes the write side: the even sequence it found (now odd until released). A writer
+    /// that finds another one at work spins briefly, then yields: on an oversubscribed machine
+    /// the holder may have been descheduled mid-update, and the update is a few stores.
+    #[inline]
+    fn lock(&self) -> u64 {
+        let mut spins = 0u32;
+        loop {
+            let seq = self.seq.load(Ordering::Relaxed);
+            if seq & 1 == 0
+                && self
+                    .seq
+                    .compare_exchange_weak(seq, seq | 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                // Orders the odd sequence before the word stores (the seqlock's write fence).
+                fence(Ordering::Release);
+                return seq;
+            }
+            back_off(&mut spins);
+        }
     }
 
     fn read_locked(&self) -> Load {
@@ -315,7 +324,7 @@ impl SharedPeakEwma {
         if !a.split()
             || a.probe_interval.is_some()
             || a.decay != DecayMode::TimeWeighted
-            || (a.blend_time.is_none() && (a.idle_decay_time.is_some() || a.idle == Idle::Frozen))
+            || a.needs_decay_factor()
         {
             return Err(Unsupported);
         }

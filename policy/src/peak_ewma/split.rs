@@ -11,7 +11,6 @@ use super::{Ablation, Failures, Idle, Initial, Load, Peak, Probes};
 /// `τ`, the idle decay's and the peak's, as `1/τ` in 1/ns.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Split {
-    tau: f64,
     inv_idle: f64,
     inv_peak: f64,
     /// `1/blendTime`, when set.
@@ -22,6 +21,10 @@ pub(super) struct Split {
     /// With the pick clock: picks per time constant of idle decay at most
     /// ([`Ablation::idle_picks_at`]).
     pub(super) idle_picks: f64,
+    /// With the pick clock: the idle time one pick may count at most, `decayTime / idlePicks`
+    /// (ns): the pick multiplies by it rather than divide, a division being the slowest step of
+    /// reading an estimate (`results/bench/README.md`).
+    per_pick: f64,
 }
 
 impl Split {
@@ -33,7 +36,6 @@ impl Split {
         }
         .max(1);
         Split {
-            tau: decay_time.max(1) as f64,
             inv_idle: 1.0 / idle as f64,
             inv_peak: 1.0 / peak as f64,
             inv_blend: a.blend_time.map(|b| 1.0 / b.max(1) as f64),
@@ -42,6 +44,7 @@ impl Split {
                 .idle_max_time_at(decay_time)
                 .map(|m| (idle as f64 / m.max(1) as f64).min(1.0)),
             idle_picks: f64::from(a.idle_picks_at(decay_time)),
+            per_pick: decay_time.max(1) as f64 / f64::from(a.idle_picks_at(decay_time)),
         }
     }
 }
@@ -66,7 +69,7 @@ pub(super) fn idle_weight(
         Idle::Frozen => 0.0,
         Idle::PickClock => {
             let since = picks.saturating_sub(load.picks_at) as f64;
-            let idle = wall.min(since * split.tau / split.idle_picks);
+            let idle = wall.min(since * split.per_pick);
             match split.idle_floor {
                 // However few picks: at least the wall-clock decay with time constant idleMaxTime.
                 Some(floor) => idle.max(wall * floor),

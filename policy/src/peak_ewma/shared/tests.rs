@@ -1,6 +1,6 @@
 //! The concurrent policy against the sans-IO one, and under threads.
 use super::*;
-use crate::peak_ewma::PeakEwmaPolicy;
+use crate::peak_ewma::{Idle, PeakEwmaPolicy};
 use crate::shared::ConcurrentPolicy;
 use crate::shared::{LeastRequest, RoundRobin};
 use crate::{Connectivity, EndpointId, Outcome, Pick, Policy, RpcKind, Status};
