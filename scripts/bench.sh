@@ -13,10 +13,18 @@
 #   memory.csv        bytes per endpoint each policy allocates, counted at 10,000 endpoints
 #                     (policy/examples/memory.rs)
 #   machine.txt       commit, date, nproc, CPU model, rustc
-# Benchmarks are not tests: run this on a machine doing nothing else. About 12 minutes on 2 cores.
+# With BASE=<commit>, also against that commit, side by side in the same run (its worktree built
+# in $CARGO_TARGET_DIR/bench-base/):
+#   sim-scaling-vs-base.txt   the scaling example of both commits, alternating per configuration
+#   pick-vs-base.csv          both commits' pick benches (only if the base's benches measure
+#                             thread CPU time as these do; older ones measured wall time)
+# Benchmarks are not tests: run this on a machine doing nothing else. About 15 minutes on 2 cores
+# (30 with BASE). The pick benches and the simulator report thread CPU time, which other work on
+# the machine inflates far less than wall time; still, quote ratios from one run.
 #
 #   scripts/bench.sh
 #   OUT=/tmp/bench scripts/bench.sh
+#   BASE=HEAD~1 OUT=/tmp/bench scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-results/bench}
@@ -61,9 +69,51 @@ with open(out / "policy-pick.csv", "w", newline="") as f:
 PY
 cargo run --release --quiet -p lblab-policy --example memory > "$out/memory.csv"
 cargo run --release --quiet -p lblab-sim --example scaling > "$out/sim-scaling.txt"
+if [ -n "${BASE:-}" ]; then
+    base_tree=$(mktemp -d)
+    git worktree add --quiet --detach "$base_tree" "$BASE"
+    trap 'git worktree remove --force "$base_tree"' EXIT
+    base_target="$(realpath -m "$target")/bench-base"
+    base_rev=$(git rev-parse --short "$BASE")
+    (cd "$base_tree" && CARGO_TARGET_DIR="$base_target" cargo build --release --quiet -p lblab-sim --example scaling)
+    cargo build --release --quiet -p lblab-sim --example scaling
+    {
+        echo "# the scaling example, $base_rev (base) and $(git rev-parse --short HEAD) (head) alternating per configuration"
+        for config in "20 4" "1000 4" "10000 4" "20 1" "20 100"; do
+            for policy in round_robin peak_ewma; do
+                # shellcheck disable=SC2086 # the configuration is two words on purpose
+                echo "base $("$base_target/release/examples/scaling" $config $policy)"
+                # shellcheck disable=SC2086
+                echo "head $("$target/release/examples/scaling" $config $policy)"
+            done
+        done
+    } > "$out/sim-scaling-vs-base.txt"
+    if grep -q thread_cpu "$base_tree/policy/benches/pick.rs"; then
+        (cd "$base_tree" && CARGO_TARGET_DIR="$base_target" cargo bench -p lblab-policy --bench shared_pick -- --warm-up-time 1 --measurement-time 2 --noplot \
+            && CARGO_TARGET_DIR="$base_target" cargo bench -p lblab-policy --bench pick -- --warm-up-time 1 --measurement-time 2 --noplot)
+        python3 - "$base_target/criterion" "$target/criterion" "$out/pick-vs-base.csv" <<'PY'
+import csv, json, pathlib, sys
+def medians(root):
+    rows = {}
+    for bench in pathlib.Path(root).glob("*/*/*/new/benchmark.json"):
+        meta = json.loads(bench.read_text())
+        est = json.loads((bench.parent / "estimates.json").read_text())
+        rows[(meta["group_id"], meta["function_id"], int(meta["value_str"]))] = est["median"]["point_estimate"]
+    return rows
+base, head = medians(sys.argv[1]), medians(sys.argv[2])
+with open(sys.argv[3], "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["bench", "policy", "endpoints", "base_ns", "head_ns", "head_vs_base"])
+    for key in sorted(set(base) & set(head)):
+        w.writerow([key[0], key[1], key[2], f"{base[key]:.1f}", f"{head[key]:.1f}", f"{head[key] / base[key]:.2f}"])
+PY
+    else
+        echo "bench.sh: $base_rev's pick benches measure wall time, not thread CPU time: no pick-vs-base.csv" >&2
+    fi
+fi
 cargo build --release --quiet
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+trap 'rm -rf "$scratch"; [ -z "${base_tree:-}" ] || git worktree remove --force "$base_tree"' EXIT
 echo "rate,lateness_p99_us,client_cpu_per_call_us,failed,incident" > "$out/harness-capacity.csv"
 for rate in 1000 2000 3000 4000 6000 8000; do
     sed "s/^rate = .*/rate = $rate/" scenarios/healthy.toml > "$scratch/healthy-$rate.toml"
@@ -79,4 +129,4 @@ late = p["dispatch_lateness"]["p99_us"]
 print(f"{rate},{late:.0f},{p['client_cpu_per_call_us']:.1f},{failed},{'yes' if late > 1000 or failed else 'no'}")
 PY
 done
-echo "wrote $out/: shared-pick.csv policy-pick.csv memory.csv sim-scaling.txt harness-capacity.csv machine.txt"
+echo "wrote $out/: shared-pick.csv policy-pick.csv memory.csv sim-scaling.txt harness-capacity.csv machine.txt${BASE:+ sim-scaling-vs-base.txt pick-vs-base.csv}"
