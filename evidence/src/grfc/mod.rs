@@ -627,15 +627,15 @@ fn implementation(out: &mut String, ev: &Evidence) {
          (`policy/src/peak_ewma/shared.rs`: each endpoint's estimate in atomics that a pick reads \
          without a lock or a write, behind a sequence lock that completions of the same endpoint \
          take in turn; its outstanding count an atomic; the READY list behind a sequence lock of \
-         its own; an atomic pick counter), a pick and its completion take {} ns with one thread and {} ns of wall time per call with two at 1,000 \
+         its own; an atomic pick counter), a pick and its completion take {} ns of CPU time with one thread and {} ns of CPU time per call with two at 1,000 \
          endpoints: {} and {} round_robin's (one atomic index), against least_request's {} and \
          {} (atomic counts) and a single lock around weighted_round_robin's {} and {} \
          (`bench/shared-pick.csv`, 1 to 8 threads on this 2-core machine). The estimate takes \
          {} bytes per endpoint shared ({} in lblab's single-threaded policy table), against \
          least_request's {} (`bench/memory.csv`). With one thread that is about what the \
-         single-threaded policy costs (above): sharing adds little; the estimate's arithmetic \
-         (an exponential and a division per candidate read) is what a pick pays beyond \
-         least_request's.\n",
+         single-threaded policy costs (above); of it the estimate's arithmetic (an exponential \
+         per candidate read, one per sample) is about a third, and the shared state's atomics \
+         and sequence locks the rest (`bench/README.md`).\n",
         ns(PROPOSAL, 1),
         ns(PROPOSAL, 2),
         ratio(PROPOSAL, 1),
