@@ -3,7 +3,9 @@
 //! ([`fleet_job`]), the results volume ([`results_claim`]), the load generators' Indexed Job
 //! ([`loadgen_job`]), the collector's Job ([`collect_job`]) and the kustomization
 //! ([`kustomization`]), each from the checked [`Deployment`] they share; the pods' scripts are
-//! [`crate::scripts`].
+//! [`crate::scripts`]. What every deployment shares, a design search's too ([`crate::sweep`]), is
+//! its [`Base`]: the checked name and image, the ConfigMap's and the results claim's names, and
+//! the objects made of them alone.
 
 use lblab_model::Scenario;
 use serde_json::{json, Value};
@@ -17,7 +19,7 @@ use crate::{
 
 /// A pod's security context for Kubernetes' restricted Pod Security profile: not root, the
 /// runtime's default seccomp profile, and the results volume's files owned by the image's user.
-fn pod_security() -> Value {
+pub(crate) fn pod_security() -> Value {
     json!({
         "runAsNonRoot": true,
         "runAsUser": IMAGE_UID,
@@ -28,25 +30,112 @@ fn pod_security() -> Value {
 
 /// A container's security context for the restricted profile: no privilege escalation, no
 /// capabilities (so no real-time scheduling: lblab then runs at normal priority and says so).
-fn container_security() -> Value {
+pub(crate) fn container_security() -> Value {
     json!({"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}})
 }
 
 /// CPU in millicores, for a resource request: at least 100m.
-fn millicores(cores: f64) -> String {
+pub(crate) fn millicores(cores: f64) -> String {
     format!("{}m", ((cores * 1000.0).ceil() as u64).max(100))
 }
 
 /// Memory in MiB, for a resource request: at least 64 MiB.
-fn mebibytes(bytes: u64) -> String {
+pub(crate) fn mebibytes(bytes: u64) -> String {
     format!("{}Mi", (bytes.div_ceil(1 << 20)).max(64))
 }
 
-/// What every object of one deployment is made from, checked before any is: the options, the
-/// shards of the clients, the policies (one slot each) and the objects' names.
+/// What every deployment's objects are made from, checked before any is: the options (the name
+/// and the image checked), and the names of the ConfigMap and of the results volume's claim.
+pub(crate) struct Base<'a> {
+    /// The options.
+    pub(crate) opts: &'a Options,
+    /// The ConfigMap.
+    pub(crate) config: String,
+    /// The results volume's claim.
+    pub(crate) results: String,
+}
+
+impl<'a> Base<'a> {
+    /// Checks the name and the image of `opts`.
+    pub(crate) fn new(opts: &'a Options) -> Result<Base<'a>, DeployError> {
+        let name = &opts.name;
+        let starts_with_letter = name.starts_with(|c: char| c.is_ascii_lowercase());
+        let ends_alphanumeric = name.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if name.len() > 40
+            || dns_label(name, 40) != *name
+            || !starts_with_letter
+            || !ends_alphanumeric
+        {
+            return Err(DeployError::Name(name.clone()));
+        }
+        if opts.image.trim().is_empty() || opts.image.chars().any(char::is_whitespace) {
+            return Err(DeployError::Image(opts.image.clone()));
+        }
+        Ok(Base {
+            opts,
+            config: format!("{name}-scenario"),
+            results: format!("{name}-results"),
+        })
+    }
+
+    /// The labels of the objects of component `part`.
+    pub(crate) fn labels(&self, part: &str) -> Value {
+        json!({
+            "app.kubernetes.io/name": "lblab",
+            "app.kubernetes.io/instance": self.opts.name,
+            "app.kubernetes.io/component": part,
+        })
+    }
+
+    /// Where the pods that mount the results volume go: off the backends' nodes where they can
+    /// (`apart_from_fleet`: a shared kernel would make each other's latency), and with a
+    /// ReadWriteOnce volume on the one node of the pods of the components `mounts`, every pod
+    /// that mounts it; `None` when neither applies.
+    pub(crate) fn volume_affinity(&self, apart_from_fleet: bool, mounts: &[&str]) -> Option<Value> {
+        let term = |components: &[&str]| {
+            json!({
+                "labelSelector": {"matchExpressions": [
+                    {"key": "app.kubernetes.io/instance", "operator": "In", "values": [self.opts.name]},
+                    {"key": "app.kubernetes.io/component", "operator": "In", "values": components},
+                ]},
+                "topologyKey": "kubernetes.io/hostname",
+            })
+        };
+        let mut affinity = serde_json::Map::new();
+        if apart_from_fleet {
+            affinity.insert(
+                "podAntiAffinity".into(),
+                json!({"preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 100, "podAffinityTerm": term(&["fleet"])},
+                ]}),
+            );
+        }
+        if self.opts.access_mode == AccessMode::ReadWriteOnce {
+            affinity.insert(
+                "podAffinity".into(),
+                json!({"requiredDuringSchedulingIgnoredDuringExecution": [term(mounts)]}),
+            );
+        }
+        (!affinity.is_empty()).then_some(Value::Object(affinity))
+    }
+
+    /// The ConfigMap as a volume.
+    pub(crate) fn scenario_volume(&self) -> Value {
+        json!({"name": "scenario", "configMap": {"name": self.config}})
+    }
+
+    /// The results volume's claim as a volume.
+    pub(crate) fn results_volume(&self) -> Value {
+        json!({"name": "results", "persistentVolumeClaim": {"claimName": self.results}})
+    }
+}
+
+/// What every object of one run's deployment is made from, checked before any is: its [`Base`]
+/// (which it dereferences to), the shards of the clients, the policies (one slot each) and the
+/// fleet's and load generators' names.
 struct Deployment<'a> {
+    base: Base<'a>,
     scenario: &'a Scenario,
-    opts: &'a Options,
     /// The load generators' shards, by completion index.
     loads: Vec<ShardLoad>,
     /// A closed loop (no rate).
@@ -61,31 +150,24 @@ struct Deployment<'a> {
     memory: u64,
     /// The fleet's Service and Job.
     fleet: String,
-    /// The ConfigMap.
-    config: String,
     /// The load generators' Job.
     job: String,
-    /// The results volume's claim.
-    results: String,
+}
+
+impl<'a> std::ops::Deref for Deployment<'a> {
+    type Target = Base<'a>;
+
+    fn deref(&self) -> &Base<'a> {
+        &self.base
+    }
 }
 
 impl<'a> Deployment<'a> {
     /// Checks `opts` against `scenario` (the name, the image, the port, the shards, a policy that
     /// runs for real, the largest shard as a scenario) and plans the slots.
     fn new(scenario: &'a Scenario, opts: &'a Options) -> Result<Deployment<'a>, DeployError> {
+        let base = Base::new(opts)?;
         let name = &opts.name;
-        let starts_with_letter = name.starts_with(|c: char| c.is_ascii_lowercase());
-        let ends_alphanumeric = name.ends_with(|c: char| c.is_ascii_alphanumeric());
-        if name.len() > 40
-            || dns_label(name, 40) != *name
-            || !starts_with_letter
-            || !ends_alphanumeric
-        {
-            return Err(DeployError::Name(name.clone()));
-        }
-        if opts.image.trim().is_empty() || opts.image.chars().any(char::is_whitespace) {
-            return Err(DeployError::Image(opts.image.clone()));
-        }
         if opts.port == 0 {
             return Err(DeployError::Port);
         }
@@ -125,8 +207,8 @@ impl<'a> Deployment<'a> {
             .bytes
         };
         Ok(Deployment {
+            base,
             scenario,
-            opts,
             loads,
             closed,
             policies,
@@ -134,46 +216,14 @@ impl<'a> Deployment<'a> {
             max_rate,
             memory,
             fleet: format!("{name}-fleet"),
-            config: format!("{name}-scenario"),
             job: format!("{name}-loadgen"),
-            results: format!("{name}-results"),
         })
     }
 
-    /// The labels of the objects of component `part`.
-    fn labels(&self, part: &str) -> Value {
-        json!({
-            "app.kubernetes.io/name": "lblab",
-            "app.kubernetes.io/instance": self.opts.name,
-            "app.kubernetes.io/component": part,
-        })
-    }
-
-    /// Where the pods that mount the results volume go. The load generators keep off the
-    /// backends' nodes where they can (a shared kernel would make each other's latency); with a
-    /// ReadWriteOnce volume every pod that mounts it must share one node.
-    fn volume_affinity(&self) -> Value {
-        let term = |components: &[&str]| {
-            json!({
-                "labelSelector": {"matchExpressions": [
-                    {"key": "app.kubernetes.io/instance", "operator": "In", "values": [self.opts.name]},
-                    {"key": "app.kubernetes.io/component", "operator": "In", "values": components},
-                ]},
-                "topologyKey": "kubernetes.io/hostname",
-            })
-        };
-        let apart_from_fleet = json!({"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 100, "podAffinityTerm": term(&["fleet"])},
-        ]});
-        match self.opts.access_mode {
-            AccessMode::ReadWriteOnce => json!({
-                "podAntiAffinity": apart_from_fleet,
-                "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                    term(&["loadgen", "collect"]),
-                ]},
-            }),
-            AccessMode::ReadWriteMany => json!({"podAntiAffinity": apart_from_fleet}),
-        }
+    /// Where the load generators and the collector go: off the backends' nodes where they can,
+    /// and with a ReadWriteOnce volume on one node ([`Base::volume_affinity`]).
+    fn volume_affinity(&self) -> Option<Value> {
+        self.base.volume_affinity(true, &["loadgen", "collect"])
     }
 
     /// The common start, from the ConfigMap.
@@ -183,34 +233,26 @@ impl<'a> Deployment<'a> {
             "valueFrom": {"configMapKeyRef": {"name": self.config, "key": "start_at"}},
         })
     }
-
-    /// The ConfigMap as a volume.
-    fn scenario_volume(&self) -> Value {
-        json!({"name": "scenario", "configMap": {"name": self.config}})
-    }
-
-    /// The results volume's claim as a volume.
-    fn results_volume(&self) -> Value {
-        json!({"name": "results", "persistentVolumeClaim": {"claimName": self.results}})
-    }
 }
 
 /// Where the scenario file is mounted.
-fn scenario_mount() -> Value {
+pub(crate) fn scenario_mount() -> Value {
     json!({"name": "scenario", "mountPath": "/etc/lblab", "readOnly": true})
 }
 
-/// The ConfigMap: the scenario file (its text `scenario_text`) and the common start.
-fn config_map(d: &Deployment<'_>, scenario_text: &str) -> Value {
-    json!({
+/// The ConfigMap: the scenario file (its text `scenario_text`) and the common start, if the pods
+/// take one (`start_at`).
+pub(crate) fn config_map(b: &Base<'_>, scenario_text: &str, start_at: Option<u64>) -> Value {
+    let mut map = json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": d.config, "labels": d.labels("scenario")},
-        "data": {
-            "scenario.toml": scenario_text,
-            "start_at": d.opts.start_at.to_string(),
-        },
-    })
+        "metadata": {"name": b.config, "labels": b.labels("scenario")},
+        "data": {"scenario.toml": scenario_text},
+    });
+    if let Some(at) = start_at {
+        map["data"]["start_at"] = json!(at.to_string());
+    }
+    map
 }
 
 /// The fleet's headless Service: its name resolves to every ready backend pod.
@@ -301,20 +343,20 @@ fn fleet_job(d: &Deployment<'_>) -> Value {
     })
 }
 
-/// The results volume's claim: every shard writes its own folder on it; a storage class that
-/// is not a StorageClass's name is refused.
-fn results_claim(d: &Deployment<'_>) -> Result<Value, DeployError> {
+/// The results volume's claim, of `gib` GiB: every shard writes its own folder on it; a storage
+/// class that is not a StorageClass's name is refused.
+pub(crate) fn results_claim(b: &Base<'_>, gib: usize) -> Result<Value, DeployError> {
     let mut pvc = json!({
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": {"name": d.results, "labels": d.labels("results")},
+        "metadata": {"name": b.results, "labels": b.labels("results")},
         "spec": {
             // Every shard writes its own folder; ReadWriteMany lets them run on any node.
-            "accessModes": [d.opts.access_mode.as_str()],
-            "resources": {"requests": {"storage": format!("{}Gi", d.loads.len().div_ceil(8))}},
+            "accessModes": [b.opts.access_mode.as_str()],
+            "resources": {"requests": {"storage": format!("{gib}Gi")}},
         },
     });
-    if let Some(class) = &d.opts.storage_class {
+    if let Some(class) = &b.opts.storage_class {
         // A DNS subdomain: lower-case letters, digits, '-' and '.', alphanumeric at both ends.
         let subdomain = class.len() <= 253
             && class
@@ -406,48 +448,80 @@ fn collect_job(d: &Deployment<'_>) -> Value {
         shards: d.loads.len(),
         results: RESULTS_PATH,
     });
-    let memory = d.memory;
+    collector_job(
+        &d.base,
+        script,
+        vec![d.start_env()],
+        d.memory,
+        d.volume_affinity(),
+    )
+}
+
+/// A collector's Job named `<name>-collect`: one pod (retried twice) that runs `script` on the
+/// results volume, with `env` and its namespace (`POD_NAMESPACE`, for the `kubectl cp` line it
+/// prints), `memory` bytes and 64 MiB requested (twice that and 128 MiB its limit), and the
+/// `affinity` of the volume's pods.
+pub(crate) fn collector_job(
+    b: &Base<'_>,
+    script: String,
+    mut env: Vec<Value>,
+    memory: u64,
+    affinity: Option<Value>,
+) -> Value {
+    env.push(json!({"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}));
+    let mut pod = json!({
+        "restartPolicy": "OnFailure",
+        "affinity": affinity,
+        "securityContext": pod_security(),
+        "containers": [{
+            "name": "collect",
+            "image": b.opts.image,
+            "securityContext": container_security(),
+            "command": ["/bin/sh", "-c", script],
+            "env": env,
+            "resources": {
+                "requests": {"cpu": "100m", "memory": mebibytes(memory + (64 << 20))},
+                "limits": {"memory": mebibytes(2 * memory + (128 << 20))},
+            },
+            "volumeMounts": [{"name": "results", "mountPath": RESULTS_PATH}],
+        }],
+        "volumes": [b.results_volume()],
+    });
+    without_nulls(&mut pod);
     json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": format!("{}-collect", d.opts.name), "labels": d.labels("collect")},
+        "metadata": {"name": format!("{}-collect", b.opts.name), "labels": b.labels("collect")},
         "spec": {
             "backoffLimit": 2,
             "ttlSecondsAfterFinished": JOB_TTL_S,
             "template": {
-                "metadata": {"labels": d.labels("collect")},
-                "spec": {
-                    "restartPolicy": "OnFailure",
-                    "affinity": d.volume_affinity(),
-                    "securityContext": pod_security(),
-                    "containers": [{
-                        "name": "collect",
-                        "image": d.opts.image,
-                        "securityContext": container_security(),
-                        "command": ["/bin/sh", "-c", script],
-                        "env": [
-                            d.start_env(),
-                            {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
-                        ],
-                        "resources": {
-                            "requests": {"cpu": "100m", "memory": mebibytes(memory + (64 << 20))},
-                            "limits": {"memory": mebibytes(2 * memory + (128 << 20))},
-                        },
-                        "volumeMounts": [{"name": "results", "mountPath": RESULTS_PATH}],
-                    }],
-                    "volumes": [d.results_volume()],
-                },
+                "metadata": {"labels": b.labels("collect")},
+                "spec": pod,
             },
         },
     })
 }
 
-/// The kustomization listing the manifests.
-fn kustomization() -> Value {
+/// `value` without the fields of its objects that are `null` (an option that does not apply),
+/// at any depth, so that no manifest spells one.
+pub(crate) fn without_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(without_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_nulls),
+        _ => {}
+    }
+}
+
+/// The kustomization listing the manifests `files`.
+pub(crate) fn kustomization(files: &[&str]) -> Value {
     json!({
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
-        "resources": ["scenario.yaml", "fleet.yaml", "loadgen.yaml", "collect.yaml"],
+        "resources": files,
     })
 }
 
@@ -460,7 +534,7 @@ pub fn k8s(
     opts: &Options,
 ) -> Result<Vec<Manifest>, DeployError> {
     let d = Deployment::new(scenario, opts)?;
-    let claim = results_claim(&d)?;
+    let claim = results_claim(&d, d.loads.len().div_ceil(8))?;
     let w = &scenario.file.workload;
     let head = format!(
         "lblab deploy k8s: scenario {} ({} backends, {} clients, {}), {} load-generator shards.\n\
@@ -485,7 +559,7 @@ pub fn k8s(
                  backend's fault timeline and when the load generators start. Set start_at a \
                  little after the pods will be running, e.g. `date -d '+2 min' +%s`."
             ),
-            docs: vec![config_map(&d, scenario_text)],
+            docs: vec![config_map(&d, scenario_text, Some(opts.start_at))],
         },
         Manifest {
             file: "fleet.yaml".into(),
@@ -522,7 +596,12 @@ pub fn k8s(
         Manifest {
             file: "kustomization.yaml".into(),
             comment: "A kustomize base of the manifests above (`kubectl apply -k .`).".into(),
-            docs: vec![kustomization()],
+            docs: vec![kustomization(&[
+                "scenario.yaml",
+                "fleet.yaml",
+                "loadgen.yaml",
+                "collect.yaml",
+            ])],
         },
     ];
     for m in &files {
@@ -541,7 +620,7 @@ pub const OBJECT_MAX_BYTES: usize = 3 << 19;
 
 /// Refuses an object that the API server would refuse for its size, naming it, its size and
 /// the limit.
-fn within_size_limits(file: &str, doc: &Value) -> Result<(), DeployError> {
+pub(crate) fn within_size_limits(file: &str, doc: &Value) -> Result<(), DeployError> {
     let kind = doc["kind"].as_str().unwrap_or("object");
     let name = doc["metadata"]["name"].as_str().unwrap_or("");
     let (size, limit, what) = if kind == "ConfigMap" {
