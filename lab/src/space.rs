@@ -87,9 +87,32 @@ fn x_axis(axes: &[Axis], x: Option<&str>, names: Names) -> Result<String> {
     }
 }
 
-/// Runs the sweep and writes `sweep.csv`, `runs.csv`, `sweep.json` and the charts (or, for a
-/// shard, its shard file), printing its points (each line to `out`).
-pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+/// What a sweep would run, as [`check`] finds it before any work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// Points of the whole sweep.
+    pub points: usize,
+    /// Simulations of the whole sweep: points × seeds × policies.
+    pub simulations: usize,
+    /// The memory a process running the sweep, or any shard of it, needs, bytes (estimated):
+    /// its plan's and the largest point's runs', at `jobs` threads.
+    pub memory: u64,
+}
+
+/// A sweep's plan, checked before any work: its chart axis, its whole plan, and how many points
+/// and which policies it has before sharding.
+struct Prepared {
+    x: String,
+    plan: space::Plan,
+    all_points: usize,
+    policies: Vec<String>,
+    /// The plan's memory estimate, bytes.
+    plan_bytes: u64,
+}
+
+/// The checks of a sweep before any point is built and run: the chart axis, the point cap, the
+/// plan's memory, every point's scenario and the policies.
+fn prepare(lab: &Lab, job: &SpaceJob<'_>) -> Result<Prepared> {
     let scenario = job.scenario;
     let x = x_axis(job.axes, job.x, lab.names)?;
     // Bounded before any point is built: the point cap, then the plan's memory.
@@ -108,22 +131,60 @@ pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Ex
         "no policy of {} runs in the simulator",
         scenario.file.name
     );
-    let all_points = plan.points.len();
-    let policies = plan.policies.clone();
+    Ok(Prepared {
+        x,
+        all_points: plan.points.len(),
+        policies: plan.policies.clone(),
+        plan,
+        plan_bytes: planned.bytes,
+    })
+}
+
+/// Checks each point of `plan` against the memory budget, `jobs` threads each holding one
+/// policy run at a time (the results kept across runs are summaries); the largest point's
+/// estimate, bytes.
+fn points_memory(lab: &Lab, plan: &space::Plan, jobs: usize) -> Result<u64> {
+    let mut largest = 0;
+    for point in &plan.points {
+        if let Some(s) = point.scenarios.first() {
+            let policies = jobs.min(plan.policies.len());
+            let mode = lblab_model::budget::Mode::Sim { jobs };
+            lab.check_memory(s, policies, mode)?;
+            largest = largest.max(lblab_model::budget::estimate(s, policies, mode).bytes);
+        }
+    }
+    Ok(largest)
+}
+
+/// The checks [`run`] makes before any work, for the whole sweep, without running it: what a
+/// sweep's arguments are checked with before they are given to processes elsewhere (each shard
+/// of a sweep on a cluster).
+pub fn check(lab: &Lab, job: &SpaceJob<'_>) -> Result<Checked> {
+    let prepared = prepare(lab, job)?;
+    let memory = points_memory(lab, &prepared.plan, job.jobs)?;
+    Ok(Checked {
+        points: prepared.all_points,
+        simulations: prepared.plan.runs(),
+        memory: memory.saturating_add(prepared.plan_bytes),
+    })
+}
+
+/// Runs the sweep and writes `sweep.csv`, `runs.csv`, `sweep.json` and the charts (or, for a
+/// shard, its shard file), printing its points (each line to `out`).
+pub fn run(lab: &Lab, job: SpaceJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit> {
+    let scenario = job.scenario;
+    let Prepared {
+        x,
+        plan,
+        all_points,
+        policies,
+        ..
+    } = prepare(lab, &job)?;
     let plan = match job.shard {
         Some(shard) => plan.shard(shard.index, shard.count),
         None => plan,
     };
-    // Each job holds one policy run at a time; the results kept across runs are summaries.
-    for point in &plan.points {
-        if let Some(s) = point.scenarios.first() {
-            lab.check_memory(
-                s,
-                job.jobs.min(plan.policies.len()),
-                lblab_model::budget::Mode::Sim { jobs: job.jobs },
-            )?;
-        }
-    }
+    points_memory(lab, &plan, job.jobs)?;
     let paths: Vec<String> = job.axes.iter().flat_map(|a| a.paths.clone()).collect();
     let dir = job.out.map(Path::to_path_buf).unwrap_or_else(|| {
         let name = paths
