@@ -341,3 +341,91 @@ fn every_canonical_scenario_and_hostile_names_validate() {
         ],
     );
 }
+
+/// `--sweep`: a design search's manifests pass the strict schemas, its scripts parse, its pods
+/// run `lblab sweep … --shard i/N`, and sweep arguments `lblab sweep` would refuse are refused.
+#[test]
+fn a_sweep_validates_and_bad_sweep_arguments_are_refused() {
+    let dir = scratch("deploy-k8s-sweep");
+    let out = dir.join("sweep");
+    let printed = succeeds(&[
+        "deploy",
+        "k8s",
+        "one-slow",
+        "--image",
+        "registry.example/lblab:test",
+        "--shards",
+        "3",
+        "--out",
+        arg(&out),
+        "--sweep",
+        "--vary",
+        "workload.rate=500,1000,2000",
+        "--seeds",
+        "2",
+        "--policy",
+        "round_robin",
+    ]);
+    assert_says(
+        &text(&printed.stdout),
+        &["a sweep of 3 points, 6 simulations, in 3 shards"],
+    );
+    let files = objects(&out);
+    for version in VERSIONS {
+        let (ok, said) = validate(&files, version);
+        assert!(ok, "the sweep against Kubernetes {version}:\n{said}");
+        // ConfigMap, PVC, the shards' Job, the collector's Job.
+        assert_eq!(said.matches("passed").count(), 4, "{said}");
+    }
+    let scripts = Command::new(interop_python())
+        .arg("-c")
+        .arg(SHELL_CHECK)
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(scripts.status.success(), "{}", text(&scripts.stderr));
+    assert_eq!(text(&scripts.stdout).trim(), "2 scripts parse");
+    assert_says(
+        &std::fs::read_to_string(out.join("sweep.yaml")).unwrap(),
+        &[
+            "completionMode: \"Indexed\"",
+            "completions: 3",
+            "'--vary' 'workload.rate=500,1000,2000' '--seeds' '2' '--policy' 'round_robin' \
+             '--jobs' '1' --shard \"$i/3\"",
+        ],
+    );
+    assert_says(
+        &std::fs::read_to_string(out.join("collect.yaml")).unwrap(),
+        &["lblab sweep --merge", "kubectl cp"],
+    );
+    let deploy = |extra: &[&str]| {
+        let mut args = vec!["deploy", "k8s", "one-slow", "--image", "i:1", "--out"];
+        args.push(arg(&out));
+        args.extend_from_slice(extra);
+        fails(&args)
+    };
+    let vary = ["--vary", "workload.rate=500,1000"];
+    for (extra, says) in [
+        (&["--shards", "3"][..], "3 sweep shards for 2 points"),
+        (&["--shards", "2", "--shard", "0/2"][..], "--shard"),
+        (
+            &["--shards", "2", "--bogus"][..],
+            "unexpected argument '--bogus'",
+        ),
+        (&["--shards", "2", "--policy", "nope"][..], "nope"),
+    ] {
+        let mut args = extra.to_vec();
+        let at = args.iter().position(|a| *a == "--shards").unwrap() + 2;
+        args.insert(at, "--sweep");
+        args.splice(at + 1..at + 1, vary);
+        assert_says(&deploy(&args), &[says]);
+    }
+    assert_says(
+        &deploy(&["--shards", "2", "--sweep", "--seeds", "2"]),
+        &["--vary"],
+    );
+    assert_says(
+        &deploy(&["--sweep", "--vary", "workload.rate=1,2"]),
+        &["--shards"],
+    );
+}

@@ -13,11 +13,14 @@
 //!   results folder to a shared volume.
 //! - The **collector** is a Job that waits for every shard's summary on that volume, merges each
 //!   policy's shards with `lblab report --merge` and says how to fetch the merged folders.
+//! - A **design search** ([`k8s_sweep`]) is an Indexed Job whose index `i` runs `lblab sweep …
+//!   --shard i/N`, and a collector that merges the shards with `lblab sweep --merge`.
 //! - **Resources** are sized from the scenario and the harness's measured cost per call
 //!   ([`CLIENT_CPU_PER_CALL_US`]); CPU *limits* are left out on purpose (see [`NOTES`]).
 
 mod k8s;
 mod scripts;
+mod sweep;
 mod yaml;
 
 use lblab_model::setting::{Named, Names, Setting};
@@ -25,6 +28,7 @@ use lblab_model::Scenario;
 use serde_json::Value;
 
 pub use k8s::{k8s, CONFIGMAP_MAX_BYTES, OBJECT_MAX_BYTES};
+pub use sweep::{k8s_sweep, Sweep, SWEEP_BACKOFF_PER_INDEX};
 pub use yaml::stream as yaml_stream;
 
 /// Client CPU per call, µs: the load generator's runtime threads (RPC stack and policy) at

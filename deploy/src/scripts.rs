@@ -15,6 +15,10 @@ const TARGETS_DNS: &str = include_str!("scripts/targets-dns.sh");
 const TARGETS_PODS: &str = include_str!("scripts/targets-pods.sh");
 /// The collector's pod: waits for every shard, merges each policy's shards.
 const COLLECT: &str = include_str!("scripts/collect.sh");
+/// A design search's pod: shard `JOB_COMPLETION_INDEX` of the sweep's points.
+const SWEEP: &str = include_str!("scripts/sweep.sh");
+/// A design search's collector: waits for every shard, merges them into one sweep.
+const SWEEP_COLLECT: &str = include_str!("scripts/sweep-collect.sh");
 
 /// What the fleet's script runs.
 pub(crate) struct Fleet<'a> {
@@ -146,6 +150,63 @@ pub(crate) fn collect(c: &Collect<'_>) -> String {
     )
 }
 
+/// What a design search's shard runs.
+pub(crate) struct Sweep<'a> {
+    /// `lblab sweep`'s arguments after the scenario, each quoted for `sh` here.
+    pub args: &'a [String],
+    /// The shards.
+    pub shards: usize,
+    /// The scenario file in the pod.
+    pub scenario: &'a str,
+    /// Where the results volume is mounted.
+    pub results: &'a str,
+    /// The sweep's folder on the volume.
+    pub folder: &'a str,
+}
+
+/// A design search's shard's script.
+pub(crate) fn sweep(s: &Sweep<'_>) -> String {
+    let args: Vec<String> = s.args.iter().map(|a| sh_quote(a)).collect();
+    fill(
+        SWEEP,
+        &[
+            ("SHARDS", s.shards.to_string()),
+            ("RESULTS", s.results.to_string()),
+            ("FOLDER", s.folder.to_string()),
+            ("SCENARIO", s.scenario.to_string()),
+            ("ARGS", args.join(" ")),
+        ],
+    )
+}
+
+/// What a design search's collector runs.
+pub(crate) struct SweepCollect<'a> {
+    /// The shards.
+    pub shards: usize,
+    /// Attempts of a shard before Kubernetes gives up on it.
+    pub attempts: u32,
+    /// The shards' Job.
+    pub job: &'a str,
+    /// Where the results volume is mounted.
+    pub results: &'a str,
+    /// The sweep's folder on the volume.
+    pub folder: &'a str,
+}
+
+/// A design search's collector's script.
+pub(crate) fn sweep_collect(c: &SweepCollect<'_>) -> String {
+    fill(
+        SWEEP_COLLECT,
+        &[
+            ("RESULTS", c.results.to_string()),
+            ("FOLDER", c.folder.to_string()),
+            ("ATTEMPTS", c.attempts.to_string()),
+            ("SHARDS", c.shards.to_string()),
+            ("JOB", c.job.to_string()),
+        ],
+    )
+}
+
 /// Single-quotes `s` for `sh`.
 fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
@@ -230,8 +291,30 @@ mod tests {
                 shards: 1,
                 results: "/r",
             }),
+            sweep(&Sweep {
+                args: &["--vary".into(), "workload.rate=1,2".into()],
+                shards: 2,
+                scenario: "/s.toml",
+                results: "/r",
+                folder: "sweep-1",
+            }),
+            sweep_collect(&SweepCollect {
+                shards: 2,
+                attempts: 3,
+                job: "lab-shards",
+                results: "/r",
+                folder: "sweep-1",
+            }),
         ];
-        for template in [FLEET, LOADGEN, TARGETS_DNS, TARGETS_PODS, COLLECT] {
+        for template in [
+            FLEET,
+            LOADGEN,
+            TARGETS_DNS,
+            TARGETS_PODS,
+            COLLECT,
+            SWEEP,
+            SWEEP_COLLECT,
+        ] {
             assert!(!placeholders(template).is_empty(), "{template}");
         }
         for script in &scripts {
@@ -241,6 +324,13 @@ mod tests {
             scripts[1].contains("    1) policy='p'\\''e' ;;\n  esac\n"),
             "{}",
             scripts[1]
+        );
+        assert!(
+            scripts[3].contains(
+                "lblab sweep /s.toml '--vary' 'workload.rate=1,2' --shard \"$i/2\" --out \"$dir/shard-$i\""
+            ),
+            "{}",
+            scripts[3]
         );
     }
 

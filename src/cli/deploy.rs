@@ -23,7 +23,9 @@ enum Target {
     /// Service, the load generators as an Indexed Job (completion index i runs shard i of the
     /// clients), a collector Job that merges each policy's shards, and a kustomization. The
     /// policies run one after the other in slots from --start-at, each against a fresh fleet.
-    /// See docs/distributed.md.
+    /// With --sweep, a design search instead: an Indexed Job whose index i runs `lblab sweep …
+    /// --shard i/N` (N: --shards), and a collector that merges the shards. See
+    /// docs/distributed.md.
     K8s(K8sArgs),
 }
 
@@ -70,6 +72,13 @@ struct K8sArgs {
     /// then run on one node, e.g. with one shard or a nodeSelector in an overlay).
     #[arg(long, value_name = "MODE", default_value = "many", value_parser = ["many", "once"])]
     access_mode: String,
+    /// A design search instead of a run: every argument after --sweep is `lblab sweep`'s after
+    /// the scenario (--vary …, --seeds, --policy, --x, --jobs: threads and CPU per shard,
+    /// default 1), so --sweep comes last; --shards N splits it into N pods. Checked here as
+    /// `lblab sweep` checks it.
+    #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "SWEEP_ARGS",
+          requires = "shards", conflicts_with_all = ["start_at", "pod_targets"])]
+    sweep: Option<Vec<String>>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -81,6 +90,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .as_secs();
+    if let Some(sweep) = &args.sweep {
+        return deploy_sweep(&args, &scenario, &file, &text, sweep, now);
+    }
     if let Some(at) = args.start_at {
         // `lblab backend` accepts a start within a day of now; so does this.
         anyhow::ensure!(
@@ -89,7 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let opts = Options {
-        image: args.image,
+        image: args.image.clone(),
         name: args.name.unwrap_or_else(|| {
             lblab_deploy::dns_label(&format!("lblab-{}", scenario.file.name), 40)
         }),
@@ -97,7 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         shards: args.shards.map(|n| n as usize),
         start_at: args.start_at.unwrap_or(now + 600),
         dns: !args.pod_targets,
-        storage_class: args.storage_class,
+        storage_class: args.storage_class.clone(),
         access_mode: if args.access_mode == "once" {
             lblab_deploy::AccessMode::ReadWriteOnce
         } else {
@@ -128,6 +140,67 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         scenario.file.name,
         scenario.backends.len(),
         opts.start_at
+    );
+    outln!(
+        "wrote {} (kubectl apply -k {})",
+        dir.display(),
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `lblab deploy k8s SCENARIO … --shards N --sweep ARGS`: the design search's manifests.
+fn deploy_sweep(
+    args: &K8sArgs,
+    scenario: &lblab_model::Scenario,
+    file: &std::path::Path,
+    text: &str,
+    sweep: &[String],
+    now: u64,
+) -> anyhow::Result<ExitCode> {
+    let shards = args.shards.map_or(1, |n| n as usize);
+    let checked = super::sweep::deployable(scenario, file, sweep, shards)?;
+    let opts = Options {
+        image: args.image.clone(),
+        name: args.name.clone().unwrap_or_else(|| {
+            lblab_deploy::dns_label(&format!("lblab-{}-sweep", scenario.file.name), 40)
+        }),
+        port: args.port,
+        shards: None,
+        start_at: now,
+        dns: true,
+        storage_class: args.storage_class.clone(),
+        access_mode: if args.access_mode == "once" {
+            lblab_deploy::AccessMode::ReadWriteOnce
+        } else {
+            lblab_deploy::AccessMode::ReadWriteMany
+        },
+    };
+    let plan = lblab_deploy::Sweep {
+        args: checked.args,
+        shards,
+        points: checked.checked.points,
+        simulations: checked.checked.simulations,
+        jobs: checked.jobs,
+        memory: checked.checked.memory,
+        id: now,
+    };
+    let manifests = lblab_deploy::k8s_sweep(scenario, text, &opts, &plan)
+        .with_context(|| format!("deploying a sweep of {}", file.display()))?;
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| lblab_record::out_dir::results_dir(file, "k8s-sweep", None));
+    let _out_dir = lblab_record::out_dir::prepare_dir(&dir)?;
+    for m in &manifests {
+        write_atomic(&dir.join(&m.file), m.text().as_bytes())?;
+    }
+    outln!(
+        "{}: a sweep of {} points, {} simulations, in {shards} shards of {} thread(s)",
+        scenario.file.name,
+        plan.points,
+        plan.simulations,
+        plan.jobs
     );
     outln!(
         "wrote {} (kubectl apply -k {})",

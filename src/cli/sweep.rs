@@ -143,3 +143,106 @@ fn shard(text: &str) -> anyhow::Result<lblab_sim::shard::Shard> {
     text.parse()
         .map_err(|e| anyhow::anyhow!("{} {e}", super::names::flag(lblab_lab::Setting::Shard)))
 }
+
+/// `lblab sweep`'s command line alone, to check the arguments `lblab deploy k8s --sweep` gives
+/// its pods with the very parser that reads them there.
+#[derive(Debug, clap::Parser)]
+#[command(name = "lblab sweep")]
+struct SweepLine {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// What a sweep to deploy runs, checked as `lblab sweep` checks it.
+pub(super) struct Deployable {
+    /// The arguments the pods give `lblab sweep` after the scenario (`--jobs 1` added when none
+    /// is given).
+    pub args: Vec<String>,
+    /// Threads per shard.
+    pub jobs: usize,
+    /// What the sweep runs.
+    pub checked: lblab_lab::space::Checked,
+}
+
+/// Checks `args` (what follows `--sweep`) as `lblab sweep SCENARIO ARGS --shard i/N --out DIR`
+/// would in every pod, and the sweep's plan as it would before any work.
+pub(super) fn deployable(
+    scenario: &lblab_model::Scenario,
+    file: &std::path::Path,
+    args: &[String],
+    shards: usize,
+) -> anyhow::Result<Deployable> {
+    let parse = |extra: &[&str]| {
+        let line = ["lblab sweep".to_string(), file.display().to_string()]
+            .into_iter()
+            .chain(args.iter().cloned())
+            .chain(extra.iter().map(|s| s.to_string()));
+        SweepLine::try_parse_from(line).map_err(|e| {
+            let text = e.render().to_string();
+            let first: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let first = first.join(" ");
+            let first = first.trim_start_matches("error: ");
+            anyhow::anyhow!(
+                "--sweep {}: {first} (the arguments after --sweep are `lblab sweep`'s after the \
+                 scenario)",
+                args.join(" ")
+            )
+        })
+    };
+    use clap::Parser as _;
+    let given = parse(&[])?.args;
+    for (set, what) in [
+        (given.shard.is_some(), "--shard"),
+        (given.out.is_some(), "--out"),
+        (!given.merge.is_empty(), "--merge"),
+    ] {
+        anyhow::ensure!(
+            !set,
+            "--sweep … {what}: the manifests give each pod its shard and results folder (--shards \
+             N sets N; --out is the manifests' folder: put it before --sweep)"
+        );
+    }
+    anyhow::ensure!(
+        !given.vary.is_empty(),
+        "--sweep needs --vary: only a sweep over the scenario space is sharded (the peak-EWMA \
+         grid runs on one machine: lblab sweep SCENARIO)"
+    );
+    let mut args = args.to_vec();
+    let jobs = match given.jobs {
+        Some(j) => usize::from(j),
+        None => {
+            args.extend(["--jobs".to_string(), "1".to_string()]);
+            1
+        }
+    };
+    // The pods' own command line, as they run it.
+    let shard = format!("0/{shards}");
+    let mut extra = vec!["--shard", shard.as_str(), "--out", "/results/x"];
+    if given.jobs.is_none() {
+        extra.extend(["--jobs", "1"]);
+    }
+    parse(&extra)?;
+    super::args::check_policies(scenario, &given.policies)?;
+    let job = lblab_lab::space::SpaceJob {
+        scenario,
+        file,
+        axes: &given.vary,
+        seeds: given.seeds,
+        policies: &given.policies,
+        x: given.x.as_deref(),
+        out: None,
+        jobs,
+        shard: None,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let checked = lblab_lab::space::check(&super::budgets(Some(&given.budget), None), &job)?;
+    Ok(Deployable {
+        args,
+        jobs,
+        checked,
+    })
+}
