@@ -25,8 +25,7 @@ use std::sync::{Mutex, OnceLock};
 use rand::RngCore;
 
 use super::{
-    split_cost, split_sample, Ablation, Config, DecayMode, Initial, Load, PeakEwma,
-    Split, NAME,
+    split_cost, split_sample, Ablation, Config, DecayMode, Initial, Load, PeakEwma, Split, NAME,
 };
 use crate::endpoints::Endpoints;
 use crate::estimator::Moment;
