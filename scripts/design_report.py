@@ -78,7 +78,7 @@ def sweep(path):
 def time_to_fair(path, prefix, start, n):
     """{policy: seconds from `start` until the backends whose names start with `prefix` carry
     FAIR × 1/n each on a 3-s average, or None if never within the run}: the simulator's
-    `time_to_fair_s` (record/src/stats.rs, `time_to_fair_share`), for the real runs, whose
+    `time_to_fair_s` (stats/src/lib.rs, `time_to_fair_share`), for the real runs, whose
     summaries do not carry that column; `start` is the end of the last fault window."""
     series = {}
     with open(path) as f:

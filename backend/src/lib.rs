@@ -40,11 +40,11 @@ mod node;
 pub use fleet::{DelayAccuracy, Fleet, FleetOptions};
 pub use node::ReplyStream;
 
+use lblab_message::setting::{Named, Names, Setting};
 use lblab_model::backend::BackendParams;
 use lblab_model::dist::Dist;
 use lblab_model::fault::Timeline;
 use lblab_model::scenario::BackendSpec;
-use lblab_record::setting::{Named, Names, Setting};
 
 /// Why the fleet could not start.
 #[derive(Debug, thiserror::Error)]
@@ -108,7 +108,7 @@ impl Named for ListenError {
     }
 }
 
-lblab_record::display_named!(ListenError);
+lblab_message::display_named!(ListenError);
 
 impl std::error::Error for ListenError {}
 

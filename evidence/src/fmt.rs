@@ -1,6 +1,6 @@
 //! How numbers are printed in the documents: three significant digits, intervals in brackets.
 
-use lblab_record::stats::Interval;
+use lblab_stats::Interval;
 
 /// Decimals that give `x` three significant digits (at least none, at most four).
 fn decimals(x: f64) -> usize {

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use lblab_model::Scenario;
-use lblab_record::stats::Interval;
 use lblab_record::{layout, Layout, RunSummary};
+use lblab_stats::Interval;
 use serde::Deserialize;
 
 use crate::EvidenceError;
@@ -273,7 +273,7 @@ pub struct MemoryRow {
 fn read_text(path: &Path) -> Result<Option<String>, EvidenceError> {
     match lblab_record::read_result_file(path) {
         Ok(text) => Ok(Some(text)),
-        Err(lblab_model::ModelError::Io { source, .. })
+        Err(lblab_model::FileError::Io { source, .. })
             if matches!(
                 source.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
@@ -281,7 +281,7 @@ fn read_text(path: &Path) -> Result<Option<String>, EvidenceError> {
         {
             Ok(None)
         }
-        Err(lblab_model::ModelError::Io { source, .. }) => Err(EvidenceError::io(path, source)),
+        Err(lblab_model::FileError::Io { source, .. }) => Err(EvidenceError::io(path, source)),
         Err(other) => Err(EvidenceError::parse(path, other.to_string())),
     }
 }

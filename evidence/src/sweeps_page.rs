@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use lblab_model::scenario::ORACLE;
-use lblab_record::stats::Interval;
+use lblab_stats::Interval;
 
 use std::path::Path;
 

@@ -2,8 +2,8 @@
 //! returned with the numbers behind it, so that a sentence's wording follows its data.
 
 use lblab_model::fault::FaultSpec;
-use lblab_record::stats::Interval;
 use lblab_record::RunSummary;
+use lblab_stats::Interval;
 
 use crate::fmt::{iv, num, param};
 use crate::load::{Evidence, ScenarioResults};
@@ -248,9 +248,9 @@ pub fn measured_overall(ev: &Evidence) -> String {
 }
 
 /// `"97.9 % interval"`: the true confidence of the interval of a median over `seeds` seeds (at
-/// least 95 % from 6 seeds on; [`lblab_record::stats::median_interval`]).
+/// least 95 % from 6 seeds on; [`lblab_stats::median_interval`]).
 pub fn interval(seeds: usize) -> String {
-    let coverage = lblab_record::stats::median_interval(&vec![0.0; seeds]).coverage;
+    let coverage = lblab_stats::median_interval(&vec![0.0; seeds]).coverage;
     format!("{:.1} % interval", 100.0 * coverage)
 }
 
@@ -459,7 +459,7 @@ pub fn list_or_none(items: &[String]) -> String {
 
 /// The median of the finite `values` (the shared order-statistics median), `None` if none are.
 pub fn median(values: &[f64]) -> Option<f64> {
-    let m = lblab_record::stats::median_interval(values).median;
+    let m = lblab_stats::median_interval(values).median;
     m.is_finite().then_some(m)
 }
 

@@ -34,10 +34,10 @@ use lblab_backend::{DelayAccuracy, Fleet, FleetOptions};
 use lblab_loadgen::run::{run_policy, LoadRun, Quantiles, RunOptions};
 use lblab_loadgen::target::Target;
 use lblab_loadgen::LoadgenError;
+use lblab_message::setting::{Named, Names, Setting};
 use lblab_model::scenario::{PolicyEntry, Scenario};
 use lblab_policy::config::{self, Selected};
 use lblab_policy::NANOS_PER_SEC;
-use lblab_record::setting::{Named, Names, Setting};
 pub use lblab_record::{FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness};
 use lblab_wire::timer;
 
@@ -97,7 +97,7 @@ impl Named for NoRealPolicy {
     }
 }
 
-lblab_record::display_named!(NoRealPolicy);
+lblab_message::display_named!(NoRealPolicy);
 
 impl std::error::Error for NoRealPolicy {}
 

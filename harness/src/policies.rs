@@ -102,7 +102,7 @@ impl PolicyLoop<'_> {
                 Ok(r) => ran.done.push(r),
                 Err(e) if ran.done.is_empty() => return Err(e),
                 Err(e) => {
-                    let e = lblab_record::text::error_chain(&e);
+                    let e = lblab_message::text::error_chain(&e);
                     progress(&format!(
                         "{}: {e}; stopping with the results so far",
                         p.name

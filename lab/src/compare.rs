@@ -1,15 +1,16 @@
 //! `lblab compare`'s job: one scenario in the simulator and over real TCP, a calibrated
 //! simulation (the harness floor's median as network round trip), `compare.csv` and its chart,
-//! and how well the two modes agree (`lblab_record::compare_lines`).
+//! and how well the two modes agree (`crate::compare_lines`).
 
 use std::path::Path;
 use std::time::Duration;
 
+use crate::compare_lines;
 use lblab_harness::HarnessOptions;
 use lblab_model::Scenario;
-use lblab_record::{compare_lines, write_atomic, CompareRow, Layout, Mode, RunSummary};
+use lblab_record::{write_atomic, CompareRow, Layout, Mode, RunSummary};
 
-use lblab_record::out_dir;
+use crate::out_dir;
 
 use crate::error::{bail, Context, Result};
 use crate::{run_folder, Exit, Lab};
@@ -149,7 +150,7 @@ pub fn run<'o>(
         results
             .iter()
             .filter_map(|r| {
-                let i = compare_lines::quantile_interval(&r.histogram, 0.99)?;
+                let i = lblab_stats::quantile_interval(&r.histogram, 0.99)?;
                 Some((r.summary.policy.clone(), i))
             })
             .collect()

@@ -4,7 +4,7 @@
 //! Errors that name a setting (a results folder, the memory budget) are the libraries' [`Named`]
 //! errors; [`named`] renders one with the caller's spelling of the settings.
 
-use lblab_record::setting::{Named, Names};
+use lblab_message::setting::{Named, Names};
 
 /// An error of a lab job.
 #[derive(Debug, thiserror::Error)]
@@ -43,8 +43,8 @@ library_errors!(
     std::io::Error,
     serde_json::Error,
     csv::Error,
-    lblab_record::RecordError,
-    lblab_record::OutDirError,
+    lblab_record::FileError,
+    crate::out_dir::OutDirError,
     lblab_report::ReportError,
     lblab_sim::SimError,
     lblab_sim::regress::RegressError,
@@ -123,7 +123,7 @@ impl LabError {
     }
 }
 
-pub use lblab_record::text::join_causes;
+pub use lblab_message::text::join_causes;
 
 impl LabError {
     /// [`LabError::chain`] with the settings its causes name spelt by `names` ([`named`]).
@@ -174,7 +174,7 @@ pub fn named(e: &Error, names: Names) -> String {
             };
         }
         named_types!(
-            lblab_record::OutDirError,
+            crate::out_dir::OutDirError,
             lblab_model::budget::BudgetError,
             lblab_model::scenario::UnknownLabel,
             lblab_harness::NoRealPolicy,

@@ -10,7 +10,7 @@ use lblab_policy::duration;
 use lblab_record::{layout, write_atomic, Mode, RunSummary};
 use lblab_sim::sweep::{ablation_name, Grid, GridRow};
 
-use lblab_record::out_dir;
+use crate::out_dir;
 
 use crate::error::{ensure, Context, Result};
 use crate::{Exit, Lab};

@@ -1,7 +1,7 @@
 //! The lab's jobs as library functions: what `lblab sim`, `sweep`, `regress`, `real` and
 //! `compare` do between parsing their flags and exiting, so that it is reusable and testable
 //! without the command line. A job takes typed options and a [`Lab`] (the stop flag and the
-//! budgets), writes its results folder (`lblab_record::out_dir`, [`run_folder`]), shows its progress on
+//! budgets), writes its results folder ([`out_dir`], [`run_folder`]), shows its progress on
 //! stderr ([`progress`]) and hands each line it has for standard output to a sink
 //! (`&mut dyn FnMut(&str)`), which the binary prints; notes and warnings go to stderr.
 
@@ -10,10 +10,13 @@
 pub mod builtin;
 pub mod check;
 pub mod compare;
+pub mod compare_lines;
 pub mod error;
 pub mod fleet;
 pub mod grid;
+pub mod lock;
 pub mod merge;
+pub mod out_dir;
 pub mod progress;
 pub mod real;
 pub mod regress;
@@ -23,13 +26,14 @@ pub mod scenario;
 pub mod sim;
 pub mod space;
 pub mod stderr;
+pub mod table;
 pub mod verdict;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 pub use error::{Context, LabError, Result};
-pub use lblab_record::setting::{Named, Names, Setting};
+pub use lblab_message::setting::{Named, Names, Setting};
 
 /// What every job shares: when to stop, and its budgets.
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +46,7 @@ pub struct Lab {
     /// The time a run's charts may take to draw (`--chart-budget`; `None`: unlimited).
     pub chart_budget: Option<Duration>,
     /// How the job's messages spell the settings they name: the binary's flags, or
-    /// [`Setting::word`](lblab_record::setting::Setting::word).
+    /// [`Setting::word`].
     pub names: Names,
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use lblab_record::layout;
 
-use lblab_record::out_dir;
+use crate::out_dir;
 
 use crate::error::{bail, Context, Result};
 use crate::{run_folder, Lab, Setting};
@@ -43,7 +43,7 @@ pub fn run(
     run_folder::write(lab, &out, &merged.summary, &merged.results)
         .context("writing the merged run")?;
     merge_csv(dirs, &out)?;
-    for line in lblab_record::table::summary_lines(&merged.summary) {
+    for line in crate::table::summary_lines(&merged.summary) {
         lines(&line);
     }
     for (key, value) in &merged.summary.notes {

@@ -8,7 +8,7 @@ use lblab_harness::{self as harness, HarnessOptions, RealRun};
 use lblab_model::Scenario;
 use lblab_record::{layout, write_atomic, Mode, PolicyResult, RunSummary};
 
-use lblab_record::out_dir;
+use crate::out_dir;
 
 use crate::error::{bail, Context, LabError, Result};
 use crate::{run_folder, Exit, Lab};
@@ -36,7 +36,7 @@ pub fn run(
         "scenario {} (seed {}), real over loopback TCP:",
         scenario.file.name, scenario.file.seed
     ));
-    for line in lblab_record::table::summary_lines(&summary) {
+    for line in crate::table::summary_lines(&summary) {
         out(&line);
     }
     for line in harness::lines::harness_lines(&real.summary()) {

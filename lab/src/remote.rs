@@ -61,7 +61,7 @@ pub fn run(
         format!(
             "{} against {}",
             scenario.file.name,
-            (lab.names)(lblab_record::setting::Setting::Targets)
+            (lab.names)(lblab_message::setting::Setting::Targets)
         )
     })?;
     let summary = ran.summary(scenario, Vec::new());
@@ -138,7 +138,7 @@ pub fn html(
 ) -> Result<String> {
     use lblab_report::HtmlTable;
     let cells = |line: &str| -> Vec<String> { line.split_whitespace().map(String::from).collect() };
-    let mut lines = lblab_record::table::table_lines(summary).into_iter();
+    let mut lines = crate::table::table_lines(summary).into_iter();
     let header = lines.next().map(|h| split_header(&h)).unwrap_or_default();
     let rows: Vec<Vec<String>> = lines.map(|l| cells(&l)).collect();
     let mut tables = vec![HtmlTable {

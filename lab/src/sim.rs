@@ -11,7 +11,7 @@ use lblab_record::{layout, write_atomic, Mode, RunSummary};
 use lblab_sim::batch::Job;
 use lblab_sim::PolicyRun;
 
-use lblab_record::out_dir;
+use crate::out_dir;
 
 use crate::error::{ensure, Context, Result};
 use crate::{run_folder, Exit, Lab, Setting};
@@ -158,7 +158,7 @@ pub fn run(lab: &Lab, job: SimJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit
         "scenario {} (seed {}), simulated:",
         scenario.file.name, scenario.file.seed
     ));
-    for line in lblab_record::table::summary_lines(&summary) {
+    for line in crate::table::summary_lines(&summary) {
         out(&line);
     }
     // The table is shown whatever happened to the files (a full disk): it may be all that is
@@ -173,7 +173,7 @@ pub fn run(lab: &Lab, job: SimJob<'_>, out: &mut dyn FnMut(&str)) -> Result<Exit
     if let Some(point) = &seeded {
         write_atomic(
             &dir.join(layout::INTERVALS_CSV),
-            &lblab_record::stats::intervals_csv(&point.policies)?,
+            &lblab_stats::intervals_csv(&point.policies)?,
         )?;
         write_atomic(
             &dir.join(layout::SEEDS_CSV),

@@ -9,13 +9,13 @@ use std::time::Instant;
 use lblab_model::scenario::ORACLE;
 use lblab_model::vary::{self, Axis};
 use lblab_model::Scenario;
-use lblab_record::stats;
 use lblab_record::{layout, write_atomic, Layout};
 use lblab_report::{write_sweep_charts, Sweep, SweepPoint};
 use lblab_sim::shard::{Shard, ShardFile, SweepIdentity};
 use lblab_sim::space::{self, PointResult};
+use lblab_stats as stats;
 
-use lblab_record::out_dir;
+use crate::out_dir;
 
 use crate::error::{bail, ensure, Context, Result};
 use crate::{Exit, Lab, Names, Setting};

@@ -4,8 +4,8 @@
 //! paired differences of the same repeat: lower, higher, or not separable at this many repeats,
 //! with how many more would separate it if they went as these did.
 
-use lblab_record::stats::{median_interval_at, median_rank, Interval};
 use lblab_record::{RunSummary, TargetRow};
+use lblab_stats::{median_interval_at, median_rank, Interval};
 use serde::Serialize;
 
 /// The confidence of every interval of a verdict.

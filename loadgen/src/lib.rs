@@ -48,7 +48,7 @@ pub mod target;
 pub mod tower_p2c;
 pub mod transport;
 
-use lblab_record::setting::{Named, Names, Setting};
+use lblab_message::setting::{Named, Names, Setting};
 
 /// Why a load run could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -160,6 +160,6 @@ impl Named for ReflectionRefused {
     }
 }
 
-lblab_record::display_named!(ReflectionRefused);
+lblab_message::display_named!(ReflectionRefused);
 
 impl std::error::Error for ReflectionRefused {}

@@ -96,7 +96,7 @@ pub async fn schema_of(
     .map_err(|status| crate::ReflectionRefused {
         addr,
         code: status.code().description().to_string(),
-        message: lblab_record::text::printable(status.message()),
+        message: lblab_message::text::printable(status.message()),
     })?;
     Ok(method::pool_from_files(files)?)
 }

@@ -5,7 +5,7 @@
 //! Every function here is pure: it formats what the run measured ([`RunSummary`], [`TargetRow`],
 //! [`StatusRow`]) and writes nothing.
 
-use lblab_record::text::printable;
+use lblab_message::text::printable;
 use lblab_record::{RunSummary, StatusRow, TargetRow};
 
 /// The traffic share of every target, a column per policy, as text lines (none without rows).

@@ -6,7 +6,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use lblab_record::setting::{Names, Setting};
+use lblab_message::setting::{Names, Setting};
 
 use crate::LoadgenError;
 

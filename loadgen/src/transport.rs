@@ -23,7 +23,7 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
-use lblab_record::setting::{Names, Setting};
+use lblab_message::setting::{Names, Setting};
 
 /// A boxed error, as connection attempts report them.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -13,9 +13,9 @@
 //! measured peak there, plus [`BASE`] for the process itself. The constants of what a run records,
 //! which a merge of runs counts too, are [`lblab_record::memory`]'s.
 
+use lblab_message::setting::{Named, Names, Setting};
 pub use lblab_record::memory::{merged, size, Estimate};
 use lblab_record::memory::{BASE, PER_POLICY, PER_SECOND, PER_SECOND_BACKEND};
-use lblab_record::setting::{Named, Names, Setting};
 
 use crate::fault::FaultSpec;
 use crate::scenario::Arrival;

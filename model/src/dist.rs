@@ -5,7 +5,7 @@ use rand_distr::{Distribution as _, Exp, LogNormal, Normal};
 use serde::{Deserialize, Serialize};
 
 use crate::units::Dur;
-use crate::ModelError;
+use crate::FileError;
 
 /// A service-time distribution as written in a scenario file, e.g.
 /// `{ dist = "lognormal", median = "2ms", p99 = "8ms" }`.
@@ -66,8 +66,8 @@ const Z99: f64 = 2.326_347_874_040_841;
 
 impl DistSpec {
     /// Validates the parameters; `field` names the field in errors.
-    pub fn build(&self, field: &str) -> Result<Dist, ModelError> {
-        let bad = |msg: String| ModelError::invalid(field, msg);
+    pub fn build(&self, field: &str) -> Result<Dist, FileError> {
+        let bad = |msg: String| FileError::invalid(field, msg);
         Ok(match *self {
             DistSpec::Constant { value } => Dist::Constant(value.as_f64()),
             DistSpec::Uniform { min, max } => {

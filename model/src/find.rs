@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::scenario::Scenario;
 use crate::units::Dur;
-use lblab_record::setting::{Named, Names, Setting};
+use lblab_message::setting::{Named, Names, Setting};
 
 /// The names of the scenario files (`<name>.toml`) in `dir` (none when it is not there), sorted.
 pub fn scenario_names(dir: &Path) -> Vec<String> {

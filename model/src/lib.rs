@@ -29,7 +29,7 @@
 //!     config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
 //! "#)?;
 //! assert_eq!(scenario.backends.len(), 2);
-//! # Ok::<(), lblab_model::ModelError>(())
+//! # Ok::<(), lblab_model::FileError>(())
 //! ```
 
 #![warn(missing_docs)]
@@ -55,12 +55,11 @@ mod summary;
 pub mod testing;
 /// Durations in scenario files, one floor down in `lblab_record` (a run's results and a sweep's
 /// points are read back with them too).
-pub use lblab_record::setting;
-pub use lblab_record::units;
+pub use lblab_message::setting;
+pub mod units;
 pub mod vary;
 
 pub use scenario::Scenario;
 
-/// An error in a scenario file or while writing results: [`lblab_record::RecordError`], one type
-/// for every file lblab reads or writes.
-pub use lblab_record::RecordError as ModelError;
+/// An error in a scenario file (or any file lblab reads or writes): one type for all of them.
+pub use lblab_message::FileError;

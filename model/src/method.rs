@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ModelError;
+use crate::FileError;
 
 /// The most methods a workload may name (a slowdown's method set is a 64-bit mask).
 pub const MAX_METHODS: usize = 64;
@@ -44,15 +44,15 @@ pub struct Methods {
 impl Methods {
     /// Checks `specs` (field `workload.methods`): unique non-empty names, positive finite shares
     /// and factors, at most [`MAX_METHODS`].
-    pub fn check(specs: &[MethodSpec]) -> Result<Methods, ModelError> {
+    pub fn check(specs: &[MethodSpec]) -> Result<Methods, FileError> {
         let bad = |i: usize, field: &str, msg: String| {
-            Err(ModelError::invalid(
+            Err(FileError::invalid(
                 &format!("workload.methods[{i}].{field}"),
                 msg,
             ))
         };
         if specs.len() > MAX_METHODS {
-            return Err(ModelError::invalid(
+            return Err(FileError::invalid(
                 "workload.methods",
                 format!("{} methods; at most {MAX_METHODS}", specs.len()),
             ));

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::dist::DistSpec;
 use crate::scenario::{Arrival, GroupSpec, PolicySpec, ScenarioFile, WorkloadSpec};
 use crate::units::Dur;
-use crate::{ModelError, Scenario};
+use crate::{FileError, Scenario};
 
 /// The policies run against a service when neither a scenario nor the caller names any.
 pub const DEFAULT_POLICIES: &[&str] = &[
@@ -54,7 +54,7 @@ pub enum OverrideError {
     ZeroDuration,
     /// The result does not validate.
     #[error(transparent)]
-    Invalid(#[from] ModelError),
+    Invalid(#[from] FileError),
 }
 
 impl LoadOverrides {
@@ -150,7 +150,7 @@ pub enum PolicyValueError {
         /// The value, `@FILE`.
         value: String,
         /// Why.
-        source: Box<ModelError>,
+        source: Box<FileError>,
     },
     /// Not JSON.
     #[error("not valid JSON: {detail}")]

@@ -32,9 +32,9 @@
 
 use std::path::Path;
 
+use lblab_message::setting::{Named, Names, Setting};
 use lblab_policy::config::Selected;
 use lblab_policy::Nanos;
-use lblab_record::setting::{Named, Names, Setting};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::BackendParams;
@@ -43,7 +43,7 @@ use crate::fault::{FaultSpec, Timeline};
 use crate::locate::Locator;
 use crate::method::{MethodSpec, Methods};
 use crate::units::Dur;
-use crate::ModelError;
+use crate::FileError;
 
 mod check;
 #[cfg(test)]
@@ -353,9 +353,9 @@ impl Named for UnknownLabel {
 
 impl Scenario {
     /// Reads and validates a scenario file. Errors name the file, the field and its line.
-    pub fn load(path: &Path) -> Result<Scenario, ModelError> {
+    pub fn load(path: &Path) -> Result<Scenario, FileError> {
         use std::io::Read as _;
-        let io = |source| ModelError::Io {
+        let io = |source| FileError::Io {
             file: path.display().to_string(),
             source,
         };
@@ -374,7 +374,7 @@ impl Scenario {
             let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
             let last_line = valid.rsplit(|b| *b == b'\n').next().unwrap_or(valid);
             let column = String::from_utf8_lossy(last_line).chars().count() + 1;
-            ModelError::Parse {
+            FileError::Parse {
                 file: path.display().to_string(),
                 field: None,
                 position: Some((line, column)),
@@ -385,7 +385,7 @@ impl Scenario {
     }
 
     /// Parses and validates scenario TOML text. Errors carry the field's line and column.
-    pub fn parse(text: &str) -> Result<Scenario, ModelError> {
+    pub fn parse(text: &str) -> Result<Scenario, FileError> {
         let file: ScenarioFile = toml::from_str(text).map_err(|e| {
             let locator = Locator::new(text);
             let offset = e.span().map(|r| r.start);
@@ -423,7 +423,7 @@ impl Scenario {
                 field = position.and_then(|(line, _)| key_on_line(text, line));
             }
             let message = toml_limit(e.message().trim_end(), field.as_deref());
-            ModelError::Parse {
+            FileError::Parse {
                 file: String::new(),
                 field,
                 position,
@@ -432,14 +432,14 @@ impl Scenario {
         })?;
         let locator = Locator::new(text);
         Scenario::check(file, Some(&locator)).map_err(|e| match e {
-            ModelError::Invalid {
+            FileError::Invalid {
                 file,
                 field,
                 position: None,
                 message,
             } => {
                 let position = locator.position_of(&field);
-                ModelError::Invalid {
+                FileError::Invalid {
                     file,
                     field,
                     position,
@@ -451,7 +451,7 @@ impl Scenario {
     }
 
     /// Validates a parsed file (without positions: there is no text to point into).
-    pub fn validate(file: ScenarioFile) -> Result<Scenario, ModelError> {
+    pub fn validate(file: ScenarioFile) -> Result<Scenario, FileError> {
         Scenario::check(file, None)
     }
 
@@ -471,7 +471,7 @@ impl Scenario {
     }
 
     /// The scenario under another seed, validated again.
-    pub fn with_seed(self, seed: u64) -> Result<Scenario, ModelError> {
+    pub fn with_seed(self, seed: u64) -> Result<Scenario, FileError> {
         let mut file = self.file;
         file.seed = seed;
         Scenario::validate(file)
@@ -485,7 +485,7 @@ impl Scenario {
         self,
         duration: Option<Dur>,
         warmup: Option<Dur>,
-    ) -> Result<Scenario, ModelError> {
+    ) -> Result<Scenario, FileError> {
         if duration.is_none() && warmup.is_none() {
             return Ok(self);
         }
@@ -503,13 +503,13 @@ impl Scenario {
     /// (`start`, `end`, `at`, `restart_after`, `warmup`) scaled by the same proportion as the whole
     /// run, so a shortened run keeps each fault at the same place in it; validated again. What
     /// regression runs use to run canonical scenarios in a fraction of their length.
-    pub fn rescaled(&self, warmup: Dur, duration: Dur) -> Result<Scenario, ModelError> {
+    pub fn rescaled(&self, warmup: Dur, duration: Dur) -> Result<Scenario, FileError> {
         let mut file = self.file.clone();
         let full = (file.workload.warmup.0 + file.workload.duration.0).max(1) as u128;
         let short = (warmup.0 + duration.0) as u128;
         file.workload.warmup = warmup;
         file.workload.duration = duration;
-        let invalid = |e: String| ModelError::invalid("faults", e);
+        let invalid = |e: String| FileError::invalid("faults", e);
         let mut value = toml::Value::try_from(&file).map_err(|e| invalid(e.to_string()))?;
         if let Some(faults) = value.get_mut("faults").and_then(|f| f.as_array_mut()) {
             for fault in faults.iter_mut().filter_map(|f| f.as_table_mut()) {
@@ -517,7 +517,7 @@ impl Scenario {
                     if let Some(toml::Value::String(text)) = fault.get(key) {
                         let d: Dur = text
                             .parse()
-                            .map_err(|e: lblab_record::units::DurError| invalid(e.to_string()))?;
+                            .map_err(|e: crate::units::DurError| invalid(e.to_string()))?;
                         let scaled = Dur((d.0 as u128 * short / full) as u64);
                         fault.insert(key.into(), toml::Value::String(scaled.to_string()));
                     }

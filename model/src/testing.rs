@@ -10,12 +10,12 @@
 //! let scenario = ScenarioBuilder::new("doc").rate(200.0).duration("1s").build()?;
 //! assert_eq!(scenario.backends.len(), 4);
 //! assert_eq!(scenario.policies[0].name, "round_robin");
-//! # Ok::<(), lblab_model::ModelError>(())
+//! # Ok::<(), lblab_model::FileError>(())
 //! ```
 
 use std::fmt::Write as _;
 
-use crate::{ModelError, Scenario};
+use crate::{FileError, Scenario};
 
 /// The service config of the gRPC policy `lb` with no options, as written in `[[policies]]`.
 pub fn lb_config(lb: &str) -> String {
@@ -170,7 +170,7 @@ impl ScenarioBuilder {
     /// let base = ScenarioBuilder::new("doc").group("main", 4, constant, &[]);
     /// assert_eq!(base.clone().group_key("main", "count", "2").build()?.backends.len(), 2);
     /// assert!(base.group_key("main", "count", "0").build().is_err());
-    /// # Ok::<(), lblab_model::ModelError>(())
+    /// # Ok::<(), lblab_model::FileError>(())
     /// ```
     pub fn group_key(mut self, group: &str, key: &str, value: &str) -> Self {
         let (_, lines) = self
@@ -271,7 +271,7 @@ impl ScenarioBuilder {
     }
 
     /// The scenario parsed and validated ([`Scenario::parse`] of [`toml`](Self::toml)).
-    pub fn build(&self) -> Result<Scenario, ModelError> {
+    pub fn build(&self) -> Result<Scenario, FileError> {
         Scenario::parse(&self.toml())
     }
 }

@@ -40,7 +40,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::scenario::ScenarioFile;
-use crate::{ModelError, Scenario};
+use crate::{FileError, Scenario};
 
 /// The derived path that sets the rate as a fraction of the fleet's capacity.
 pub const UTILIZATION: &str = "workload.utilization";
@@ -325,10 +325,10 @@ pub fn apply(scenario: &Scenario, overrides: &[Override]) -> Result<Scenario, Va
 
 /// The field and message of a validation error, without a position (the varied scenario has no
 /// text to point into).
-fn model_message(e: &ModelError) -> String {
+fn model_message(e: &FileError) -> String {
     match e {
-        ModelError::Invalid { field, message, .. } => format!("`{field}`: {message}"),
-        ModelError::Parse {
+        FileError::Invalid { field, message, .. } => format!("`{field}`: {message}"),
+        FileError::Parse {
             field: Some(field),
             message,
             ..

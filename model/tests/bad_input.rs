@@ -1,7 +1,7 @@
 //! Bad scenario files, one test per validation rule: each is rejected (never a panic) with a message
 //! that names the field, its line where the text has one, and what would be valid.
 
-use lblab_model::{ModelError, Scenario};
+use lblab_model::{FileError, Scenario};
 use lblab_record::file_stem;
 
 /// A valid scenario that every case below breaks in one place.
@@ -118,7 +118,7 @@ fn base_scenario_is_valid() {
 fn toml_syntax_error_has_line_and_column() {
     let text = with("rate = 400", "rate = = 400");
     let err = Scenario::parse(&text).unwrap_err();
-    assert!(matches!(err, ModelError::Parse { .. }));
+    assert!(matches!(err, FileError::Parse { .. }));
     assert_eq!(
         err.position().map(|p| p.0),
         Some(line_of(&text, "rate =")),

@@ -92,6 +92,22 @@ pub fn format(nanos: Nanos) -> String {
     }
 }
 
+/// Writes `nanos` in the largest of the units `s`, `ms`, `us`, `ns` that states it exactly
+/// (`"2s"`, `"250ms"`, `"1500us"`; zero is `"0s"`): the form [`parse_human`] reads back.
+pub fn format_human(nanos: Nanos) -> String {
+    if nanos == 0 {
+        "0s".to_string()
+    } else if nanos.is_multiple_of(1_000_000_000) {
+        format!("{}s", nanos / 1_000_000_000)
+    } else if nanos.is_multiple_of(1_000_000) {
+        format!("{}ms", nanos / 1_000_000)
+    } else if nanos.is_multiple_of(1_000) {
+        format!("{}us", nanos / 1_000)
+    } else {
+        format!("{nanos}ns")
+    }
+}
+
 /// Parses a human duration for command-line flags: a proto3 duration (`"1.5s"`) or a number with
 /// one of the units `ns`, `us`, `ms`, `s`, `m`, `h` (`"250ms"`, `"2m"`).
 pub fn parse_human(text: &str) -> Result<Nanos, DurationError> {

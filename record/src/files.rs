@@ -8,12 +8,12 @@ use super::fixed;
 use super::io::read_result_file;
 use super::recorder::PolicyResult;
 use super::schema::{RunSummary, TimeseriesRow};
-use crate::RecordError;
+use crate::FileError;
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then a rename, so
 /// an interrupted run never leaves a half-written file.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), RecordError> {
-    let io = |source| RecordError::Io {
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), FileError> {
+    let io = |source| FileError::Io {
         file: path.display().to_string(),
         source,
     };
@@ -37,12 +37,8 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), RecordError> {
 
 /// Writes `summary.csv`, `summary.json`, `timeseries.csv`, `failures.csv` and one `.hlog` and
 /// one `.hgrm` per policy into `dir`.
-pub fn write_run(
-    dir: &Path,
-    run: &RunSummary,
-    results: &[PolicyResult],
-) -> Result<(), RecordError> {
-    let ser = |file: &str, e: String| RecordError::Io {
+pub fn write_run(dir: &Path, run: &RunSummary, results: &[PolicyResult]) -> Result<(), FileError> {
+    let ser = |file: &str, e: String| FileError::Io {
         file: dir.join(file).display().to_string(),
         source: std::io::Error::other(e),
     };
@@ -149,8 +145,8 @@ pub fn file_stem(label: &str) -> String {
 }
 
 /// Reads `timeseries.csv` back (for charts).
-pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, RecordError> {
-    let io = |e: String| RecordError::Parse {
+pub fn read_timeseries(path: &Path) -> Result<Vec<TimeseriesRow>, FileError> {
+    let io = |e: String| FileError::Parse {
         file: path.display().to_string(),
         field: None,
         position: None,

@@ -20,7 +20,7 @@ use hdrhistogram::Histogram;
 
 use super::histogram::new_histogram;
 use super::io::read_result_file;
-use crate::RecordError;
+use crate::FileError;
 
 /// One policy's interval log while it is written: a line per one-second interval.
 #[derive(Debug)]
@@ -199,13 +199,13 @@ impl HlogInterval {
 }
 
 /// Reads the hlog at `path` ([`read_result_file`]'s size cap applies); see [`parse_hlog`].
-pub fn read_hlog(path: &Path) -> Result<Hlog, RecordError> {
+pub fn read_hlog(path: &Path) -> Result<Hlog, FileError> {
     parse_hlog(&read_result_file(path)?, &path.display().to_string())
 }
 
 /// The header of the hlog at `path` (its start in Unix seconds, its measured count), read no
 /// further than its first interval.
-pub(super) fn read_hlog_header(path: &Path) -> Result<HlogHeader, RecordError> {
+pub(super) fn read_hlog_header(path: &Path) -> Result<HlogHeader, FileError> {
     let text = read_result_file(path)?;
     visit_hlog(&text, &path.display().to_string(), &mut |_| Ok(false))
 }
@@ -214,8 +214,8 @@ pub(super) fn read_hlog_header(path: &Path) -> Result<HlogHeader, RecordError> {
 /// at a time; returns its header.
 pub(super) fn visit_hlog_file(
     path: &Path,
-    visit: &mut dyn FnMut(HlogInterval) -> Result<(), RecordError>,
-) -> Result<HlogHeader, RecordError> {
+    visit: &mut dyn FnMut(HlogInterval) -> Result<(), FileError>,
+) -> Result<HlogHeader, FileError> {
     let text = read_result_file(path)?;
     visit_hlog(&text, &path.display().to_string(), &mut |i| {
         visit(i).map(|()| true)
@@ -226,7 +226,7 @@ pub(super) fn visit_hlog_file(
 /// `#[StartTime: ...]` and `#[BaseTime: ...]` are read), the quoted column header, then one
 /// `[Tag=tag,]start,length,max,base64 V2-compressed histogram` line per interval. Errors name
 /// `file`, the line and the field.
-pub fn parse_hlog(text: &str, file: &str) -> Result<Hlog, RecordError> {
+pub fn parse_hlog(text: &str, file: &str) -> Result<Hlog, FileError> {
     let mut intervals = Vec::new();
     let header = visit_hlog(text, file, &mut |i| {
         intervals.push(i);
@@ -248,13 +248,13 @@ pub fn sum_measured(
     file: &str,
     policy: &str,
     warmup_s: f64,
-) -> Result<Histogram<u64>, RecordError> {
+) -> Result<Histogram<u64>, FileError> {
     let mut total = new_histogram();
     visit_hlog(text, file, &mut |i| {
         if i.is_measured(policy, warmup_s) {
             total
                 .add(&i.histogram)
-                .map_err(|e| RecordError::invalid("histogram", format!("{e:?}")))?;
+                .map_err(|e| FileError::invalid("histogram", format!("{e:?}")))?;
         }
         Ok(true)
     })?;
@@ -267,9 +267,9 @@ pub fn sum_measured(
 fn visit_hlog(
     text: &str,
     file: &str,
-    visit: &mut dyn FnMut(HlogInterval) -> Result<bool, RecordError>,
-) -> Result<HlogHeader, RecordError> {
-    let at = |line: usize, field: &str, message: String| RecordError::Parse {
+    visit: &mut dyn FnMut(HlogInterval) -> Result<bool, FileError>,
+) -> Result<HlogHeader, FileError> {
+    let at = |line: usize, field: &str, message: String| FileError::Parse {
         file: file.to_string(),
         field: Some(field.to_string()),
         position: Some((line, 1)),
@@ -281,7 +281,7 @@ fn visit_hlog(
     for (n, line) in text.lines().enumerate() {
         let line_no = n + 1;
         let line = line.trim();
-        let header_time = |prefix: &str, field: &str| -> Result<Option<(f64, bool)>, RecordError> {
+        let header_time = |prefix: &str, field: &str| -> Result<Option<(f64, bool)>, FileError> {
             let Some(rest) = line.strip_prefix(prefix) else {
                 return Ok(None);
             };

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::RecordError;
+use crate::FileError;
 
 /// The largest result file lblab reads back (a year-long run's hlog is far below it).
 pub const MAX_RESULT_FILE: u64 = 256 << 20;
@@ -12,9 +12,9 @@ pub const MAX_RESULT_FILE: u64 = 256 << 20;
 /// Reads a result file back as text: only a regular file (a FIFO or a device given by mistake
 /// must not block or fill memory), at most [`MAX_RESULT_FILE`] bytes. A missing file is an
 /// `Io` error of kind `NotFound`.
-pub fn read_result_file(path: &Path) -> Result<String, RecordError> {
+pub fn read_result_file(path: &Path) -> Result<String, FileError> {
     use std::io::Read as _;
-    let io = |source| RecordError::Io {
+    let io = |source| FileError::Io {
         file: path.display().to_string(),
         source,
     };

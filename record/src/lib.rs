@@ -4,7 +4,8 @@
 //!
 //! This crate knows nothing of scenarios: a run's summary takes what it says of the scenario as
 //! a [`RunHead`] (`lblab_model` builds one from a scenario). The reports depend on this crate
-//! alone, so Cargo keeps them from reaching into the scenario model.
+//! (and `lblab_stats`, `lblab_policy`), not on the model, so Cargo keeps them from reaching into
+//! the scenario.
 //!
 //! Files in a results folder:
 //! - `summary.csv`, `summary.json`: one [`SummaryRow`] per policy.
@@ -31,16 +32,18 @@
 //! [`read_hlog`]); and [`merge_runs`], which combines real runs of one scenario from several
 //! load generators into one.
 //!
-//! Beside the files: [`stats`] (medians and confidence intervals across seeds), [`units`] (the
-//! human-readable durations of scenario files, which sweep points are read back with),
-//! [`memory`] (the parts of memory estimates a record's size decides), [`RecordError`] (the one
-//! error type of lblab's files) and [`ORACLE`] (the one spelling of the simulator's oracle).
+//! Beside the files: [`layout`] (the results tree, named once), [`fixed`] (the decimals the CSV
+//! files are written with), [`memory`] (what a record weighs in memory, per second, backend and
+//! policy, which the estimates of a run and of a merge are built from), and [`ORACLE`] (the simulator's oracle, whose row
+//! the reports treat apart).
+//!
+//! What is not the results format lives with its owner: statistics across seeds in
+//! `lblab_stats`, the folder lock, a run's results folder and its text tables in `lblab_lab`,
+//! scenario durations in `lblab_model::units`, the settings a message names in `lblab_message`.
 
 #![warn(missing_docs)]
 
 mod compare;
-pub mod compare_lines;
-mod error;
 mod files;
 pub mod fixed;
 mod harness;
@@ -48,19 +51,12 @@ mod histogram;
 mod hlog;
 mod io;
 pub mod layout;
-pub mod lock;
 pub mod memory;
 mod merge;
-pub mod out_dir;
 mod recorder;
 mod schema;
-pub mod setting;
-pub mod stats;
 mod statuses;
-pub mod table;
 mod targets;
-pub mod text;
-pub mod units;
 
 /// The simulator-only policy that routes each call to the backend that will answer it first
 /// (it knows the future). Its one spelling: every crate (the scenario model, the simulator, the
@@ -68,7 +64,6 @@ pub mod units;
 pub const ORACLE: &str = "oracle";
 
 pub use compare::{agrees, diff_pct, CompareRow, AGREEMENT_ABSOLUTE_MS, AGREEMENT_RELATIVE};
-pub use error::{OutDirError, RecordError};
 pub use files::{file_stem, read_timeseries, write_atomic, write_run};
 pub use harness::{
     DelayAccuracy, FloorSummary, HarnessSummary, Host, MachineLoad, PolicyHarness, Quantiles,
@@ -77,6 +72,7 @@ pub use histogram::percentile_distribution;
 pub use hlog::{parse_hlog, read_hlog, sum_measured, Hlog, HlogInterval};
 pub use io::{read_result_file, MAX_RESULT_FILE};
 pub use layout::Layout;
+pub use lblab_message::FileError;
 pub use merge::{merge_runs, Merged};
 pub use recorder::{PolicyResult, Recorder, RequestResult};
 pub use schema::{

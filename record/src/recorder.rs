@@ -350,7 +350,7 @@ pub struct PolicyResult {
     /// Latencies after warm-up, ns.
     pub histogram: Histogram<u64>,
     /// Requests sent to each backend after warm-up (`targets.csv`'s counts, and the herd
-    /// measure's denominator, [`crate::stats::herd`]).
+    /// measure's denominator, `lblab_stats::herd`).
     pub backend_sends: Vec<u64>,
     /// Failed requests (errors and deadlines exceeded) per backend after warm-up, as far as the
     /// recorder was told where they went ([`Recorder::on_backend_result`]).

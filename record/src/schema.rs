@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::PolicyResult;
-use crate::RecordError;
+use crate::FileError;
 
 /// One row of `summary.csv` / `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -285,14 +285,14 @@ impl std::fmt::Display for Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = RecordError;
+    type Err = FileError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Mode::ALL
             .into_iter()
             .find(|m| m.name() == s)
             .ok_or_else(|| {
-                RecordError::invalid(
+                FileError::invalid(
                     "mode",
                     format!("{s:?} is not a run mode; expected \"sim\", \"real\" or \"sweep\""),
                 )
@@ -301,7 +301,7 @@ impl std::str::FromStr for Mode {
 }
 
 impl TryFrom<String> for Mode {
-    type Error = RecordError;
+    type Error = FileError;
 
     fn try_from(s: String) -> Result<Self, Self::Error> {
         s.parse()

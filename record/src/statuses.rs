@@ -72,7 +72,7 @@ impl StatusRow {
     }
 
     /// Reads a `statuses.csv`.
-    pub fn read_csv(path: &std::path::Path) -> Result<Vec<StatusRow>, crate::RecordError> {
+    pub fn read_csv(path: &std::path::Path) -> Result<Vec<StatusRow>, crate::FileError> {
         super::targets::read_rows(path)
     }
 

@@ -108,7 +108,7 @@ impl TargetRow {
     }
 
     /// Reads a `targets.csv`.
-    pub fn read_csv(path: &std::path::Path) -> Result<Vec<TargetRow>, crate::RecordError> {
+    pub fn read_csv(path: &std::path::Path) -> Result<Vec<TargetRow>, crate::FileError> {
         read_rows(path)
     }
 
@@ -125,13 +125,13 @@ impl TargetRow {
 /// The rows of a CSV file of `T`s, with errors naming the file and line.
 pub(super) fn read_rows<T: serde::de::DeserializeOwned>(
     path: &std::path::Path,
-) -> Result<Vec<T>, crate::RecordError> {
+) -> Result<Vec<T>, crate::FileError> {
     let text = super::read_result_file(path)?;
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     reader
         .deserialize()
         .collect::<Result<Vec<T>, csv::Error>>()
-        .map_err(|e| crate::RecordError::Parse {
+        .map_err(|e| crate::FileError::Parse {
             file: path.display().to_string(),
             field: None,
             position: e.position().map(|p| (p.line() as usize, 1)),

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use lblab_record::layout;
-use lblab_record::stats::PolicyIntervals;
 use lblab_record::{file_stem, read_timeseries, RunSummary};
+use lblab_stats::PolicyIntervals;
 use serde::de::DeserializeOwned;
 
 use crate::chart::compare::{write_compare_chart, ComparePoint};
@@ -27,12 +27,12 @@ fn read_err(file: &Path, message: impl Into<String>) -> ReportError {
 /// The text of `file`; a missing file is an error naming it.
 fn read_text(file: &Path) -> Result<String, ReportError> {
     lblab_record::read_result_file(file).map_err(|e| match e {
-        lblab_record::RecordError::Io { source, .. }
+        lblab_record::FileError::Io { source, .. }
             if source.kind() == std::io::ErrorKind::NotFound =>
         {
             read_err(file, "missing")
         }
-        lblab_record::RecordError::Io { source, .. } => read_err(file, source.to_string()),
+        lblab_record::FileError::Io { source, .. } => read_err(file, source.to_string()),
         other => read_err(file, other.to_string()),
     })
 }

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lblab_record::stats::{Interval, PolicyIntervals};
-use lblab_record::units::Dur;
+use lblab_policy::duration;
 use lblab_record::ORACLE;
+use lblab_stats::{Interval, PolicyIntervals};
 
 use crate::chart::line::{write_line_chart, Line, LineChart, LinePoint};
 use crate::name::ChartName;
@@ -63,7 +63,7 @@ fn x_value(point: &SweepPoint, x: &str) -> f64 {
                 value
                     .parse::<f64>()
                     .ok()
-                    .or_else(|| value.parse::<Dur>().ok().map(|d| d.0 as f64 / 1e6))
+                    .or_else(|| duration::parse_human(value).ok().map(|d| d as f64 / 1e6))
                     .unwrap_or(f64::NAN)
             }),
     }
@@ -78,7 +78,10 @@ fn deadline_line(points: &[SweepPoint], xs: &[f64]) -> Option<Line> {
         .collect::<Option<_>>()?;
     let first = *deadlines.first()?;
     let label = if deadlines.iter().all(|d| *d == first) {
-        format!("deadline ({})", Dur((first * 1e6).round() as u64))
+        format!(
+            "deadline ({})",
+            duration::format_human((first * 1e6).round() as u64)
+        )
     } else {
         "deadline".to_string()
     };

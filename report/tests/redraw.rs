@@ -6,12 +6,12 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use lblab_record::stats::{Interval, NamedInterval, PolicyIntervals};
 use lblab_report::{
     redraw_compare, redraw_compare_from, redraw_grid, redraw_run, redraw_sweep,
     write_grid_heatmaps, write_interval_chart, write_run_charts, write_sweep_charts, ChartName,
     Format, GridCell, IntervalChart, IntervalPoint, IntervalSeries, ReportError, Sweep, SweepPoint,
 };
+use lblab_stats::{Interval, NamedInterval, PolicyIntervals};
 use support::temp_dir;
 
 /// `result` is an error whose message names `file`.

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use lblab_message::setting::{Names, Setting};
 use lblab_model::scenario::Scenario;
-use lblab_record::setting::{Names, Setting};
-use lblab_record::stats::median_interval_at;
+use lblab_stats::median_interval_at;
 use serde::{Deserialize, Serialize};
 
 use crate::batch::{self, Job};
@@ -47,7 +47,7 @@ pub enum Metric {
     /// Share of calls sent to a backend while it was faulty, 0 to 1.
     FaultyShare,
     /// Seconds until backends whose faults ended carry their fair share again
-    /// ([`lblab_record::stats::time_to_fair_share`]); infinite if never within the run. Only
+    /// ([`lblab_stats::time_to_fair_share`]); infinite if never within the run. Only
     /// where a fault ends within the run.
     TimeToFair,
 }
@@ -151,7 +151,7 @@ pub fn measure(
     let total = jobs.len();
     let reduce = |i: usize, run: crate::PolicyRun| {
         let scenario = jobs[i].scenario;
-        let time_to_fair_s = lblab_record::stats::time_to_fair_share(
+        let time_to_fair_s = lblab_stats::time_to_fair_share(
             &run.result.timeseries,
             &scenario.fault_windows(),
             scenario.backends.len(),
@@ -445,7 +445,7 @@ pub fn seeds_needed(confidence: f64) -> u64 {
 /// Every compared figure as CSV: scenario, policy, metric, the baseline's and this run's
 /// medians, the median paired change and its interval, the seeds, and the verdict.
 pub fn findings_csv(c: &Comparison) -> Result<Vec<u8>, csv::Error> {
-    let num = lblab_record::stats::num;
+    let num = lblab_stats::num;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "scenario", "policy", "metric", "baseline", "now", "change", "lo", "hi", "seeds", "verdict",

@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use lblab_message::setting::{Names, Setting};
 use lblab_model::vary::{Axis, Override};
-use lblab_record::setting::{Names, Setting};
-use lblab_record::stats::RunSample;
 use lblab_record::SummaryRow;
+use lblab_stats::RunSample;
 use serde::{Deserialize, Serialize};
 
 use crate::space::{self, PointResult};

@@ -1,6 +1,6 @@
 //! Sweeps over the scenario space: every point of a crossed set of [`Axis`] variations, every
 //! policy of the scenario, every seed, simulated in parallel and summarized as medians with 95 %
-//! intervals across seeds ([`lblab_record::stats`]).
+//! intervals across seeds ([`lblab_stats`]).
 //!
 //! Seeds: seed `k` of a point is the scenario's seed plus `k` (`k = 0..seeds`), so the first seed
 //! of every point is the scenario's own and seed `k` means the same draw of arrivals in every
@@ -12,7 +12,7 @@ use lblab_model::scenario::ORACLE;
 use lblab_model::vary::{self, Axis, Override, VaryError};
 use lblab_model::Scenario;
 use lblab_policy::Nanos;
-use lblab_record::stats::{self, PolicyIntervals, RunSample};
+use lblab_stats::{self as stats, PolicyIntervals, RunSample};
 
 /// `(backend, start, end)` of every fault window ([`Scenario::fault_windows`]).
 type FaultWindows = Vec<(usize, Nanos, Nanos)>;

@@ -2,7 +2,7 @@
 //! backends with its interval across seeds, as `lblab sweep --vary` and `lblab sim --seeds`
 //! print them.
 
-use lblab_record::stats::Interval;
+use lblab_stats::Interval;
 
 use crate::space::PointResult;
 

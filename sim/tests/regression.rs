@@ -158,7 +158,7 @@ fn every_figure_holds_against_the_committed_baseline() {
         regress::write_baseline(&path, &now).expect("writes the baseline");
         return;
     }
-    let baseline = regress::read_baseline(&path, lblab_record::setting::Setting::word)
+    let baseline = regress::read_baseline(&path, lblab_message::setting::Setting::word)
         .expect("tests/baseline.csv");
     let c = regress::compare(&baseline, &now, &Thresholds::default(), &Default::default())
         .expect("comparable");

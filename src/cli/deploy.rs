@@ -127,8 +127,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("deploying {}", file.display()))?;
     let dir = args
         .out
-        .unwrap_or_else(|| lblab_record::out_dir::results_dir(&file, "k8s", None));
-    let _out_dir = lblab_record::out_dir::prepare_dir(&dir)?;
+        .unwrap_or_else(|| lblab_lab::out_dir::results_dir(&file, "k8s", None));
+    let _out_dir = lblab_lab::out_dir::prepare_dir(&dir)?;
     for m in &manifests {
         write_atomic(&dir.join(&m.file), m.text().as_bytes())?;
     }
@@ -190,8 +190,8 @@ fn deploy_sweep(
     let dir = args
         .out
         .clone()
-        .unwrap_or_else(|| lblab_record::out_dir::results_dir(file, "k8s-sweep", None));
-    let _out_dir = lblab_record::out_dir::prepare_dir(&dir)?;
+        .unwrap_or_else(|| lblab_lab::out_dir::results_dir(file, "k8s-sweep", None));
+    let _out_dir = lblab_lab::out_dir::prepare_dir(&dir)?;
     for m in &manifests {
         write_atomic(&dir.join(&m.file), m.text().as_bytes())?;
     }

@@ -147,8 +147,8 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         (None, Some(call)) => PathBuf::from(lblab_record::file_stem(call)),
         (None, None) => PathBuf::from("echo"),
     };
-    let dir = lblab_record::out_dir::results_dir(&stem, "loadgen", args.out.as_deref());
-    let _out_dir = lblab_record::out_dir::prepare_dir(&dir)?;
+    let dir = lblab_lab::out_dir::results_dir(&stem, "loadgen", args.out.as_deref());
+    let _out_dir = lblab_lab::out_dir::prepare_dir(&dir)?;
     let options = RemoteOptions {
         targets: &targets,
         resolver: Some(prepared.spec.clone()),

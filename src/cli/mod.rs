@@ -53,7 +53,7 @@ pub fn lab(memory: Option<&args::Budget>, charts: Option<&args::Charts>) -> lbla
 
 /// Prints a run's summary: its table, the partial note and its incidents.
 pub fn print_table(summary: &lblab_record::RunSummary) {
-    for line in lblab_record::table::summary_lines(summary) {
+    for line in lblab_lab::table::summary_lines(summary) {
         say(&line);
     }
 }

@@ -83,7 +83,7 @@ impl HarnessArgs {
 fn parse_spin(text: &str) -> Result<Dur, String> {
     let d: Dur = text
         .parse()
-        .map_err(|e: lblab_record::units::DurError| e.to_string())?;
+        .map_err(|e: lblab_model::units::DurError| e.to_string())?;
     if d.0 > 10_000_000 {
         return Err(format!(
             "{d} is more than 10ms; the spin is the slack before each timer deadline"
@@ -101,7 +101,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         &args.run.policies,
     )?;
     let options = args.harness.options(&args.run.policies);
-    let dir = lblab_record::out_dir::results_dir(&args.scenario, "real", args.run.out.as_deref());
+    let dir = lblab_lab::out_dir::results_dir(&args.scenario, "real", args.run.out.as_deref());
     let lab = super::lab(Some(&args.budget), Some(&args.charts));
     let exit = lblab_lab::real::run(&lab, &scenario, &options, &dir, &mut super::say)?;
     Ok(super::exit(exit))

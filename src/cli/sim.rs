@@ -43,7 +43,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         super::names::flag,
     )?;
     args::check_policies(&scenario, &args.run.policies)?;
-    let dir = lblab_record::out_dir::results_dir(&args.scenario, "sim", args.run.out.as_deref());
+    let dir = lblab_lab::out_dir::results_dir(&args.scenario, "sim", args.run.out.as_deref());
     let job = lblab_lab::sim::SimJob {
         scenario: &scenario,
         dir: &dir,

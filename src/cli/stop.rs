@@ -18,7 +18,7 @@ pub fn stop_flag_saying(doing: &'static str) -> &'static std::sync::atomic::Atom
     let _ = ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {
             // Exits without the destructors that would remove the results folders' lock files.
-            lblab_record::lock::remove_held_lock_files();
+            lblab_lab::lock::remove_held_lock_files();
             std::process::exit(130);
         }
         let doing = DOING.get().copied().unwrap_or("stopping");

@@ -74,7 +74,7 @@ pub struct Args {
 fn parse_duration(text: &str) -> Result<Nanos, String> {
     let d: Dur = text
         .parse()
-        .map_err(|e: lblab_record::units::DurError| e.to_string())?;
+        .map_err(|e: lblab_model::units::DurError| e.to_string())?;
     if d.0 == 0 {
         return Err(format!("`{text}` must be greater than 0, e.g. \"10s\""));
     }
@@ -122,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .clone()
-        .unwrap_or_else(|| lblab_record::out_dir::results_dir(&scenario_file, "sweep", None));
+        .unwrap_or_else(|| lblab_lab::out_dir::results_dir(&scenario_file, "sweep", None));
     let grid = Grid {
         decay_times: args.decay_times.clone(),
         choice_counts: args.choice_counts.clone(),

@@ -504,7 +504,7 @@ fn rationale(out: &mut String, ev: &Evidence) {
         ev.interval("crash-restart", PROPOSAL, "time_to_fair_s"),
         ev.interval("crash-restart", "envoy_peak_ewma", "time_to_fair_s"),
     ) {
-        let secs = |i: lblab_record::stats::Interval| {
+        let secs = |i: lblab_stats::Interval| {
             if i.median.is_infinite() {
                 "never within the run".to_string()
             } else {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use lblab_model::scenario::ORACLE;
-use lblab_record::stats::Interval;
+use lblab_stats::Interval;
 
 use crate::fmt::{iv, num, param_pct, pct, pct_iv};
 use lblab_report::ChartName;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use lblab_model::scenario::ORACLE;
-use lblab_record::stats::Interval;
+use lblab_stats::Interval;
 
 use crate::fmt::{iv, param_pct, pct_iv, secs};
 use crate::links;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use lblab_record::stats::{median_interval_at, rank_test_greater};
+use lblab_stats::{median_interval_at, rank_test_greater};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{bail, ensure, Context, LabError, Result};
@@ -351,7 +351,7 @@ pub fn run(lab: &Lab, mut job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result
         slot_spans: job.plan.slot_spans.clone(),
         connect_wait: job.connect_wait,
     };
-    let _dir = lblab_record::out_dir::prepare_dir(&job.out)?;
+    let _dir = crate::out_dir::prepare_dir(&job.out)?;
     let done = crate::remote::run_repeats(
         lab,
         scenario,

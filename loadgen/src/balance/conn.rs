@@ -86,7 +86,7 @@ pub(super) async fn connect(
     })
 }
 
-pub(crate) use lblab_record::text::error_chain;
+pub(crate) use lblab_message::text::error_chain;
 
 /// The largest header block (a response's headers, or its trailers with `grpc-message`) the
 /// client accepts, as HTTP/2's SETTINGS_MAX_HEADER_LIST_SIZE: hyper's default, and gRPC

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use lblab_record::text::printable;
+use lblab_message::text::printable;
 use lblab_record::{StatusRow, MESSAGES_PER_STATUS};
 
 /// Longest message kept, in characters.

@@ -10,7 +10,7 @@ use super::{FaultSpec, MIN_FAULT_PERIOD};
 use crate::group::GroupSpec;
 use crate::limits;
 use crate::units::Dur;
-use crate::ModelError;
+use crate::FileError;
 
 /// Checks fault `field` (`faults[i]`) of a scenario: its own fields, for a run that ends at
 /// `run_end`, and its targets, against the fleet's `groups` (whose first backends have the
@@ -21,8 +21,8 @@ pub(crate) fn check(
     groups: &[GroupSpec],
     starts: &[usize],
     run_end: Nanos,
-) -> Result<BTreeSet<usize>, ModelError> {
-    let bad = |field: &str, msg: String| Err(ModelError::invalid(field, msg));
+) -> Result<BTreeSet<usize>, FileError> {
+    let bad = |field: &str, msg: String| Err(FileError::invalid(field, msg));
     let bursts = check_fields(fault, field, run_end)?;
     if fault.targets().is_empty() {
         return bad(
@@ -78,8 +78,8 @@ pub(crate) fn check(
 }
 
 /// Checks one fault's own fields; returns how many noisy-neighbour bursts it draws per backend.
-fn check_fields(fault: &FaultSpec, field: &str, run_end: Nanos) -> Result<u64, ModelError> {
-    let bad = |k: &str, msg: String| Err(ModelError::invalid(&format!("{field}.{k}"), msg));
+fn check_fields(fault: &FaultSpec, field: &str, run_end: Nanos) -> Result<u64, FileError> {
+    let bad = |k: &str, msg: String| Err(FileError::invalid(&format!("{field}.{k}"), msg));
     let factor_ok = |f: f64| f.is_finite() && f >= 1.0;
     let mut bursts = 0;
     let periods: &[(&str, Dur)] = match fault {

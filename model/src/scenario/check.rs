@@ -20,12 +20,12 @@ use crate::group::GroupSpec;
 use crate::limits;
 use crate::locate::Locator;
 use crate::method::Methods;
-use crate::ModelError;
+use crate::FileError;
 use lblab_record::file_stem;
 
 /// An `Invalid` error about `field` (positions are added by the caller, which has the text).
-fn bad<T>(field: &str, msg: String) -> Result<T, ModelError> {
-    Err(ModelError::invalid(field, msg))
+fn bad<T>(field: &str, msg: String) -> Result<T, FileError> {
+    Err(FileError::invalid(field, msg))
 }
 
 impl Scenario {
@@ -34,7 +34,7 @@ impl Scenario {
     pub(super) fn check(
         file: ScenarioFile,
         locator: Option<&Locator<'_>>,
-    ) -> Result<Scenario, ModelError> {
+    ) -> Result<Scenario, FileError> {
         if !is_file_name(&file.name) {
             return bad("name", format!("{:?} must be 1 to {} letters, digits, '-' or '_' (it names the results folder)", file.name, limits::NAME));
         }
@@ -53,7 +53,7 @@ impl Scenario {
 
 /// Checks `[[fleet]]`: unique valid names, counts, workers, zones and service times, and the
 /// fleet's size (alone and times `clients`) against [`limits`].
-fn check_fleet(fleet: &[GroupSpec], clients: u32) -> Result<(), ModelError> {
+fn check_fleet(fleet: &[GroupSpec], clients: u32) -> Result<(), FileError> {
     if fleet.is_empty() {
         return bad("fleet", "needs at least one [[fleet]] group, e.g. [[fleet]] name = \"main\" count = 4 service_time = { dist = \"constant\", value = \"2ms\" }".into());
     }
@@ -126,7 +126,7 @@ fn faults_per_backend<'a>(
     workload: &Workload,
     starts: &[usize],
     total: usize,
-) -> Result<Vec<Vec<&'a FaultSpec>>, ModelError> {
+) -> Result<Vec<Vec<&'a FaultSpec>>, FileError> {
     let mut per_backend: Vec<Vec<&FaultSpec>> = vec![Vec::new(); total];
     for (i, spec) in file.faults.iter().enumerate() {
         let field = format!("faults[{i}]");
@@ -155,10 +155,7 @@ fn faults_per_backend<'a>(
 
 /// Every backend of the fleet, groups in order, with its parameters, its fault timeline and its
 /// own seed (derived from its index, so adding a group at the end changes no other backend).
-fn build_backends(
-    file: &ScenarioFile,
-    workload: &Workload,
-) -> Result<Vec<BackendSpec>, ModelError> {
+fn build_backends(file: &ScenarioFile, workload: &Workload) -> Result<Vec<BackendSpec>, FileError> {
     let run_end = workload.end();
     let mut starts = Vec::new();
     let mut next = 0usize;
@@ -207,7 +204,7 @@ fn build_backends(
 fn check_policies(
     specs: &[PolicySpec],
     locator: Option<&Locator<'_>>,
-) -> Result<Vec<PolicyEntry>, ModelError> {
+) -> Result<Vec<PolicyEntry>, FileError> {
     if specs.is_empty() {
         return bad("policies", "needs at least one [[policies]] entry, e.g. [[policies]] name = \"rr\" config = '{\"loadBalancingConfig\":[{\"round_robin\":{}}]}'".into());
     }
@@ -252,7 +249,7 @@ fn check_policies(
 
 /// The error of `policies[i].config`, placed (with `locator`) at the JSON error's line and column
 /// within the TOML file.
-fn config_error(i: usize, e: config::ConfigError, locator: Option<&Locator<'_>>) -> ModelError {
+fn config_error(i: usize, e: config::ConfigError, locator: Option<&Locator<'_>>) -> FileError {
     let field = format!("policies[{i}].config");
     let position = match (locator, e.position) {
         (Some(l), Some((line, col))) => l.literal_string_start(&field).map(|start| {
@@ -267,7 +264,7 @@ fn config_error(i: usize, e: config::ConfigError, locator: Option<&Locator<'_>>)
         }),
         _ => None,
     };
-    ModelError::Invalid {
+    FileError::Invalid {
         file: String::new(),
         field,
         position,
@@ -280,7 +277,7 @@ fn config_error(i: usize, e: config::ConfigError, locator: Option<&Locator<'_>>)
 }
 
 /// Checks `[[workload]]` and builds the validated [`Workload`].
-fn check_workload(w: &WorkloadSpec) -> Result<Workload, ModelError> {
+fn check_workload(w: &WorkloadSpec) -> Result<Workload, FileError> {
     if w.clients == 0 || w.clients > limits::CLIENTS {
         return bad(
             "workload.clients",
@@ -355,17 +352,17 @@ fn check_workload(w: &WorkloadSpec) -> Result<Workload, ModelError> {
 }
 
 /// `workload.measured_method`, checked: a method of `[[workload.methods]]`.
-fn measured_method(w: &WorkloadSpec, methods: &Methods) -> Result<Option<u32>, ModelError> {
+fn measured_method(w: &WorkloadSpec, methods: &Methods) -> Result<Option<u32>, FileError> {
     let Some(name) = &w.measured_method else {
         return Ok(None);
     };
     match methods.index(name) {
         Some(i) => Ok(Some(i as u32)),
-        None if methods.is_empty() => Err(ModelError::invalid(
+        None if methods.is_empty() => Err(FileError::invalid(
             "workload.measured_method",
             format!("{name:?} names a method, but the workload has no [[workload.methods]]"),
         )),
-        None => Err(ModelError::invalid(
+        None => Err(FileError::invalid(
             "workload.measured_method",
             format!(
                 "{name:?} is not a method of [[workload.methods]] ({})",

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use super::Source;
 use crate::hlog::HlogHeader;
 use crate::memory;
-use crate::setting::{Names, Setting};
-use crate::RecordError;
+use crate::FileError;
+use lblab_message::setting::{Names, Setting};
 
 /// The latest start a run may record: 2100-01-01 in Unix seconds. A later one is not a clock's
 /// reading but a corrupt or hand-made header, and aligning by it would ask for a merged run of
@@ -29,8 +29,8 @@ pub(super) struct Log {
 }
 
 /// An error about `file`'s `field`.
-fn invalid(file: &Path, field: &str, message: String) -> RecordError {
-    RecordError::Invalid {
+fn invalid(file: &Path, field: &str, message: String) -> FileError {
+    FileError::Invalid {
         file: file.display().to_string(),
         field: field.into(),
         position: None,
@@ -40,11 +40,11 @@ fn invalid(file: &Path, field: &str, message: String) -> RecordError {
 
 /// Refuses one folder given twice (the same folder by another path included): every call of it
 /// would be counted twice.
-pub(super) fn distinct_folders(dirs: &[PathBuf]) -> Result<(), RecordError> {
+pub(super) fn distinct_folders(dirs: &[PathBuf]) -> Result<(), FileError> {
     let key = |d: &PathBuf| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
     for (i, d) in dirs.iter().enumerate() {
         if let Some(earlier) = dirs[..i].iter().find(|e| key(e) == key(d)) {
-            return Err(RecordError::invalid(
+            return Err(FileError::invalid(
                 "merge",
                 format!(
                     "{} is given twice (also as {}): merging a run with itself would count \
@@ -60,9 +60,9 @@ pub(super) fn distinct_folders(dirs: &[PathBuf]) -> Result<(), RecordError> {
 
 /// Checks the header of `policy`'s log in `source` (a start since the epoch, before
 /// [`LATEST_START_UNIX_S`]) and returns it as a [`Log`].
-pub(super) fn log(file: PathBuf, header: HlogHeader) -> Result<Log, RecordError> {
+pub(super) fn log(file: PathBuf, header: HlogHeader) -> Result<Log, FileError> {
     let Some(start) = header.start_unix_s else {
-        return Err(RecordError::Parse {
+        return Err(FileError::Parse {
             file: file.display().to_string(),
             field: Some("StartTime".into()),
             position: None,
@@ -91,7 +91,7 @@ pub(super) fn log(file: PathBuf, header: HlogHeader) -> Result<Log, RecordError>
 
 /// Refuses a copy of one run given as two folders: the same start for every policy and the same
 /// counts.
-pub(super) fn distinct_runs(sources: &[Source], logs: &[Vec<Log>]) -> Result<(), RecordError> {
+pub(super) fn distinct_runs(sources: &[Source], logs: &[Vec<Log>]) -> Result<(), FileError> {
     for (i, s) in sources.iter().enumerate() {
         for (j, earlier) in sources[..i].iter().enumerate() {
             let same_starts = logs.iter().all(|per| per[i].start == per[j].start);
@@ -115,7 +115,7 @@ pub(super) fn distinct_runs(sources: &[Source], logs: &[Vec<Log>]) -> Result<(),
 /// Refuses runs of `policy` that do not overlap in time: the latest start must come before the
 /// earliest run ended (its warm-up and measured length after its start). Runs one after the
 /// other did not load the fleet together, so their sum is not one run.
-pub(super) fn overlap(sources: &[Source], policy: &str, logs: &[Log]) -> Result<(), RecordError> {
+pub(super) fn overlap(sources: &[Source], policy: &str, logs: &[Log]) -> Result<(), FileError> {
     let length = sources[0].summary.warmup_s + sources[0].summary.measured_s;
     if sources[0].summary.measured_s <= 0.0 {
         // A file from before lblab recorded the measured length: nothing to check against.
@@ -172,14 +172,14 @@ pub(super) fn memory(
     policies: usize,
     budget_bytes: u64,
     names: Names,
-) -> Result<(), RecordError> {
+) -> Result<(), FileError> {
     let backends = sources[0].summary.backends.len();
     let read_rows: usize = sources.iter().map(|s| s.timeseries.len()).sum();
     let e = memory::merged(policies, seconds, backends, read_rows);
     if e.bytes <= budget_bytes {
         return Ok(());
     }
-    Err(RecordError::invalid(
+    Err(FileError::invalid(
         "merge",
         format!(
             "merging these {} runs would need about {} of memory (mostly {}), more than the \
@@ -203,7 +203,7 @@ pub(super) fn counts(
     log: &Log,
     measured: u64,
     warnings: &mut Vec<String>,
-) -> Result<(), RecordError> {
+) -> Result<(), FileError> {
     let Some(header) = log.measured else {
         warnings.push(format!(
             "{}: written by an lblab from before hlogs recorded their measured count (and cut \

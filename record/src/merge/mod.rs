@@ -25,8 +25,8 @@ use super::io::read_result_file;
 use super::layout::{FAILURES_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use super::recorder::{latency_row, PolicyResult};
 use super::schema::{FailureRow, Mode, RateRow, RunSummary, SummaryRow, TimeseriesRow};
-use crate::setting::{Names, Setting};
-use crate::RecordError;
+use crate::FileError;
+use lblab_message::setting::{Names, Setting};
 
 mod check;
 
@@ -69,9 +69,9 @@ struct Source {
 /// header or its `summary.json` count (a truncated file), a line of an hlog, `timeseries.csv` or
 /// `failures.csv` that cannot be read, and a merge whose memory estimate is above `budget`
 /// (bytes). Settings an error names (the budget, the runs' lengths) are spelt by `names`.
-pub fn merge_runs(dirs: &[PathBuf], budget: u64, names: Names) -> Result<Merged, RecordError> {
+pub fn merge_runs(dirs: &[PathBuf], budget: u64, names: Names) -> Result<Merged, FileError> {
     if dirs.is_empty() {
-        return Err(RecordError::invalid("merge", "no run folders to merge"));
+        return Err(FileError::invalid("merge", "no run folders to merge"));
     }
     check::distinct_folders(dirs)?;
     let sources = dirs
@@ -162,19 +162,17 @@ fn offsets(logs: &[check::Log]) -> Vec<f64> {
 }
 
 impl Source {
-    fn load(dir: &Path, names: Names) -> Result<Source, RecordError> {
+    fn load(dir: &Path, names: Names) -> Result<Source, FileError> {
         let file = dir.join(SUMMARY_JSON);
         let name = dir.display().to_string();
-        let parse = |message: String| RecordError::Parse {
+        let parse = |message: String| FileError::Parse {
             file: file.display().to_string(),
             field: None,
             position: None,
             message,
         };
         let text = match read_result_file(&file) {
-            Err(RecordError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
+            Err(FileError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 return Err(parse(format!(
                     "missing: not a run folder (`lblab loadgen {} DIR` writes one)",
                     names(Setting::Out)
@@ -184,7 +182,7 @@ impl Source {
         };
         let summary: RunSummary = serde_json::from_str(&text).map_err(|e| parse(e.to_string()))?;
         if summary.mode != Mode::Real {
-            return Err(RecordError::Invalid {
+            return Err(FileError::Invalid {
                 file: file.display().to_string(),
                 field: "mode".into(),
                 position: None,
@@ -207,8 +205,8 @@ impl Source {
         })
     }
 
-    fn invalid(&self, field: &str, message: String) -> RecordError {
-        RecordError::Invalid {
+    fn invalid(&self, field: &str, message: String) -> FileError {
+        FileError::Invalid {
             file: self.dir.join(SUMMARY_JSON).display().to_string(),
             field: field.into(),
             position: None,
@@ -218,7 +216,7 @@ impl Source {
 }
 
 /// Same scenario, same policies, same warm-up and measured length, same backends.
-fn check_compatible(sources: &[Source], names: Names) -> Result<(), RecordError> {
+fn check_compatible(sources: &[Source], names: Names) -> Result<(), FileError> {
     let first = &sources[0];
     for s in &sources[1..] {
         if s.summary.scenario != first.summary.scenario {
@@ -333,7 +331,7 @@ fn check_compatible(sources: &[Source], names: Names) -> Result<(), RecordError>
 /// The same scenario as run and the same load per client ([`RunSummary::experiment`]; files
 /// written before it was recorded have none to compare): a scenario of the same name with
 /// another rate, deadline or fleet is another experiment.
-fn same_experiment(sources: &[Source]) -> Result<(), RecordError> {
+fn same_experiment(sources: &[Source]) -> Result<(), FileError> {
     let first = &sources[0];
     let Some(mine) = &first.summary.experiment else {
         return Ok(());
@@ -391,7 +389,7 @@ fn merge_policy(
     logs: &[check::Log],
     notes: &mut Vec<(String, String)>,
     warnings: &mut Vec<String>,
-) -> Result<PolicyResult, RecordError> {
+) -> Result<PolicyResult, FileError> {
     let t0 = logs.iter().map(|l| l.start).fold(f64::INFINITY, f64::min);
     notes.push((
         format!("{policy}: start"),
@@ -412,7 +410,7 @@ fn merge_policy(
         ));
         let file = &log.file;
         let add = |into: &mut Histogram<u64>, h: &Histogram<u64>| {
-            into.add(h).map_err(|e| RecordError::Parse {
+            into.add(h).map_err(|e| FileError::Parse {
                 file: file.display().to_string(),
                 field: Some("histogram".into()),
                 position: None,
@@ -423,7 +421,7 @@ fn merge_policy(
         visit_hlog_file(file, &mut |i| {
             let second = slot(*offset, i.start_s);
             if second >= seconds {
-                return Err(RecordError::Parse {
+                return Err(FileError::Parse {
                     file: file.display().to_string(),
                     field: Some("interval".into()),
                     position: None,
@@ -534,7 +532,7 @@ fn merge_timeseries(
     policy: &str,
     intervals: &BTreeMap<(u64, bool), Histogram<u64>>,
     backends: usize,
-) -> Result<Vec<TimeseriesRow>, RecordError> {
+) -> Result<Vec<TimeseriesRow>, FileError> {
     // Per merged second, the runs' rows that have shares, with their weights.
     let mut shares: BTreeMap<u64, Vec<(f64, &[f64])>> = BTreeMap::new();
     for (s, offset) in sources.iter().zip(offsets) {
@@ -555,7 +553,7 @@ fn merge_timeseries(
             .entry(*second)
             .or_insert_with(new_histogram)
             .add(h)
-            .map_err(|e| RecordError::invalid("histogram", format!("{e:?}")))?;
+            .map_err(|e| FileError::invalid("histogram", format!("{e:?}")))?;
     }
     let seconds: BTreeSet<u64> = ended.keys().chain(shares.keys()).copied().collect();
     Ok(seconds
@@ -626,20 +624,20 @@ fn merge_failures(sources: &[Source], offsets: &[f64], policy: &str) -> Vec<Fail
 
 /// Reads `failures.csv` (as [`super::write_run`] writes it: policy, second, backend name,
 /// errors, deadline_exceeded, error_mean_ms), backends named as in `backends`.
-fn read_failures(path: &Path, backends: &[String]) -> Result<Vec<FailureRow>, RecordError> {
+fn read_failures(path: &Path, backends: &[String]) -> Result<Vec<FailureRow>, FileError> {
     let file = path.display().to_string();
     let text = read_result_file(path)?;
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let mut rows = Vec::new();
     for rec in reader.records() {
-        let rec = rec.map_err(|e| RecordError::Parse {
+        let rec = rec.map_err(|e| FileError::Parse {
             file: file.clone(),
             field: None,
             position: e.position().map(|p| (p.line() as usize, 1)),
             message: e.to_string(),
         })?;
         let line = rec.position().map(|p| (p.line() as usize, 1));
-        let bad = |field: &str, what: &str| RecordError::Parse {
+        let bad = |field: &str, what: &str| FileError::Parse {
             file: file.clone(),
             field: Some(field.into()),
             position: line,

@@ -4,7 +4,7 @@ use super::*;
 use crate::{write_run, Recorder, RequestResult, RunHead};
 
 /// [`super::merge_runs`] with the settings in words.
-fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, RecordError> {
+fn merge_runs(dirs: &[PathBuf], budget: u64) -> Result<Merged, FileError> {
     super::merge_runs(dirs, budget, Setting::word)
 }
 

@@ -64,7 +64,7 @@ pub(crate) fn histogram_from_hlog(
     warmup_s: f64,
     file: &Path,
 ) -> Result<Histogram<u64>, ReportError> {
-    let invalid = |e: lblab_record::RecordError| ReportError::Read {
+    let invalid = |e: lblab_record::FileError| ReportError::Read {
         file: file.to_path_buf(),
         message: e.to_string(),
     };

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::ImageEncoder as _;
 use lblab_record::write_atomic;
-use lblab_record::RecordError;
+use lblab_record::FileError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -96,7 +96,7 @@ fn draw_on<DB: DrawingBackend>(
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     write_atomic(path, bytes).map_err(|e| match e {
-        RecordError::Io { source, .. } => ReportError::Io {
+        FileError::Io { source, .. } => ReportError::Io {
             file: path.to_path_buf(),
             source,
         },

@@ -230,10 +230,11 @@ pub fn dry_run_lines(
 }
 
 /// What to say when no call succeeded: the first error (the server's text made
-/// [`printable`](lblab_record::text::printable)), a hint when every call was lblab's own Echo
+/// [`printable`](lblab_message::text::printable)), a hint when every call was lblab's own Echo
 /// (`echo`) and the server said it has no such method, and where the statuses are.
 pub fn none_succeeded(statuses: &[lblab_record::StatusRow], echo: bool, dir: &Path) -> String {
-    use lblab_record::{text::printable, StatusRow};
+    use lblab_message::text::printable;
+    use lblab_record::StatusRow;
     let failed = statuses
         .iter()
         .find(|r| r.status != StatusRow::OK && r.count > 0);

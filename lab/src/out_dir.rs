@@ -1,125 +1,123 @@
-//! The one error type of lblab's files, [`RecordError`]: it sits at the bottom so that the
-//! scenario (`lblab_model`) and the results files share it, and a caller handles one type.
+//! A run's results folder: which one, made ready before any work (created, writable, locked
+//! for this run, temporary files of a killed run removed), and removed again when a run that
+//! created it fails before writing anything.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::setting::{Named, Names, Setting};
+use lblab_message::setting::{Named, Names, Setting};
+use lblab_record::layout::Layout;
 
-/// An error in one of lblab's files: a scenario (`lblab_model` calls this type `RecordError`), or a
-/// results file written or read back.
-///
-/// Errors in a scenario name the file, the field (a dotted path such as `fleet[1].workers`) and,
-/// when the text is at hand, the line and column, like a compiler:
-/// ``one-slow.toml:14:11: `fleet[0].count`: must be at least 1``.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum RecordError {
-    /// A file could not be read or written.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is not valid TOML or does not match the schema.
-    #[error("{}{message}", location(file, field.as_deref(), *position))]
-    Parse {
-        /// The file.
-        file: String,
-        /// Dotted path of the field the parser stopped at, when it can be told.
-        field: Option<String>,
-        /// 1-based line and column.
-        position: Option<(usize, usize)>,
-        /// What the parser said.
-        message: String,
-    },
-    /// A value parses but makes no sense.
-    #[error("{}{message}", location(file, Some(field), *position))]
-    Invalid {
-        /// The file.
-        file: String,
-        /// Dotted path of the field, e.g. `fleet[1].workers`.
-        field: String,
-        /// 1-based line and column of the field in the file, when known.
-        position: Option<(usize, usize)>,
-        /// What is wrong and what would be valid.
-        message: String,
-    },
+/// The run folder of `command` for the scenario file `file`: `out` if given, else the scratch
+/// folder ([`Layout::scratch`]), which git ignores, so ad-hoc runs never overwrite the committed
+/// evidence in `results/` (the evidence scripts write there with `--out`).
+pub fn results_dir(file: &Path, command: &str, out: Option<&Path>) -> PathBuf {
+    match out {
+        Some(dir) => dir.to_path_buf(),
+        None => Layout::scratch(file).run(command),
+    }
 }
 
-/// `file:line:column: `field`: ` (the parts that are known).
-fn location(file: &str, field: Option<&str>, position: Option<(usize, usize)>) -> String {
-    let mut s = String::new();
-    match (file.is_empty(), position) {
-        (false, Some((line, col))) => s.push_str(&format!("{file}:{line}:{col}: ")),
-        (false, None) => s.push_str(&format!("{file}: ")),
-        (true, Some((line, col))) => s.push_str(&format!("line {line}, column {col}: ")),
-        (true, None) => {}
-    }
-    if let Some(field) = field.filter(|f| !f.is_empty()) {
-        s.push_str(&format!("`{field}`: "));
-    }
-    s
-}
+/// Extensions of the files lblab writes into a results folder; a `.<name>.tmp` left by a run
+/// killed while writing one of them is lblab's, any other is not touched.
+const OWN_EXTENSIONS: &[&str] = &[".csv", ".json", ".hlog", ".hgrm", ".png", ".svg", ".html"];
 
-impl RecordError {
-    /// A value at `field` that parses but makes no sense, in a file not yet named
-    /// ([`in_file`](Self::in_file) names it).
-    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
-        RecordError::Invalid {
-            file: String::new(),
-            field: field.to_string(),
-            position: None,
-            message: message.into(),
+/// Creates the results folder before any work starts and checks that a file can be written in
+/// it, so a bad results folder (a file, a folder that cannot be created, a read-only folder, `/proc`)
+/// fails at once rather than after a long run whose results would then be lost. Files inside
+/// are named by the program (policy labels go through `lblab_record::file_stem`), so nothing is
+/// written outside it.
+pub fn prepare_dir(dir: &Path) -> Result<OutDir, OutDirError> {
+    // The folders this run makes, deepest first: on failure each is removed again while empty.
+    let created: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    // A symbolic link whose target does not exist: `exists()` says no, and creating the folder
+    // then fails with "File exists".
+    if let (Ok(meta), false) = (dir.symlink_metadata(), dir.exists()) {
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(dir).unwrap_or_default();
+            return Err(OutDirError::DanglingLink {
+                dir: dir.to_path_buf(),
+                target,
+            });
         }
     }
-
-    /// Names the file the error is in.
-    pub fn in_file(self, name: &str) -> Self {
-        match self {
-            RecordError::Parse {
-                field,
-                position,
-                message,
-                ..
-            } => RecordError::Parse {
-                file: name.into(),
-                field,
-                position,
-                message,
-            },
-            RecordError::Invalid {
-                field,
-                position,
-                message,
-                ..
-            } => RecordError::Invalid {
-                file: name.into(),
-                field,
-                position,
-                message,
-            },
-            other => other,
-        }
+    if dir.exists() && !dir.is_dir() {
+        return Err(OutDirError::NotAFolder {
+            dir: dir.to_path_buf(),
+        });
     }
-
-    /// The dotted path of the offending field, if the error has one.
-    pub fn field(&self) -> Option<&str> {
-        match self {
-            RecordError::Parse { field, .. } => field.as_deref(),
-            RecordError::Invalid { field, .. } => Some(field),
-            RecordError::Io { .. } => None,
+    std::fs::create_dir_all(dir).map_err(|source| OutDirError::Create {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    // One writer per folder: taken before anything in it is touched (another run's temporary
+    // files included), held until the guard is dropped.
+    let lock = match crate::lock::FolderLock::acquire(dir) {
+        Ok(lock) => lock,
+        Err(e) => {
+            drop(OutDir {
+                lock: None,
+                created,
+            });
+            return Err(e);
         }
-    }
-
-    /// The 1-based line and column of the error in its file, if known.
-    pub fn position(&self) -> Option<(usize, usize)> {
-        match self {
-            RecordError::Parse { position, .. } | RecordError::Invalid { position, .. } => {
-                *position
+    };
+    let guard = OutDir {
+        lock: Some(lock),
+        created,
+    };
+    let probe = dir.join(format!(".lblab-write-probe-{}.tmp", std::process::id()));
+    let probed = std::fs::write(&probe, b"probe");
+    // Written or not (a full disk creates the file, then refuses its bytes), it goes again.
+    let removed = std::fs::remove_file(&probe);
+    probed
+        .and(removed)
+        .map_err(|source| OutDirError::Unwritable {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+    // A run killed outright (SIGKILL) while writing can leave a temporary file behind: remove
+    // those, and only those: `.<name>.tmp` where `<name>` is a file lblab writes.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let own = name
+                .strip_prefix('.')
+                .and_then(|n| n.strip_suffix(".tmp"))
+                .is_some_and(|inner| OWN_EXTENSIONS.iter().any(|x| inner.ends_with(x)));
+            if own && e.path().is_file() {
+                let _ = std::fs::remove_file(e.path());
             }
-            RecordError::Io { .. } => None,
+        }
+    }
+    Ok(guard)
+}
+
+/// A results folder [`prepare_dir`] made ready and locked for this run
+/// ([`crate::lock::FolderLock`]: a second run into it is refused). Hold it for the whole run:
+/// when it is dropped, the lock is released and its file removed, a folder this run created and
+/// left empty (the run failed before writing anything) is removed, and so are the parents it
+/// created for it (`lblab-out/<scenario>/`), so a failure leaves no empty folder behind. A folder
+/// with anything in it is kept.
+#[must_use = "hold the guard until the run has written its results"]
+pub struct OutDir {
+    lock: Option<crate::lock::FolderLock>,
+    /// Deepest first.
+    created: Vec<PathBuf>,
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        drop(self.lock.take());
+        for dir in &self.created {
+            // remove_dir only removes an empty folder; a parent with content stops the walk.
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
         }
     }
 }

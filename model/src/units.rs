@@ -1,6 +1,6 @@
 //! Human-readable durations in scenario files (`"2ms"`, `"1.5s"`, `"10m"`), and in what is
-//! read back of them (a sweep's points). How a scenario reports a bad one is tested with the
-//! scenario, in `lblab_model`.
+//! read back of them (a sweep's points), as a serde type over [`lblab_policy::duration`]'s
+//! `parse_human` and `format_human`. How a scenario reports a bad one is tested with the scenario.
 
 use std::fmt;
 
@@ -35,18 +35,7 @@ impl Dur {
 
 impl fmt::Display for Dur {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0;
-        if n == 0 {
-            write!(f, "0s")
-        } else if n.is_multiple_of(1_000_000_000) {
-            write!(f, "{}s", n / 1_000_000_000)
-        } else if n.is_multiple_of(1_000_000) {
-            write!(f, "{}ms", n / 1_000_000)
-        } else if n.is_multiple_of(1_000) {
-            write!(f, "{}us", n / 1_000)
-        } else {
-            write!(f, "{n}ns")
-        }
+        f.write_str(&duration::format_human(self.0))
     }
 }
 

@@ -14,7 +14,7 @@
 //! the seed), so the ratio's interval is much narrower than the two intervals apart would say.
 //!
 //! ```
-//! use lblab_record::stats::median_interval;
+//! use lblab_stats::median_interval;
 //! let i = median_interval(&[5.0, 1.0, 4.0, 2.0, 3.0, 9.0, 8.0, 7.0, 6.0, 10.0]);
 //! assert_eq!((i.median, i.lo, i.hi), (5.5, 2.0, 9.0));
 //! assert!(i.coverage > 0.95);
@@ -22,8 +22,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{SummaryRow, TimeseriesRow};
 use lblab_policy::{Nanos, NANOS_PER_SEC};
+use lblab_record::{SummaryRow, TimeseriesRow};
 
 /// The confidence the intervals aim for.
 pub const CONFIDENCE: f64 = 0.95;
@@ -276,7 +276,7 @@ pub fn time_to_fair_share(
 
 /// The herd measure: the share of the calls sent after warm-up that waited for a worker at their
 /// backend while a backend without an active fault had a worker free
-/// ([`crate::PolicyResult::avoidable_waits`] over the calls sent). Many clients that all
+/// ([`lblab_record::PolicyResult::avoidable_waits`] over the calls sent). Many clients that all
 /// chase the same cheapest backend make such waits; a policy that spreads its calls where workers
 /// are free does not, and the oracle, which picks by the true queues, scores lowest (about 0: only
 /// a call that loses a race for a worker in the half round trip after its pick counts, and where
@@ -445,8 +445,42 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// The 95 % interval of the `q` quantile of the latencies in `h` (ns), in ms: distribution-free,
+/// from the order statistics (the ranks `nq ± 1.96 √(nq(1 − q))` of `n` samples). It assumes
+/// independent samples; a run's latencies are correlated in time, so the true spread is wider, and
+/// a tie judged with it is the least a reader should allow for. `None` without samples.
+pub fn quantile_interval(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<(f64, f64)> {
+    let n = h.len() as f64;
+    if n < 1.0 || !(0.0..=1.0).contains(&q) {
+        return None;
+    }
+    let half = 1.96 * (n * q * (1.0 - q)).sqrt();
+    let lo = ((n * q - half).floor() / n).clamp(0.0, 1.0);
+    let hi = ((n * q + half).ceil() / n).clamp(0.0, 1.0);
+    let ms = |v: u64| v as f64 / 1e6;
+    Some((ms(h.value_at_quantile(lo)), ms(h.value_at_quantile(hi))))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_interval_of_a_quantile_follows_the_sample_count() {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for v in 1..=10_000u64 {
+            h.record(v * 1_000).unwrap(); // 1 µs … 10 ms
+        }
+        let (lo, hi) = super::quantile_interval(&h, 0.99).unwrap();
+        // n = 10,000: ranks 9,900 ± 19.5 → 9,880 … 9,920, i.e. 9.88 … 9.92 ms (3 digits).
+        assert!(
+            (9.86..9.89).contains(&lo) && (9.91..9.94).contains(&hi),
+            "{lo} {hi}"
+        );
+        assert!(
+            super::quantile_interval(&hdrhistogram::Histogram::<u64>::new(3).unwrap(), 0.99)
+                .is_none()
+        );
+    }
+
     #[test]
     fn the_rank_test_is_exact() {
         // Three against three, wholly separated: 1 arrangement in C(6, 3) = 20.

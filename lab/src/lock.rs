@@ -14,7 +14,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::error::OutDirError;
+use crate::out_dir::OutDirError;
 
 /// The lock file's name inside a results folder.
 pub const LOCK_FILE: &str = ".lblab.lock";

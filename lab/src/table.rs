@@ -1,7 +1,7 @@
 //! A run's summary as text: the aligned table of its rows and the list of its harness
 //! incidents, as the run commands print them.
 
-use crate::{Incident, RunSummary};
+use lblab_record::{Incident, RunSummary};
 
 /// The note printed under the table of a run that was interrupted.
 pub const PARTIAL_NOTE: &str =
@@ -100,7 +100,7 @@ pub fn incident_lines(incidents: &[Incident], backends: &[String]) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::IncidentKind;
+    use lblab_record::IncidentKind;
 
     #[test]
     fn incidents_print_one_short_line_each_with_the_detail_left_to_the_files() {

@@ -2,10 +2,10 @@
 //! mode's tail latencies against round_robin's and the oracle's, and how well the two agree
 //! ([`CompareRow`], before and after calibration).
 
-use crate::compare::{diff_pct, CompareRow};
-use crate::schema::{RunSummary, SummaryRow};
-use crate::setting::{Names, Setting};
-use crate::ORACLE;
+use lblab_message::setting::{Names, Setting};
+use lblab_record::ORACLE;
+use lblab_record::{diff_pct, CompareRow};
+use lblab_record::{RunSummary, SummaryRow};
 
 /// `value` over `base`, as a factor (`0.16×`), or `–` when there is no base to compare with.
 pub fn ratio(value: f64, base: Option<f64>) -> String {
@@ -28,24 +28,8 @@ pub fn pct(value: f64) -> String {
     }
 }
 
-/// The 95 % interval of the `q` quantile of the latencies in `h` (ns), in ms: distribution-free,
-/// from the order statistics (the ranks `nq ± 1.96 √(nq(1 − q))` of `n` samples). It assumes
-/// independent samples; a run's latencies are correlated in time, so the true spread is wider, and
-/// a tie judged with it is the least a reader should allow for. `None` without samples.
-pub fn quantile_interval(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<(f64, f64)> {
-    let n = h.len() as f64;
-    if n < 1.0 || !(0.0..=1.0).contains(&q) {
-        return None;
-    }
-    let half = 1.96 * (n * q * (1.0 - q)).sqrt();
-    let lo = ((n * q - half).floor() / n).clamp(0.0, 1.0);
-    let hi = ((n * q + half).ceil() / n).clamp(0.0, 1.0);
-    let ms = |v: u64| v as f64 / 1e6;
-    Some((ms(h.value_at_quantile(lo)), ms(h.value_at_quantile(hi))))
-}
-
 /// One real run as the headline reads it: its summary and each policy's p99 interval
-/// ([`quantile_interval`]).
+/// ([`lblab_stats::quantile_interval`]).
 #[derive(Debug, Clone, Copy)]
 pub struct RealRun<'a> {
     /// The run's summary.
@@ -72,7 +56,7 @@ pub enum Tie {
     /// not separate these.
     SameBehaviour,
     /// Within the noise: with one run, the 95 % intervals of the two p99s
-    /// ([`quantile_interval`]) overlap; with repeated runs, the ranges of their p99s over the
+    /// ([`lblab_stats::quantile_interval`]) overlap; with repeated runs, the ranges of their p99s over the
     /// runs overlap.
     WithinNoise,
 }
