@@ -48,6 +48,16 @@ impl Charts {
     }
 }
 
+/// Both budgets, on the commands that run and draw a run: `sim`, `real`, `compare`, `loadgen`,
+/// `report --merge`.
+#[derive(Debug, clap::Args)]
+pub struct Budgets {
+    #[command(flatten)]
+    pub memory: Budget,
+    #[command(flatten)]
+    pub charts: Charts,
+}
+
 /// How long each policy is measured, and after what warm-up: `sim`, `real`, `compare` and
 /// `loadgen`.
 #[derive(Debug, clap::Args)]

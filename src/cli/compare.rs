@@ -14,9 +14,7 @@ pub const DEFAULT_SCENARIO: &str = "one-slow";
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    budget: super::args::Budget,
-    #[command(flatten)]
-    charts: super::args::Charts,
+    budgets: super::args::Budgets,
     /// Scenario file (TOML), or the bare name of one in scenarios/ or built into lblab
     /// [default: one-slow].
     scenario: Option<PathBuf>,
@@ -71,7 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| Layout::scratch(&path).compare().root().to_path_buf());
-    let lab = super::lab(Some(&args.budget), Some(&args.charts));
+    let lab = super::run_lab(&args.budgets);
     let exit = lblab_lab::compare::run(
         &lab,
         &scenario,

@@ -14,9 +14,7 @@ use lblab_record::{layout, StatusRow};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    budget: super::args::Budget,
-    #[command(flatten)]
-    charts: super::args::Charts,
+    budgets: super::args::Budgets,
     /// Scenario file (TOML): its workload and policies are run, with the load flags below
     /// replacing its values. Without one, the load comes from the flags and the policies from
     /// --policy. Without --targets, a host:port (or dns:///name:port) here is the server, as in
@@ -114,7 +112,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|p| p.runs_in_real())
         .count();
-    super::budgets(Some(&args.budget), Some(&args.charts)).check_memory(
+    super::budgets(Some(&args.budgets.memory), Some(&args.budgets.charts)).check_memory(
         &scenario,
         planned,
         lblab_model::budget::Mode::Real,
@@ -165,7 +163,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .connect_timeout
             .map(|d| std::time::Duration::from_nanos(d.0)),
     };
-    let lab = super::lab(Some(&args.budget), Some(&args.charts));
+    let lab = super::run_lab(&args.budgets);
     if args.repeat > 1 {
         return repeated(&args, &lab, &scenario, &options, planned, &dir);
     }

@@ -51,6 +51,11 @@ pub fn lab(memory: Option<&args::Budget>, charts: Option<&args::Charts>) -> lbla
     budgets(memory, charts)
 }
 
+/// [`lab`] for a command that runs and draws a run, with both its budgets.
+pub fn run_lab(budgets: &args::Budgets) -> lblab_lab::Lab {
+    lab(Some(&budgets.memory), Some(&budgets.charts))
+}
+
 /// Prints a run's summary: its table, the partial note and its incidents.
 pub fn print_table(summary: &lblab_record::RunSummary) {
     for line in lblab_lab::table::summary_lines(summary) {

@@ -13,9 +13,7 @@ use super::args;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    budget: super::args::Budget,
-    #[command(flatten)]
-    charts: super::args::Charts,
+    budgets: super::args::Budgets,
     /// Scenario file (TOML).
     scenario: PathBuf,
     #[command(flatten)]
@@ -102,7 +100,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let options = args.harness.options(&args.run.policies);
     let dir = lblab_lab::out_dir::results_dir(&args.scenario, "real", args.run.out.as_deref());
-    let lab = super::lab(Some(&args.budget), Some(&args.charts));
+    let lab = super::run_lab(&args.budgets);
     let exit = lblab_lab::real::run(&lab, &scenario, &options, &dir, &mut super::say)?;
     Ok(super::exit(exit))
 }

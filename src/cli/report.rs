@@ -33,9 +33,7 @@ pub struct Args {
     #[arg(long, requires = "merge", value_name = "DIR")]
     out: Option<PathBuf>,
     #[command(flatten)]
-    budget: super::args::Budget,
-    #[command(flatten)]
-    charts: super::args::Charts,
+    budgets: super::args::Budgets,
 }
 
 /// The results folder as the flags give it, for messages.
@@ -45,7 +43,7 @@ fn results_dir_display(args: &Args) -> String {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.merge.is_empty() {
-        let lab = super::lab(Some(&args.budget), Some(&args.charts));
+        let lab = super::run_lab(&args.budgets);
         lblab_lab::merge::run(&lab, &args.merge, args.out.as_deref(), &mut super::say)?;
         return Ok(super::exit(lblab_lab::Exit::Success));
     }

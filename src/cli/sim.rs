@@ -9,9 +9,7 @@ use super::args;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    budget: super::args::Budget,
-    #[command(flatten)]
-    charts: super::args::Charts,
+    budgets: super::args::Budgets,
     /// Scenario file (TOML), or the bare name of one in scenarios/ or built into lblab
     /// (`one-slow`).
     scenario: PathBuf,
@@ -52,7 +50,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         jobs: args.jobs.map(usize::from),
     };
     Ok(super::exit(lblab_lab::sim::run(
-        &super::lab(Some(&args.budget), Some(&args.charts)),
+        &super::run_lab(&args.budgets),
         job,
         &mut super::say,
     )?))
