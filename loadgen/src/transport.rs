@@ -193,39 +193,69 @@ fn not_tls(e: &io::Error) -> bool {
 #[non_exhaustive]
 pub enum TlsError {
     /// A PEM file that cannot be read or holds nothing usable.
-    #[error("{}: {detail}", file.display())]
+    #[error("{}: {problem}", file.display())]
     Pem {
         /// Which setting: `cacert`, `cert` or `key`.
         setting: &'static str,
         /// The file.
         file: PathBuf,
         /// What is wrong with it.
-        detail: String,
+        #[source]
+        problem: PemProblem,
     },
     /// A client certificate without its key, or the other way round.
     #[error("a client certificate and its key go together (mutual TLS needs both)")]
     CertWithoutKey,
-    /// rustls refused the configuration.
-    #[error("{0}")]
-    Rustls(String),
+    /// rustls refused the protocol versions or the verifier.
+    #[error(transparent)]
+    Rustls(#[from] rustls::Error),
+    /// rustls could not build a verifier from the trusted certificates.
+    #[error(transparent)]
+    Verifier(#[from] rustls::client::VerifierBuilderError),
+    /// rustls refused the client certificate and key.
+    #[error("the client certificate and key: {0}")]
+    ClientAuth(#[source] rustls::Error),
+}
+
+/// What is wrong with a PEM file ([`TlsError::Pem`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PemProblem {
+    /// It cannot be read.
+    #[error(transparent)]
+    Read(#[from] io::Error),
+    /// It is not a PEM file of `what`.
+    #[error("not a PEM file of {what}: {source}")]
+    NotPem {
+        /// What it should hold: certificates, private keys.
+        what: &'static str,
+        /// The parser's error.
+        source: rustls::pki_types::pem::Error,
+    },
+    /// It holds none of `what`.
+    #[error("holds no {0} (a PEM file is expected)")]
+    Empty(&'static str),
+    /// rustls refuses one of its certificates as a trusted root.
+    #[error(transparent)]
+    Root(#[from] rustls::Error),
 }
 
 fn read_pem<T: PemObject>(
     path: &Path,
     setting: &'static str,
-    what: &str,
+    what: &'static str,
 ) -> Result<Vec<T>, TlsError> {
-    let bad = |detail: String| TlsError::Pem {
+    let bad = |problem: PemProblem| TlsError::Pem {
         setting,
         file: path.to_path_buf(),
-        detail,
+        problem,
     };
-    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(|e| bad(e.into()))?;
     let items = T::pem_slice_iter(&bytes)
         .collect::<Result<Vec<T>, _>>()
-        .map_err(|e| bad(format!("not a PEM file of {what}: {e}")))?;
+        .map_err(|source| bad(PemProblem::NotPem { what, source }))?;
     if items.is_empty() {
-        return Err(bad(format!("holds no {what} (a PEM file is expected)")));
+        return Err(bad(PemProblem::Empty(what)));
     }
     Ok(items)
 }
@@ -233,43 +263,39 @@ fn read_pem<T: PemObject>(
 /// The rustls client configuration of `options`.
 fn client_config(options: &TlsOptions) -> Result<rustls::ClientConfig, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let algorithms = provider.signature_verification_algorithms;
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| TlsError::Rustls(e.to_string()))?;
-    let builder = if options.insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+        .with_safe_default_protocol_versions()?;
+    let accept = if options.insecure {
+        Some(Accept::Any)
+    } else if let Some(path) = &options.cacert {
+        let certs = read_pem::<CertificateDer<'static>>(path, "cacert", "certificates")?;
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in &certs {
+            roots.add(cert.clone()).map_err(|e| TlsError::Pem {
+                setting: "cacert",
+                file: path.clone(),
+                problem: e.into(),
+            })?;
+        }
+        let signed =
+            rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()?;
+        Some(Accept::SignedOrPinned {
+            signed,
+            pinned: certs,
+        })
     } else {
-        match &options.cacert {
-            Some(path) => {
-                let certs = read_pem::<CertificateDer<'static>>(path, "cacert", "certificates")?;
-                let mut roots = rustls::RootCertStore::empty();
-                for cert in &certs {
-                    roots.add(cert.clone()).map_err(|e| TlsError::Pem {
-                        setting: "cacert",
-                        file: path.clone(),
-                        detail: e.to_string(),
-                    })?;
-                }
-                let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                    Arc::new(roots),
-                    provider,
-                )
-                .build()
-                .map_err(|e| TlsError::Rustls(e.to_string()))?;
-                builder
-                    .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(PinnedOrSigned {
-                        inner,
-                        pinned: certs,
-                    }))
-            }
-            None => {
-                let mut roots = rustls::RootCertStore::empty();
-                roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-                builder.with_root_certificates(roots)
-            }
+        None
+    };
+    let builder = match accept {
+        Some(accept) => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Verifier { accept, algorithms })),
+        None => {
+            let mut roots = rustls::RootCertStore::empty();
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+            builder.with_root_certificates(roots)
         }
     };
     let mut config = match (&options.cert, &options.key) {
@@ -281,11 +307,11 @@ fn client_config(options: &TlsOptions) -> Result<rustls::ClientConfig, TlsError>
                 .ok_or_else(|| TlsError::Pem {
                     setting: "key",
                     file: key_file.clone(),
-                    detail: "no private key".into(),
+                    problem: PemProblem::Empty("private keys"),
                 })?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| TlsError::Rustls(format!("the client certificate and key: {e}")))?
+                .map_err(TlsError::ClientAuth)?
         }
         (None, None) => builder.with_no_client_auth(),
         _ => return Err(TlsError::CertWithoutKey),
@@ -294,18 +320,33 @@ fn client_config(options: &TlsOptions) -> Result<rustls::ClientConfig, TlsError>
     Ok(config)
 }
 
-/// Verification against the `--cacert` certificates, which also accepts a server certificate
-/// that *is* one of them, byte for byte (the usual `openssl req -x509` self-signed certificate,
-/// which says it is a CA and which webpki therefore refuses as a server's: `CaUsedAsEndEntity`).
-/// The user named that very certificate as trusted, as grpcio's and Go's clients take it; its
-/// names must still match the server's, and the handshake's signatures are still verified.
+/// Which server certificates a [`Verifier`] accepts.
 #[derive(Debug)]
-struct PinnedOrSigned {
-    inner: Arc<rustls::client::WebPkiServerVerifier>,
-    pinned: Vec<CertificateDer<'static>>,
+enum Accept {
+    /// Any (`--skip-tls-verify`).
+    Any,
+    /// Those the `--cacert` certificates sign, and one that *is* one of them, byte for byte (the
+    /// usual `openssl req -x509` self-signed certificate, which says it is a CA and which webpki
+    /// therefore refuses as a server's: `CaUsedAsEndEntity`). The user named that very
+    /// certificate as trusted, as grpcio's and Go's clients take it; its names must still match
+    /// the server's.
+    SignedOrPinned {
+        /// webpki's verification against the `--cacert` roots.
+        signed: Arc<rustls::client::WebPkiServerVerifier>,
+        /// The `--cacert` certificates themselves.
+        pinned: Vec<CertificateDer<'static>>,
+    },
 }
 
-impl rustls::client::danger::ServerCertVerifier for PinnedOrSigned {
+/// A server certificate verifier that accepts certificates as [`Accept`] says, and verifies the
+/// handshake's signatures with the provider's algorithms whatever it accepts.
+#[derive(Debug)]
+struct Verifier {
+    accept: Accept,
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+impl rustls::client::danger::ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -314,20 +355,13 @@ impl rustls::client::danger::ServerCertVerifier for PinnedOrSigned {
         ocsp_response: &[u8],
         now: rustls::pki_types::UnixTime,
     ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        match self.inner.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        ) {
+        let Accept::SignedOrPinned { signed, pinned } = &self.accept else {
+            return Ok(rustls::client::danger::ServerCertVerified::assertion());
+        };
+        match signed.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
             Ok(v) => Ok(v),
-            Err(e)
-                if self
-                    .pinned
-                    .iter()
-                    .any(|p| p.as_ref() == end_entity.as_ref()) =>
-            {
+            Err(e) if pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) => {
                 let parsed = rustls::server::ParsedCertificate::try_from(end_entity)
                     .map_err(|_| e.clone())?;
                 rustls::client::verify_server_name(&parsed, server_name)?;
@@ -343,7 +377,7 @@ impl rustls::client::danger::ServerCertVerifier for PinnedOrSigned {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -352,61 +386,11 @@ impl rustls::client::danger::ServerCertVerifier for PinnedOrSigned {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
-}
-
-/// `--skip-tls-verify`: any certificate is accepted; the handshake signatures are still verified with
-/// the provider's algorithms.
-#[derive(Debug)]
-struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.algorithms.supported_schemes()
     }
 }
 
