@@ -40,26 +40,66 @@ pub const NAME: &str = "outlier_detection_experimental";
 /// be a busy loop, not a policy).
 pub const MIN_INTERVAL: Nanos = 100_000_000;
 
+/// What both ejection algorithms share: whether an interval has enough endpoints with enough
+/// calls for the algorithm to run, and the chance that a detected outlier is ejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gate {
+    /// Chance, in percent, that a detected outlier is ejected (default 100).
+    pub enforcement_percentage: u32,
+    /// Endpoints with enough volume needed before the algorithm runs (default 5).
+    pub minimum_hosts: u32,
+    /// Calls in the interval an endpoint needs to be considered (default 100 for the success
+    /// rate, 50 for the failure percentage).
+    pub request_volume: u32,
+}
+
+impl Gate {
+    /// The defaults, with the algorithm's own `request_volume`.
+    const fn with_volume(request_volume: u32) -> Gate {
+        Gate {
+            enforcement_percentage: 100,
+            minimum_hosts: 5,
+            request_volume,
+        }
+    }
+
+    /// Reads the gate's fields of an algorithm's object, `d` where they are absent.
+    fn parse(o: &mut Fields<'_>, d: Gate) -> Result<Gate, ConfigError> {
+        Ok(Gate {
+            enforcement_percentage: o.percent("enforcementPercentage", d.enforcement_percentage)?,
+            minimum_hosts: o.u32("minimumHosts", d.minimum_hosts)?,
+            request_volume: o.u32("requestVolume", d.request_volume)?,
+        })
+    }
+
+    /// An algorithm's normalized object: its own field (`key`: `value`) and the gate's.
+    fn to_json(self, key: &str, value: u32) -> Value {
+        let mut m = Map::new();
+        m.insert(key.into(), json!(value));
+        m.insert(
+            "enforcementPercentage".into(),
+            json!(self.enforcement_percentage),
+        );
+        m.insert("minimumHosts".into(), json!(self.minimum_hosts));
+        m.insert("requestVolume".into(), json!(self.request_volume));
+        Value::Object(m)
+    }
+}
+
 /// The success-rate algorithm's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SuccessRateEjection {
     /// Ejection threshold in thousandths of a standard deviation below the mean (default 1900).
     pub stdev_factor: u32,
-    /// Chance, in percent, that a detected outlier is ejected (default 100).
-    pub enforcement_percentage: u32,
-    /// Endpoints with enough volume needed before the algorithm runs (default 5).
-    pub minimum_hosts: u32,
-    /// Calls in the interval an endpoint needs to be considered (default 100).
-    pub request_volume: u32,
+    /// When it runs and ejects.
+    pub gate: Gate,
 }
 
 impl Default for SuccessRateEjection {
     fn default() -> Self {
         SuccessRateEjection {
             stdev_factor: 1900,
-            enforcement_percentage: 100,
-            minimum_hosts: 5,
-            request_volume: 100,
+            gate: Gate::with_volume(100),
         }
     }
 }
@@ -69,21 +109,15 @@ impl Default for SuccessRateEjection {
 pub struct FailurePercentageEjection {
     /// Failure percentage above which an endpoint is an outlier (default 85).
     pub threshold: u32,
-    /// Chance, in percent, that a detected outlier is ejected (default 100).
-    pub enforcement_percentage: u32,
-    /// Endpoints with enough volume needed before the algorithm runs (default 5).
-    pub minimum_hosts: u32,
-    /// Calls in the interval an endpoint needs to be considered (default 50).
-    pub request_volume: u32,
+    /// When it runs and ejects.
+    pub gate: Gate,
 }
 
 impl Default for FailurePercentageEjection {
     fn default() -> Self {
         FailurePercentageEjection {
             threshold: 85,
-            enforcement_percentage: 100,
-            minimum_hosts: 5,
-            request_volume: 50,
+            gate: Gate::with_volume(50),
         }
     }
 }
@@ -139,20 +173,14 @@ impl Spec for Config {
             let d = SuccessRateEjection::default();
             Ok(SuccessRateEjection {
                 stdev_factor: o.u32("stdevFactor", d.stdev_factor)?,
-                enforcement_percentage: o
-                    .percent("enforcementPercentage", d.enforcement_percentage)?,
-                minimum_hosts: o.u32("minimumHosts", d.minimum_hosts)?,
-                request_volume: o.u32("requestVolume", d.request_volume)?,
+                gate: Gate::parse(o, d.gate)?,
             })
         })?;
         let failure_percentage_ejection = f.object("failurePercentageEjection", |o| {
             let d = FailurePercentageEjection::default();
             Ok(FailurePercentageEjection {
                 threshold: o.percent("threshold", d.threshold)?,
-                enforcement_percentage: o
-                    .percent("enforcementPercentage", d.enforcement_percentage)?,
-                minimum_hosts: o.u32("minimumHosts", d.minimum_hosts)?,
-                request_volume: o.u32("requestVolume", d.request_volume)?,
+                gate: Gate::parse(o, d.gate)?,
             })
         })?;
         let child_path = f.path_of("childPolicy");
@@ -192,23 +220,13 @@ impl Spec for Config {
         if let Some(s) = self.success_rate_ejection {
             m.insert(
                 "successRateEjection".into(),
-                json!({
-                    "stdevFactor": s.stdev_factor,
-                    "enforcementPercentage": s.enforcement_percentage,
-                    "minimumHosts": s.minimum_hosts,
-                    "requestVolume": s.request_volume,
-                }),
+                s.gate.to_json("stdevFactor", s.stdev_factor),
             );
         }
         if let Some(s) = self.failure_percentage_ejection {
             m.insert(
                 "failurePercentageEjection".into(),
-                json!({
-                    "threshold": s.threshold,
-                    "enforcementPercentage": s.enforcement_percentage,
-                    "minimumHosts": s.minimum_hosts,
-                    "requestVolume": s.request_volume,
-                }),
+                s.gate.to_json("threshold", s.threshold),
             );
         }
         m.insert("childPolicy".into(), json!([self.child_policy.to_json()]));
@@ -351,8 +369,8 @@ impl OutlierDetection {
             t.inactive = std::mem::take(&mut t.active);
         }
         if let Some(sr) = self.config.success_rate_ejection {
-            let candidates = self.candidates(sr.request_volume);
-            if candidates.len() >= sr.minimum_hosts as usize && !candidates.is_empty() {
+            let candidates = self.candidates(sr.gate.request_volume);
+            if candidates.len() >= sr.gate.minimum_hosts as usize && !candidates.is_empty() {
                 let rates: Vec<f64> = candidates
                     .iter()
                     .map(|(_, c)| c.success as f64 / c.total() as f64)
@@ -365,22 +383,22 @@ impl OutlierDetection {
                     if !self.may_eject() {
                         break;
                     }
-                    if rate < threshold && rng.random_range(0..100) < sr.enforcement_percentage {
+                    if rate < threshold && rng.random_range(0..100) < sr.gate.enforcement_percentage {
                         self.eject(now, id);
                     }
                 }
             }
         }
         if let Some(fp) = self.config.failure_percentage_ejection {
-            let candidates = self.candidates(fp.request_volume);
-            if candidates.len() >= fp.minimum_hosts as usize {
+            let candidates = self.candidates(fp.gate.request_volume);
+            if candidates.len() >= fp.gate.minimum_hosts as usize {
                 for (id, c) in candidates {
                     if !self.may_eject() {
                         break;
                     }
                     let failure_pct = 100.0 * c.failure as f64 / c.total() as f64;
                     if failure_pct > f64::from(fp.threshold)
-                        && rng.random_range(0..100) < fp.enforcement_percentage
+                        && rng.random_range(0..100) < fp.gate.enforcement_percentage
                     {
                         self.eject(now, id);
                     }
