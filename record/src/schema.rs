@@ -236,6 +236,20 @@ impl RunSummary {
         }
     }
 
+    /// What the summary says of its scenario: the head it was made [`of`](Self::of).
+    pub fn head(&self) -> RunHead {
+        RunHead {
+            scenario: self.scenario.clone(),
+            seed: self.seed,
+            backends: self.backends.clone(),
+            fault_windows: self.fault_windows.clone(),
+            warmup_s: self.warmup_s,
+            measured_s: self.measured_s,
+            policies: self.configs.clone(),
+            experiment: self.experiment.clone(),
+        }
+    }
+
     /// The normalized config recorded for `policy`, if any.
     pub fn config(&self, policy: &str) -> Option<&serde_json::Value> {
         self.configs

@@ -24,7 +24,7 @@ use super::hlog::{read_hlog_header, text_from, visit_hlog_file, IntervalLog};
 use super::io::read_result_file;
 use super::layout::{FAILURES_CSV, SUMMARY_JSON, TIMESERIES_CSV};
 use super::recorder::{latency_row, PolicyResult};
-use super::schema::{FailureRow, Mode, RateRow, RunSummary, SummaryRow, TimeseriesRow};
+use super::schema::{FailureRow, Mode, RunSummary, SummaryRow, TimeseriesRow};
 use crate::FileError;
 use lblab_message::setting::{Names, Setting};
 
@@ -129,25 +129,8 @@ pub fn merge_runs(dirs: &[PathBuf], budget: u64, names: Names) -> Result<Merged,
                 .map(|(k, v)| (format!("{}: {k}", s.name), v.clone())),
         );
     }
-    let summary = RunSummary {
-        scenario: first.scenario.clone(),
-        mode: Mode::Real,
-        seed: first.seed,
-        partial: sources.iter().any(|s| s.summary.partial),
-        backends: first.backends.clone(),
-        fault_windows: first.fault_windows.clone(),
-        warmup_s: first.warmup_s,
-        measured_s: first.measured_s,
-        rows: results.iter().map(|r| r.summary.clone()).collect(),
-        notes,
-        incidents: results
-            .iter()
-            .flat_map(|r| r.incidents.iter().cloned())
-            .collect(),
-        rates: RateRow::of(&results, first.measured_s),
-        configs: first.configs.clone(),
-        experiment: first.experiment.clone(),
-    };
+    let partial = sources.iter().any(|s| s.summary.partial);
+    let summary = RunSummary::of(first.head(), Mode::Real, &results, partial, notes);
     Ok(Merged {
         summary,
         results,
