@@ -97,6 +97,7 @@ pub mod duration;
 mod endpoints;
 pub mod estimator;
 pub mod fingerprint;
+pub mod heap;
 pub mod json;
 pub mod p2c;
 pub mod shared;

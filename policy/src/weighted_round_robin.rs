@@ -8,7 +8,7 @@
 //! With fewer than two weighted endpoints the policy behaves like round robin. The scheduler is
 //! rebuilt every `weightUpdatePeriod` and whenever the READY set changes.
 
-use std::cmp::Ordering;
+
 use std::collections::BinaryHeap;
 
 use rand::{Rng, RngCore};
@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use crate::config::fields::{ConfigError, Fields};
 use crate::config::spec::Spec;
 use crate::endpoints::Endpoints;
+use crate::heap::{Earliest, HeapKey};
 use crate::{
     duration, Clock, Connectivity, EndpointId, EndpointView, LoadReport, Nanos, Outcome, Pick,
     Policy, RpcKind, Ticket, NANOS_PER_SEC,
@@ -175,24 +176,12 @@ struct Entry {
     slot: u32,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    /// Reversed so `BinaryHeap` pops the earliest deadline; ties go to list order.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .deadline
-            .total_cmp(&self.deadline)
-            .then(other.order.cmp(&self.order))
+impl HeapKey for Entry {
+    /// The earliest deadline first; ties go to list order. Deadlines are finite and not
+    /// negative, and such an `f64`'s bits order as its value does (as `f64::total_cmp`).
+    type Key = (u64, u32);
+    fn key(&self) -> (u64, u32) {
+        (self.deadline.to_bits(), self.order)
     }
 }
 
@@ -203,7 +192,7 @@ pub struct WeightedRoundRobin {
     endpoints: Endpoints<Weight>,
     clock: Clock,
     /// EDF schedule; empty means "round robin over READY".
-    schedule: BinaryHeap<Entry>,
+    schedule: BinaryHeap<Earliest<Entry>>,
     rr_next: usize,
     /// READY-set version the schedule was built for; `None` forces a rebuild.
     built_for: Option<u64>,
@@ -262,12 +251,12 @@ impl WeightedRoundRobin {
             let period = 1.0 / w;
             // A random phase, so clients that rebuild together do not move in lockstep.
             let deadline = rng.random::<f64>() * period;
-            self.schedule.push(Entry {
+            self.schedule.push(Earliest(Entry {
                 deadline,
                 period,
                 order: order as u32,
                 slot,
-            });
+            }));
         }
     }
 }
@@ -380,13 +369,13 @@ impl Policy for WeightedRoundRobin {
 mod tests {
     use super::*;
 
-    fn entry(deadline: f64, order: u32) -> Entry {
-        Entry {
+    fn entry(deadline: f64, order: u32) -> Earliest<Entry> {
+        Earliest(Entry {
             deadline,
             period: 1.0,
             order,
             slot: 7,
-        }
+        })
     }
 
     #[test]
@@ -395,15 +384,20 @@ mod tests {
         assert!(a == entry(0.5, 1));
         // The period and slot do not take part in the order, so not in equality either.
         assert!(
-            a == Entry {
+            a == Earliest(Entry {
                 period: 9.0,
                 slot: 0,
-                ..a
-            }
+                ..a.0
+            })
         );
         assert!(a != entry(0.5, 2));
         assert!(a != entry(0.25, 1));
         // The earliest deadline is the greatest (BinaryHeap pops it first); ties go to list order.
         assert!(entry(0.25, 3) > a && entry(0.5, 0) > a);
+        // The bits order as the values (0, subnormals, large): as total_cmp did.
+        let values = [0.0, f64::MIN_POSITIVE / 4.0, 1e-300, 0.5, 1.0, 3.0, 1e300];
+        for w in values.windows(2) {
+            assert!(entry(w[0], 0) > entry(w[1], 0), "{w:?}");
+        }
     }
 }

@@ -7,9 +7,9 @@
 //! third of the simulator's time with one deadline per request in flight in the heap. Both lanes
 //! share the sequence counter, so the tie rule holds across them.
 
-use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
+use lblab_policy::heap::{Earliest, HeapKey};
 use lblab_policy::Nanos;
 
 struct Entry<E> {
@@ -18,27 +18,17 @@ struct Entry<E> {
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: the heap pops the smallest (time, seq).
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+impl<E> HeapKey for Entry<E> {
+    type Key = (Nanos, u64);
+    #[inline]
+    fn key(&self) -> (Nanos, u64) {
+        (self.at, self.seq)
     }
 }
 
 /// A min-queue of events by time, FIFO among equal times.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: BinaryHeap<Earliest<Entry<E>>>,
     lane: VecDeque<Entry<E>>,
     seq: u64,
     now: Nanos,
@@ -69,11 +59,11 @@ impl<E> EventQueue<E> {
             self.now
         );
         self.seq += 1;
-        self.heap.push(Entry {
+        self.heap.push(Earliest(Entry {
             at,
             seq: self.seq,
             event,
-        });
+        }));
     }
 
     /// Schedules `event` at `at`, which must be no earlier than any event already scheduled this
@@ -121,14 +111,14 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let from_lane = match (self.heap.peek(), self.lane.front()) {
-            (Some(h), Some(l)) => (l.at, l.seq) < (h.at, h.seq),
+            (Some(h), Some(l)) => l.key() < h.key(),
             (None, Some(_)) => true,
             (_, None) => false,
         };
         let e = if from_lane {
             self.lane.pop_front()?
         } else {
-            self.heap.pop()?
+            self.heap.pop()?.0
         };
         self.now = e.at;
         Some((e.at, e.event))

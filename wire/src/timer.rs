@@ -7,12 +7,13 @@
 //! scheduler's wake-up latency plus whatever the woken task takes to run, which the backend measures
 //! and reports (the backend crate's `DelayAccuracy`).
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::future::Future;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use lblab_policy::heap::{Earliest, HeapKey};
 
 /// How long before a deadline the timer stops sleeping and starts spinning.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(120);
@@ -25,27 +26,17 @@ struct Entry {
     action: Action,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (then first scheduled) on top.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+impl HeapKey for Entry {
+    /// The earliest first, then the first scheduled.
+    type Key = (Instant, u64);
+    fn key(&self) -> (Instant, u64) {
+        (self.at, self.seq)
     }
 }
 
 #[derive(Default)]
 struct State {
-    heap: BinaryHeap<Entry>,
+    heap: BinaryHeap<Earliest<Entry>>,
     seq: u64,
     stop: bool,
 }
@@ -151,11 +142,11 @@ impl TimerHandle {
         let seq = st.seq;
         st.seq += 1;
         let earliest = st.heap.peek().is_none_or(|e| at < e.at);
-        st.heap.push(Entry {
+        st.heap.push(Earliest(Entry {
             at,
             seq,
             action: Box::new(action),
-        });
+        }));
         drop(st);
         if earliest {
             self.inner.wake.notify_one();
@@ -297,7 +288,7 @@ fn run(inner: &Inner) {
         };
         let now = Instant::now();
         if next <= now {
-            let entry = st.heap.pop().expect("peeked");
+            let Earliest(entry) = st.heap.pop().expect("peeked");
             drop(st);
             (entry.action)();
             st = inner.lock();
