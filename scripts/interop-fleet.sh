@@ -71,6 +71,21 @@ slow_of() {
     esac
 }
 
+# begin_scenario STACK SCENARIO SECONDS: sets `file` (the scenario's), `dir` (its results folder
+# under $out/STACK, emptied) and `slow` (the group whose share is reported), says what runs, and
+# starts the scenario's fleet for the SECONDS its runs take (plus 30 s of start-up; it stops
+# after them in any case).
+begin_scenario() {
+    file="$root/scenarios/$2.toml"
+    [[ -f "$file" ]] || { echo "error: no scenario $file" >&2; exit 2; }
+    dir="$out/$1/$2"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    slow="$(slow_of "$2")"
+    echo "== $2: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
+    start_fleet "$file" "$dir" "$(($3 + 30))"
+}
+
 # run_port STACK CLIENT REPORT SLACK SCRIPT_ARGS…: for each scenario, one fleet, the port's client
 # (CLIENT, writing DIR/grpc-STACK-POLICY) with the stack's round_robin, pick_first and
 # peak_ewma_experimental, then lblab's round_robin, peak_ewma and tower_p2c_peak_ewma; then
@@ -79,17 +94,10 @@ slow_of() {
 run_port() {
     local stack=$1 client=$2 report=$3 slack=$4
     shift 4
-    local per_run=$((warmup + duration + slack)) scenario file dir slow policy
+    local per_run=$((warmup + duration + slack)) scenario policy
     for scenario in "${scenarios[@]}"; do
-        file="$root/scenarios/$scenario.toml"
-        [[ -f "$file" ]] || { echo "error: no scenario $file" >&2; exit 2; }
-        dir="$out/$stack/$scenario"
-        rm -rf "$dir"
-        mkdir -p "$dir"
-        slow="$(slow_of "$scenario")"
-        echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
-        # Six runs (three of the port's client, three of lblab's); stopped after the last in any case.
-        start_fleet "$file" "$dir" "$((6 * per_run + 30))"
+        # Six runs (three of the port's client, three of lblab's).
+        begin_scenario "$stack" "$scenario" "$((6 * per_run))"
         for policy in round_robin pick_first peak_ewma_experimental; do
             "$client" --targets "$targets" --policy "$policy" --label "$policy" \
                 --rate "$rate" --duration "$duration" --warmup "$warmup" --clients "$clients" \

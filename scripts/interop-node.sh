@@ -50,15 +50,8 @@ find_lblab
 
 per_run=$((warmup + duration + 4))
 for scenario in "${scenarios[@]}"; do
-    file="$root/scenarios/$scenario.toml"
-    [[ -f "$file" ]] || { echo "error: no scenario $file" >&2; exit 2; }
-    dir="$out/node/$scenario"
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    slow="$(slow_of "$scenario")"
-    echo "== $scenario: rate $rate/s, warm-up ${warmup}s, measured ${duration}s, $clients clients, share of $slow" >&2
-    # Long enough for the six runs; stopped at the end of the scenario in any case.
-    start_fleet "$file" "$dir" "$((10 * per_run + 30))"
+    # Long enough for the runs; stopped at the end of the scenario in any case.
+    begin_scenario node "$scenario" "$((10 * per_run))"
     # grpc-js's own policies and the port, as label=config. grpc-js reads snake_case fields, takes
     # outlier detection's durations as {seconds, nanos} and registers it as `outlier_detection`.
     # WRR's blackout is shortened so its weights count within the short warm-up, on both sides.
