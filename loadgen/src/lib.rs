@@ -72,15 +72,16 @@ pub enum LoadgenError {
     },
     /// The target list is not one: an entry that is not `host:port`, a `dns:` target with
     /// others.
-    #[error("{0}")]
-    TargetList(String),
-    /// A target that cannot be used: not `host:port`, or it does not resolve.
-    #[error("{target}: {detail}")]
+    #[error(transparent)]
+    TargetList(#[from] target::TargetListError),
+    /// A target that cannot be used: it does not resolve, or makes no URI.
+    #[error("{target}: {problem}")]
     Target {
         /// The target as given.
         target: String,
         /// What is wrong.
-        detail: String,
+        #[source]
+        problem: target::TargetProblem,
     },
     /// The method or its request (`--call`, `--data`, `--proto`, `--protoset`).
     #[error(transparent)]
@@ -89,47 +90,51 @@ pub enum LoadgenError {
     #[error(transparent)]
     Tls(#[from] transport::TlsError),
     /// Server reflection could not be asked: no connection to the target.
-    #[error("server reflection: cannot connect to {addr}: {detail}")]
+    #[error("server reflection: cannot connect to {addr}: {}", lblab_message::text::error_chain(source.as_ref()))]
     ReflectionUnreachable {
         /// The target's address.
         addr: std::net::SocketAddr,
-        /// Why.
-        detail: String,
+        /// Why (the probe's, the connection's or the time-out's error).
+        source: balance::BoxError,
     },
     /// The server answered reflection with an error (every target would say the same).
     #[error(transparent)]
     ReflectionRefused(#[from] ReflectionRefused),
     /// No target could be reached to ask for a schema.
-    #[error("no target could be asked for the schema of {service}: {detail}")]
+    #[error(
+        "no target could be asked for the schema of {service}: {}",
+        unreachable.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
     NoReflection {
         /// The service.
         service: String,
-        /// Each target and why.
-        detail: String,
+        /// Each target's [`LoadgenError::ReflectionUnreachable`].
+        unreachable: Vec<LoadgenError>,
     },
     /// A policy's config that the load generator cannot build.
-    #[error("policy {policy}: {detail}")]
+    #[error("policy {policy}: {source}")]
     Policy {
         /// The policy's label.
         policy: String,
         /// What is wrong.
-        detail: String,
+        source: balance::BoxError,
     },
     /// A thread of the run panicked.
     #[error("the {0} thread panicked")]
     Panicked(&'static str),
     /// The workload's arrival schedule cannot be made.
     #[error("workload.rate: {0}")]
-    Schedule(String),
+    Schedule(#[source] lblab_model::arrival::ExpError),
     /// No target accepted a connection: nothing could be measured.
     #[error(
-        "no target could be connected to (tried for up to {waited:?}), so nothing can be measured: {detail}"
+        "no target could be connected to (tried for up to {waited:?}), so nothing can be measured: {}",
+        targets.iter().map(|(t, why)| format!("{t} ({why})")).collect::<Vec<_>>().join(", ")
     )]
     Unreachable {
         /// How long connections were tried.
         waited: std::time::Duration,
-        /// Each target and why it could not be reached.
-        detail: String,
+        /// Each target and why it could not be reached (the connection's last error).
+        targets: Vec<(String, String)>,
     },
 }
 

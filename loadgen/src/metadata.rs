@@ -15,12 +15,25 @@ pub enum MetadataError {
         entry: String,
     },
     /// Not a JSON object of string values.
-    #[error("{entry:?}: expected a JSON object of keys and string values: {detail}")]
+    #[error("{entry:?}: expected a JSON object of keys and string values: {source}")]
     NotJson {
         /// The entry.
         entry: String,
-        /// What is wrong.
-        detail: String,
+        /// The JSON parser's error.
+        source: serde_json::Error,
+    },
+    /// A JSON object with a value that is not a string.
+    #[error(
+        "{entry:?}: expected a JSON object of keys and string values: the value of {key:?} is \
+         {value}, not a string"
+    )]
+    NotAString {
+        /// The entry.
+        entry: String,
+        /// The key.
+        key: String,
+        /// Its value.
+        value: serde_json::Value,
     },
     /// A key gRPC sets itself.
     #[error("{entry:?}: {key} is set by gRPC itself (the deadline sets grpc-timeout; the authority, :authority)")]
@@ -58,17 +71,18 @@ pub fn parse(entries: &[String]) -> Result<MetadataMap, MetadataError> {
     for entry in entries {
         if entry.trim_start().starts_with('{') {
             let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(entry)
-                .map_err(|e| MetadataError::NotJson {
+                .map_err(|source| MetadataError::NotJson {
                     entry: entry.clone(),
-                    detail: e.to_string(),
+                    source,
                 })?;
             for (key, value) in object {
                 let value = match value {
                     serde_json::Value::String(s) => s,
-                    other => {
-                        return Err(MetadataError::NotJson {
+                    value => {
+                        return Err(MetadataError::NotAString {
                             entry: entry.clone(),
-                            detail: format!("the value of {key:?} is {other}, not a string"),
+                            key,
+                            value,
                         })
                     }
                 };

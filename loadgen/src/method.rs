@@ -27,22 +27,25 @@ pub enum MethodError {
         call: String,
     },
     /// The schema has no such service.
-    #[error("no service {service:?} in the schema; it has: {known}")]
+    #[error(
+        "no service {service:?} in the schema; it has: {}",
+        list_or(known, "no services")
+    )]
     NoSuchService {
         /// The service asked for.
         service: String,
         /// The services there are.
-        known: String,
+        known: Vec<String>,
     },
     /// The service has no such method.
-    #[error("service {service} has no method {method:?}; its methods: {known}")]
+    #[error("service {service} has no method {method:?}; its methods: {}", known.join(", "))]
     NoSuchMethod {
         /// The service.
         service: String,
         /// The method asked for.
         method: String,
         /// Its methods.
-        known: String,
+        known: Vec<String>,
     },
     /// A client- or bidirectional-streaming method.
     #[error("{method} takes a stream of requests; lblab loadgen calls unary and server-streaming methods")]
@@ -51,31 +54,50 @@ pub enum MethodError {
         method: String,
     },
     /// The request is not JSON.
-    #[error("not valid JSON: {detail}")]
-    Json {
-        /// serde_json's message.
-        detail: String,
-    },
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
     /// An empty JSON array of requests.
     #[error("an empty JSON array: give at least one request message")]
     NoRequests,
     /// The request does not fit the method's input message.
-    #[error("{at}does not fit {message} (the request of {method}):{field} {detail}")]
+    #[error(
+        "{}does not fit {message} (the request of {method}):{} {source}",
+        index.map(|i| format!("message {} of the array ", i + 1)).unwrap_or_default(),
+        field.as_ref().map(|f| format!(" field {f}:")).unwrap_or_default()
+    )]
     Mismatch {
-        /// `message 2 ` when the request was one of a list.
-        at: String,
+        /// Which request of a list (0-based), when the requests were a list.
+        index: Option<usize>,
         /// The input message's full name.
         message: String,
         /// The method.
         method: String,
-        /// ` field name:` when one field can be blamed.
-        field: String,
+        /// The field that can be blamed, if one can.
+        field: Option<String>,
         /// What the decoder said.
-        detail: String,
+        source: serde_json::Error,
     },
-    /// `.proto` files that do not compile, or a protoset that does not decode.
-    #[error("{0}")]
-    Schema(String),
+    /// `.proto` files that do not compile.
+    #[error(transparent)]
+    Compile(#[from] protox::Error),
+    /// A protoset that does not decode.
+    #[error(
+        "{}: not a FileDescriptorSet with its imports (protoc --include_imports \
+         --descriptor_set_out): {source}",
+        file.display()
+    )]
+    Protoset {
+        /// The file.
+        file: PathBuf,
+        /// The decoder's error.
+        source: prost_reflect::DescriptorError,
+    },
+    /// Server reflection returned a file descriptor that does not decode.
+    #[error("server reflection returned a file descriptor that does not decode: {0}")]
+    ReflectedFile(#[source] prost::DecodeError),
+    /// Server reflection returned files that do not make a schema.
+    #[error("server reflection returned an incomplete or invalid schema: {0}")]
+    ReflectedSchema(#[source] prost_reflect::DescriptorError),
     /// A protoset file that cannot be read.
     #[error("{}: {source}", file.display())]
     Read {
@@ -84,6 +106,15 @@ pub enum MethodError {
         /// Why.
         source: std::io::Error,
     },
+}
+
+/// `items` joined by `, `, or `none` when there are none.
+fn list_or(items: &[String], none: &str) -> String {
+    if items.is_empty() {
+        none.to_string()
+    } else {
+        items.join(", ")
+    }
 }
 
 /// The method to call and the requests to send.
@@ -183,11 +214,10 @@ pub fn pool_from_protos(
             includes.push(p.clone());
         }
     }
-    let bad = |e: protox::Error| MethodError::Schema(e.to_string());
-    let mut compiler = protox::Compiler::new(&includes).map_err(bad)?;
+    let mut compiler = protox::Compiler::new(&includes)?;
     compiler.include_imports(true);
     for f in files {
-        compiler.open_file(f).map_err(bad)?;
+        compiler.open_file(f)?;
     }
     Ok(compiler.descriptor_pool())
 }
@@ -198,12 +228,9 @@ pub fn pool_from_protoset(file: &std::path::Path) -> Result<DescriptorPool, Meth
         file: file.to_path_buf(),
         source,
     })?;
-    DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
-        MethodError::Schema(format!(
-            "{}: not a FileDescriptorSet with its imports (protoc --include_imports \
-             --descriptor_set_out): {e}",
-            file.display()
-        ))
+    DescriptorPool::decode(bytes.as_slice()).map_err(|source| MethodError::Protoset {
+        file: file.to_path_buf(),
+        source,
     })
 }
 
@@ -213,17 +240,10 @@ pub fn pool_from_files(files: Vec<Bytes>) -> Result<DescriptorPool, MethodError>
         .into_iter()
         .map(prost_types::FileDescriptorProto::decode)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            MethodError::Schema(format!(
-                "server reflection returned a file descriptor that does not decode: {e}"
-            ))
-        })?;
+        .map_err(MethodError::ReflectedFile)?;
     let mut pool = DescriptorPool::new();
-    pool.add_file_descriptor_protos(protos).map_err(|e| {
-        MethodError::Schema(format!(
-            "server reflection returned an incomplete or invalid schema: {e}"
-        ))
-    })?;
+    pool.add_file_descriptor_protos(protos)
+        .map_err(MethodError::ReflectedSchema)?;
     Ok(pool)
 }
 
@@ -241,9 +261,7 @@ pub fn resolve(pool: &DescriptorPool, call: &str, json: Option<&str>) -> Result<
     }
     let input = method.input();
     let value: serde_json::Value =
-        serde_json::from_str(json.unwrap_or("{}")).map_err(|e| MethodError::Json {
-            detail: e.to_string(),
-        })?;
+        serde_json::from_str(json.unwrap_or("{}")).map_err(MethodError::Json)?;
     let (values, listed) = match value {
         serde_json::Value::Array(items) if items.is_empty() => return Err(MethodError::NoRequests),
         serde_json::Value::Array(items) => (items, true),
@@ -251,19 +269,13 @@ pub fn resolve(pool: &DescriptorPool, call: &str, json: Option<&str>) -> Result<
     };
     let mut requests = Vec::with_capacity(values.len());
     for (i, value) in values.iter().enumerate() {
-        let message = DynamicMessage::deserialize(input.clone(), value).map_err(|e| {
+        let message = DynamicMessage::deserialize(input.clone(), value).map_err(|source| {
             MethodError::Mismatch {
-                at: if listed {
-                    format!("message {} of the array ", i + 1)
-                } else {
-                    String::new()
-                },
+                index: listed.then_some(i),
                 message: input.full_name().to_string(),
                 method: full.clone(),
-                field: blame(&input, value, "")
-                    .map(|f| format!(" field {f}:"))
-                    .unwrap_or_default(),
-                detail: e.to_string(),
+                field: blame(&input, value, ""),
+                source,
             }
         })?;
         requests.push(message.encode_to_vec().into());
@@ -326,25 +338,16 @@ fn blame(
 fn find_method(pool: &DescriptorPool, call: &str) -> Result<MethodDescriptor, MethodError> {
     let (service, method) = split_call(call)?;
     let Some(svc) = pool.get_service_by_name(service) else {
-        let known: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
         return Err(MethodError::NoSuchService {
             service: service.to_string(),
-            known: if known.is_empty() {
-                "no services".to_string()
-            } else {
-                known.join(", ")
-            },
+            known: pool.services().map(|s| s.full_name().to_string()).collect(),
         });
     };
     let found = svc.methods().find(|m| m.name() == method);
     found.ok_or_else(|| MethodError::NoSuchMethod {
         service: service.to_string(),
         method: method.to_string(),
-        known: svc
-            .methods()
-            .map(|m| m.name().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
+        known: svc.methods().map(|m| m.name().to_string()).collect(),
     })
 }
 

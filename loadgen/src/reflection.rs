@@ -31,15 +31,20 @@ pub async fn schema_from_any(
             addr: t.addr,
         };
         match schema_of(connector, authority, metadata, service).await {
-            Err(e @ LoadgenError::ReflectionUnreachable { .. }) => errors.push(e.to_string()),
+            Err(e @ LoadgenError::ReflectionUnreachable { .. }) => errors.push(e),
             other => return other,
         }
     }
     Err(LoadgenError::NoReflection {
         service: service.to_string(),
-        detail: errors.join("; "),
+        unreachable: errors,
     })
 }
+
+/// A reflection exchange that took longer than it may.
+#[derive(Debug, thiserror::Error)]
+#[error("no answer within {0:?}")]
+pub struct NoAnswer(pub Duration);
 
 /// How long one reflection exchange may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -59,16 +64,11 @@ pub async fn schema_of(
     let probe = connector.transport.probe(&connector.host, addr);
     match tokio::time::timeout(TIMEOUT, probe).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            return Err(LoadgenError::ReflectionUnreachable {
-                addr,
-                detail: e.to_string(),
-            })
-        }
+        Ok(Err(source)) => return Err(LoadgenError::ReflectionUnreachable { addr, source }),
         Err(_) => {
             return Err(LoadgenError::ReflectionUnreachable {
                 addr,
-                detail: format!("no answer within {TIMEOUT:?}"),
+                source: Box::new(NoAnswer(TIMEOUT)),
             })
         }
     }
@@ -76,7 +76,7 @@ pub async fn schema_of(
     let endpoint = Endpoint::from_shared(format!("http://{authority}"))
         .map_err(|e| LoadgenError::Target {
             target: addr.to_string(),
-            detail: e.to_string(),
+            problem: e.into(),
         })?
         .connect_timeout(TIMEOUT)
         .timeout(TIMEOUT);
@@ -85,7 +85,7 @@ pub async fn schema_of(
         .await
         .map_err(|e| LoadgenError::ReflectionUnreachable {
             addr,
-            detail: crate::balance::error_chain(&e),
+            source: Box::new(e),
         })?;
     let files = match v1::files(channel.clone(), metadata, service).await {
         Err(status) if status.code() == tonic::Code::Unimplemented => {

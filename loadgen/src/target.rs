@@ -77,27 +77,21 @@ impl TargetSpec {
         every: Duration,
         names: Names,
     ) -> Result<TargetSpec, LoadgenError> {
-        let bad = LoadgenError::TargetList;
         if list.is_empty() {
-            return Err(bad("no target given".into()));
+            return Err(TargetListError::Empty.into());
         }
         if let Some(rest) = list.iter().find_map(|t| t.strip_prefix("dns:")) {
             if list.len() != 1 {
-                return Err(bad(
-                    "a dns: target is given alone (it resolves to every address of its name)"
-                        .into(),
-                ));
+                return Err(TargetListError::DnsNotAlone.into());
             }
+            let given = list[0].clone();
             let Some(name) = rest.strip_prefix("///") else {
-                return Err(bad(format!(
-                    "{:?}: a DNS server in the target (dns://server/name) is not supported; write dns:///name:port",
-                    list[0]
-                )));
+                return Err(TargetListError::DnsServer { given }.into());
             };
-            let (host, port) = split_host_port(name).map_err(bad)?;
+            let (host, port) = split_host_port(name).map_err(TargetListError::from)?;
             let port = port.unwrap_or(DEFAULT_PORT);
             if host.is_empty() {
-                return Err(bad(format!("{:?} names no host", list[0])));
+                return Err(TargetListError::NoHost { given }.into());
             }
             return Ok(TargetSpec::Dns {
                 name: host.to_string(),
@@ -107,14 +101,15 @@ impl TargetSpec {
         }
         for t in list {
             if t.contains("://") {
-                return Err(bad(format!(
-                    "{t:?}: give host:port (or dns:///name:port); the scheme follows from {}",
-                    names(Setting::Tls)
-                )));
+                return Err(TargetListError::Scheme {
+                    given: t.clone(),
+                    tls: names(Setting::Tls),
+                }
+                .into());
             }
-            match split_host_port(t).map_err(bad)? {
+            match split_host_port(t).map_err(TargetListError::from)? {
                 (h, Some(_)) if !h.is_empty() => {}
-                _ => return Err(bad(format!("{t:?} is not host:port"))),
+                _ => return Err(TargetListError::NotHostPort { given: t.clone() }.into()),
             }
         }
         Ok(TargetSpec::List(list.to_vec()))
@@ -136,16 +131,16 @@ impl TargetSpec {
             TargetSpec::List(list) => {
                 let mut out = Vec::with_capacity(list.len());
                 for t in list {
-                    let bad = |detail: String| LoadgenError::Target {
+                    let bad = |problem: TargetProblem| LoadgenError::Target {
                         target: t.clone(),
-                        detail,
+                        problem,
                     };
-                    let (host, _) = split_host_port(t).map_err(bad)?;
+                    let (host, _) = split_host_port(t).map_err(|e| bad(e.into()))?;
                     let addr = tokio::net::lookup_host(t.as_str())
                         .await
-                        .map_err(|e| bad(e.to_string()))?
+                        .map_err(|e| bad(e.into()))?
                         .next()
-                        .ok_or_else(|| bad("resolves to no address".into()))?;
+                        .ok_or_else(|| bad(TargetProblem::NoAddress))?;
                     out.push(Target {
                         name: t.clone(),
                         host: host.to_string(),
@@ -160,7 +155,7 @@ impl TargetSpec {
                     .await
                     .map_err(|e| LoadgenError::Target {
                         target: format!("dns:///{name}:{port}"),
-                        detail: e.to_string(),
+                        problem: e.into(),
                     })?
                     .collect();
                 addrs.sort();
@@ -168,7 +163,7 @@ impl TargetSpec {
                 if addrs.is_empty() {
                     return Err(LoadgenError::Target {
                         target: format!("dns:///{name}:{port}"),
-                        detail: "resolves to no address".into(),
+                        problem: TargetProblem::NoAddress,
                     });
                 }
                 Ok(addrs
@@ -207,11 +202,13 @@ pub fn stays_on_this_host(ip: IpAddr) -> bool {
 }
 
 /// `host:port`, `[v6]:port`, or a bare host.
-fn split_host_port(s: &str) -> Result<(&str, Option<u16>), String> {
+fn split_host_port(s: &str) -> Result<(&str, Option<u16>), HostPortError> {
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {
         let (h, after) = rest
             .split_once(']')
-            .ok_or_else(|| format!("{s:?}: unclosed '['"))?;
+            .ok_or_else(|| HostPortError::Unclosed {
+                given: s.to_string(),
+            })?;
         (h, after.strip_prefix(':'))
     } else {
         match s.rsplit_once(':') {
@@ -224,10 +221,95 @@ fn split_host_port(s: &str) -> Result<(&str, Option<u16>), String> {
             p.parse::<u16>()
                 .ok()
                 .filter(|p| *p != 0)
-                .ok_or_else(|| format!("{s:?}: {p:?} is not a port (1 to 65535)"))
+                .ok_or_else(|| HostPortError::NotAPort {
+                    given: s.to_string(),
+                    port: p.to_string(),
+                })
         })
         .transpose()?;
     Ok((host, port))
+}
+
+/// A `host:port` that is not one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostPortError {
+    /// An IPv6 address whose `[` is not closed.
+    #[error("{given:?}: unclosed '['")]
+    Unclosed {
+        /// The target as given.
+        given: String,
+    },
+    /// A port that is not a number from 1 to 65535.
+    #[error("{given:?}: {port:?} is not a port (1 to 65535)")]
+    NotAPort {
+        /// The target as given.
+        given: String,
+        /// Its port.
+        port: String,
+    },
+}
+
+/// A target list that is not one ([`TargetSpec::parse`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetListError {
+    /// No target.
+    #[error("no target given")]
+    Empty,
+    /// A `dns:` target beside others.
+    #[error("a dns: target is given alone (it resolves to every address of its name)")]
+    DnsNotAlone,
+    /// `dns://server/name`.
+    #[error("{given:?}: a DNS server in the target (dns://server/name) is not supported; write dns:///name:port")]
+    DnsServer {
+        /// The target as given.
+        given: String,
+    },
+    /// `dns:///:port`.
+    #[error("{given:?} names no host")]
+    NoHost {
+        /// The target as given.
+        given: String,
+    },
+    /// A URL where `host:port` belongs.
+    #[error("{given:?}: give host:port (or dns:///name:port); the scheme follows from {tls}")]
+    Scheme {
+        /// The target as given.
+        given: String,
+        /// The setting that chooses TLS, as the caller spells it.
+        tls: &'static str,
+    },
+    /// An entry without a host or a port.
+    #[error("{given:?} is not host:port")]
+    NotHostPort {
+        /// The target as given.
+        given: String,
+    },
+    /// A malformed `host:port`.
+    #[error(transparent)]
+    HostPort(#[from] HostPortError),
+}
+
+/// Why a well-formed target cannot be used ([`LoadgenError::Target`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetProblem {
+    /// A malformed `host:port`.
+    #[error(transparent)]
+    HostPort(#[from] HostPortError),
+    /// The name does not resolve.
+    #[error(transparent)]
+    Resolve(#[from] std::io::Error),
+    /// The name resolves to no address.
+    #[error("resolves to no address")]
+    NoAddress,
+    /// It makes no URI.
+    #[error(transparent)]
+    Uri(#[from] http::uri::InvalidUri),
+    /// tonic takes it for no endpoint.
+    #[error(transparent)]
+    Endpoint(#[from] tonic::transport::Error),
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName}
 use lblab_message::setting::{Names, Setting};
 
 /// A boxed error, as connection attempts report them.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use crate::balance::BoxError;
 
 /// TLS settings as given on the command line.
 #[derive(Debug, Clone, Default)]

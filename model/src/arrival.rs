@@ -40,7 +40,9 @@ use std::collections::BinaryHeap;
 use lblab_policy::{Nanos, RpcKind, NANOS_PER_SEC};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Exp, ExpError};
+/// Why an arrival schedule cannot be made (a rate that gives no exponential distribution).
+pub use rand_distr::ExpError;
+use rand_distr::{Distribution, Exp};
 
 use crate::method::Methods;
 use crate::scenario::{derive_seed, streams, Arrival, Workload};

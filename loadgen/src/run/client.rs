@@ -319,7 +319,7 @@ pub(super) fn endpoint_uri(
         .parse::<http::Uri>()
         .map_err(|e| LoadgenError::Target {
             target: target.name.clone(),
-            detail: e.to_string(),
+            problem: e.into(),
         })
 }
 
@@ -359,11 +359,11 @@ pub(super) fn make_client(
             )
         }
         Selected::Extra { name, config } if name == tower_p2c::NAME => {
-            let bad = |detail: String| LoadgenError::Policy {
+            let bad = |source: crate::balance::BoxError| LoadgenError::Policy {
                 policy: policy.name.clone(),
-                detail,
+                source,
             };
-            let cfg = tower_p2c::Config::from_json(config).map_err(|e| bad(e.to_string()))?;
+            let cfg = tower_p2c::Config::from_json(config).map_err(|e| bad(e.into()))?;
             let connectors = targets
                 .iter()
                 .map(|t| Connector {
@@ -373,7 +373,7 @@ pub(super) fn make_client(
                 })
                 .collect();
             let service = tower_p2c::service(connectors, options.authority.as_ref(), cfg)
-                .map_err(|e| bad(e.to_string()))?;
+                .map_err(|e| bad(e.into()))?;
             (Channel::Tower(options.grpc(service)), None)
         }
         Selected::Extra { name, .. } => {

@@ -12,13 +12,12 @@ pub(super) fn check_reachable(
     if targets.is_empty() || unreachable.iter().any(Option::is_none) {
         return Ok(());
     }
-    let detail = targets
+    let targets = targets
         .iter()
         .zip(unreachable)
-        .map(|(t, e)| format!("{} ({})", t.label(), e.as_deref().unwrap_or("?")))
-        .collect::<Vec<_>>()
-        .join(", ");
-    Err(LoadgenError::Unreachable { waited, detail })
+        .map(|(t, e)| (t.label(), e.as_deref().unwrap_or("?").to_string()))
+        .collect();
+    Err(LoadgenError::Unreachable { waited, targets })
 }
 
 /// Every client's outages per target. tower's balancer keeps its connections to itself: for it,
@@ -85,7 +84,7 @@ pub(super) fn connect(
     // any (an HTTP/2 or TLS failure, e.g. a refused client certificate): nothing can be measured.
     if let (Some(first), 0) = (balancers.first(), ready) {
         let outages = first.outages();
-        let detail = targets
+        let unreachable = targets
             .iter()
             .enumerate()
             .map(|(i, t)| {
@@ -94,13 +93,12 @@ pub(super) fn connect(
                     .and_then(|o| o.last())
                     .and_then(|o| o.error.clone())
                     .unwrap_or_else(|| "not connected".into());
-                format!("{} ({why})", t.label())
+                (t.label(), why)
             })
-            .collect::<Vec<_>>()
-            .join(", ");
+            .collect();
         return Err(LoadgenError::Unreachable {
             waited: options.connect_wait,
-            detail,
+            targets: unreachable,
         });
     }
     Ok((clients, balancers))

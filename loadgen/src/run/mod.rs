@@ -351,14 +351,15 @@ fn dispatch(
     options: &RunOptions<'_>,
 ) -> Result<(Option<u64>, u64), LoadgenError> {
     let (w, seed) = (&scenario.workload, scenario.file.seed);
-    fn schedule_error(e: impl std::fmt::Display) -> LoadgenError {
-        LoadgenError::Schedule(e.to_string())
-    }
     let schedule = if w.arrival == Arrival::Closed {
         let arrivals = (0..w.clients).map(|c| ClientArrivals::new(w, seed, c));
-        Schedule::Closed(arrivals.collect::<Result<_, _>>().map_err(schedule_error)?)
+        Schedule::Closed(
+            arrivals
+                .collect::<Result<_, _>>()
+                .map_err(LoadgenError::Schedule)?,
+        )
     } else {
-        Schedule::Open(OpenLoop::new(w, seed).map_err(schedule_error)?)
+        Schedule::Open(OpenLoop::new(w, seed).map_err(LoadgenError::Schedule)?)
     };
     std::thread::scope(|scope| {
         let dispatcher = std::thread::Builder::new()
