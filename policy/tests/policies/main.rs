@@ -8,6 +8,7 @@ mod endpoint_updates;
 mod envoy_peak_ewma;
 mod finagle_peak_ewma;
 mod least_request;
+mod lists;
 mod outlier_detection;
 mod peak_ewma;
 mod peak_ewma_variants;

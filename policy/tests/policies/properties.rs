@@ -15,7 +15,7 @@ use rand::{rngs::SmallRng, SeedableRng};
 use crate::harness::{config, SEC};
 
 /// Child policies: `(label, entry, counts streaming calls, resets accounting on becoming READY)`.
-const CHILDREN: &[(&str, &str, bool, bool)] = &[
+pub(crate) const CHILDREN: &[(&str, &str, bool, bool)] = &[
     ("pick_first", r#"{"pick_first":{}}"#, true, false),
     ("round_robin", r#"{"round_robin":{}}"#, true, false),
     (
@@ -80,6 +80,12 @@ const CHILDREN: &[(&str, &str, bool, bool)] = &[
         r#"{"envoy_peak_ewma":{"decayTime":"0.001s","aggregationInterval":"0.001s","maxSamplesPerHost":1,"defaultRtt":"0.001s","penaltyValue":1e-300}}"#,
         true,
         false,
+    ),
+    (
+        "finagle_peak_ewma",
+        r#"{"finagle_peak_ewma":{}}"#,
+        false,
+        true,
     ),
 ];
 
