@@ -51,13 +51,16 @@ pub enum EvidenceError {
         source: std::io::Error,
     },
     /// The file is not what the run writes there.
-    #[error("{}: {message}", file.display())]
+    #[error("{}: {}", file.display(), lblab_message::text::error_chain(source.as_ref()))]
     Parse {
         /// The file.
         file: PathBuf,
-        /// What is wrong.
-        message: String,
+        /// What is wrong: the parser's error, or what the documents needed and did not find.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A results file that cannot be read or written (it names itself).
+    #[error(transparent)]
+    File(#[from] lblab_record::FileError),
     /// A chart could not be drawn.
     #[error(transparent)]
     Chart(#[from] lblab_report::ReportError),
@@ -79,10 +82,10 @@ impl EvidenceError {
             source,
         }
     }
-    fn parse(file: &Path, message: impl Into<String>) -> Self {
+    fn parse(file: &Path, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         EvidenceError::Parse {
             file: file.to_path_buf(),
-            message: message.into(),
+            source: source.into(),
         }
     }
 }
@@ -177,10 +180,7 @@ pub fn write_charts(
 pub fn write_documents(docs: &[Document], results: &Path) -> Result<(), EvidenceError> {
     for d in docs {
         let path = results.join(&d.path);
-        lblab_record::write_atomic(&path, d.text.as_bytes()).map_err(|e| EvidenceError::Parse {
-            file: path.clone(),
-            message: e.to_string(),
-        })?;
+        lblab_record::write_atomic(&path, d.text.as_bytes())?;
     }
     Ok(())
 }

@@ -292,7 +292,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, E
     };
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|e| EvidenceError::parse(path, e.to_string()))
+        .map_err(|e| EvidenceError::parse(path, e))
 }
 
 fn read_csv<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<Vec<T>>, EvidenceError> {
@@ -311,7 +311,7 @@ fn read_timeseries(path: &Path) -> Result<Vec<lblab_record::TimeseriesRow>, Evid
     if read_text(path)?.is_none() {
         return Ok(Vec::new());
     }
-    lblab_record::read_timeseries(path).map_err(|e| EvidenceError::parse(path, e.to_string()))
+    Ok(lblab_record::read_timeseries(path)?)
 }
 
 fn read_intervals(path: &Path) -> Result<Option<Intervals>, EvidenceError> {
@@ -355,7 +355,7 @@ fn read_sweep(dir: &Path) -> Result<Option<Sweep>, EvidenceError> {
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader
         .headers()
-        .map_err(|e| EvidenceError::parse(&path, e.to_string()))?
+        .map_err(|e| EvidenceError::parse(&path, e))?
         .clone();
     let axes = headers
         .iter()
@@ -425,7 +425,7 @@ impl Evidence {
             }
             let text = read_text(&file)?.unwrap_or_default();
             let scenario =
-                Scenario::parse(&text).map_err(|e| EvidenceError::parse(&file, e.to_string()))?;
+                Scenario::parse(&text).map_err(|e| e.in_file(&file.display().to_string()))?;
             let name = scenario.file.name.clone();
             if let Some(other) = out.scenarios.iter().find(|s| s.name == name) {
                 return Err(EvidenceError::parse(

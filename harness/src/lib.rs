@@ -66,17 +66,18 @@ pub enum HarnessError {
     /// None of the policies selected runs in the real harness.
     #[error(transparent)]
     NoRealPolicy(#[from] NoRealPolicy),
-    /// The scenario cannot run in the real harness.
-    #[error("scenario {scenario}: {detail}")]
-    Scenario {
+    /// A scenario with several methods, which only the simulator runs.
+    #[error(
+        "scenario {scenario}: `[[workload.methods]]` is simulator only (the real fleet serves one \
+         Echo method); run it with `lblab sim`, or remove the methods"
+    )]
+    Methods {
         /// The scenario's name.
         scenario: String,
-        /// Why.
-        detail: String,
     },
     /// The floor's policy config does not parse (a bug).
     #[error("the floor's round_robin config: {0}")]
-    Floor(String),
+    Floor(#[source] lblab_policy::config::ConfigError),
 }
 
 /// A selection of policies none of which runs in the real harness (`oracle` is simulator only).
@@ -384,8 +385,7 @@ pub fn run_floor(
 ) -> Result<FloorSummary, HarnessError> {
     let s = floor_scenario(scenario, length);
     let config_json = r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#;
-    let selected = config::parse_service_config(config_json)
-        .map_err(|e| HarnessError::Floor(e.to_string()))?;
+    let selected = config::parse_service_config(config_json).map_err(HarnessError::Floor)?;
     let rr = PolicyEntry {
         name: "floor(round_robin)".into(),
         config_json: config_json.into(),
@@ -418,11 +418,8 @@ pub fn run_real(
         .check_labels(&options.only)
         .map_err(HarnessError::Labels)?;
     if !scenario.workload.methods.is_empty() {
-        return Err(HarnessError::Scenario {
+        return Err(HarnessError::Methods {
             scenario: scenario.file.name.clone(),
-            detail: "`[[workload.methods]]` is simulator only (the real fleet serves one Echo \
-                     method); run it with `lblab sim`, or remove the methods"
-                .into(),
         });
     }
     let policies = PolicyLoop {
