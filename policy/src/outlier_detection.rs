@@ -383,7 +383,8 @@ impl OutlierDetection {
                     if !self.may_eject() {
                         break;
                     }
-                    if rate < threshold && rng.random_range(0..100) < sr.gate.enforcement_percentage {
+                    if rate < threshold && rng.random_range(0..100) < sr.gate.enforcement_percentage
+                    {
                         self.eject(now, id);
                     }
                 }

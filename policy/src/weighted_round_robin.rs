@@ -8,7 +8,6 @@
 //! With fewer than two weighted endpoints the policy behaves like round robin. The scheduler is
 //! rebuilt every `weightUpdatePeriod` and whenever the READY set changes.
 
-
 use std::collections::BinaryHeap;
 
 use rand::{Rng, RngCore};
