@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::batch::{self, Job};
 
 mod error;
-pub use error::RegressError;
+pub use error::{Mismatch, RegressError};
 
 /// The figures compared, all "lower is better".
 pub const METRICS: [Metric; 5] = [
@@ -128,7 +128,10 @@ pub fn measure(
             let scenario = s
                 .clone()
                 .with_seed(seed)
-                .map_err(|e| RegressError::Mismatch(format!("{}: {e}", s.file.name)))?;
+                .map_err(|source| RegressError::Seed {
+                    scenario: s.file.name.clone(),
+                    source: Box::new(source),
+                })?;
             seeded.push((k, scenario));
         }
     }
@@ -536,11 +539,13 @@ pub fn compare(
             .filter_map(|(k, s)| before.get(k).map(|b| (*b, *s)))
             .collect();
         if !runs.keys().eq(before.keys()) {
-            return Err(RegressError::Mismatch(format!(
-                "{scenario}/{policy}: the baseline has seed indices {:?}, this run {:?}; run as many seeds as the baseline",
-                before.keys().collect::<Vec<_>>(),
-                runs.keys().collect::<Vec<_>>()
-            )));
+            return Err(Mismatch::SeedIndices {
+                scenario: scenario.clone(),
+                policy: policy.clone(),
+                baseline: before.keys().copied().collect(),
+                now: runs.keys().copied().collect(),
+            }
+            .into());
         }
         for (old, new) in &pairs {
             check_pair(old, new, scope)?;
@@ -554,18 +559,15 @@ pub fn compare(
                     continue;
                 }
                 if x.is_nan() != y.is_nan() || (metric != Metric::TimeToFair && !y.is_finite()) {
-                    return Err(RegressError::Mismatch(format!(
-                        "{scenario}/{policy} seed {}: {} is {} in the baseline and {} now: {}",
-                        new.seed,
-                        metric.name(),
-                        x,
-                        y,
-                        if metric == Metric::TimeToFair {
-                            "a fault ends within one run and not the other; is it the same scenario?"
-                        } else {
-                            "the run measured no calls"
-                        }
-                    )));
+                    return Err(Mismatch::Unmeasured {
+                        scenario: scenario.clone(),
+                        policy: policy.clone(),
+                        seed: new.seed,
+                        metric: metric.name(),
+                        baseline: x,
+                        now: y,
+                    }
+                    .into());
                 }
                 // Never (infinite) on both sides is no change; on one side, an infinite one.
                 d.push(if x == y { 0.0 } else { y - x });
@@ -577,13 +579,15 @@ pub fn compare(
             }
             let iv = median_interval_at(&d, t.confidence);
             if iv.coverage < t.confidence {
-                return Err(RegressError::Mismatch(format!(
-                    "{scenario}/{policy}: {} paired seeds give an interval of at most {:.1} % confidence, below the {:.1} % asked for; run more seeds (at least {})",
-                    d.len(),
-                    100.0 * iv.coverage,
-                    100.0 * t.confidence,
-                    seeds_needed(t.confidence)
-                )));
+                return Err(Mismatch::FewSeeds {
+                    scenario: scenario.clone(),
+                    policy: policy.clone(),
+                    seeds: d.len(),
+                    coverage: iv.coverage,
+                    confidence: t.confidence,
+                    needed: seeds_needed(t.confidence),
+                }
+                .into());
             }
             let base_median = median_interval_at(&b, t.confidence).median;
             let threshold = match metric {
@@ -617,44 +621,50 @@ pub fn compare(
             && (scope.policies.is_empty() || scope.policies.contains(policy))
             && !cur.contains_key(&(scenario.clone(), policy.clone()))
         {
-            return Err(RegressError::Mismatch(format!(
-                "{scenario}/{policy} is in the baseline but was not run; run it, or write a new baseline on purpose"
-            )));
+            return Err(Mismatch::NotRun {
+                scenario: scenario.clone(),
+                policy: policy.clone(),
+            }
+            .into());
         }
     }
     if out.findings.is_empty() {
-        let mut held: Vec<&str> = baseline.iter().map(|s| s.scenario.as_str()).collect();
+        let mut held: Vec<String> = baseline.iter().map(|s| s.scenario.clone()).collect();
         held.sort_unstable();
         held.dedup();
-        let ran: Vec<&str> = scenarios_run.into_iter().collect();
-        return Err(RegressError::Mismatch(format!(
-            "nothing to compare: the baseline holds the scenarios {} and this run {} (with its policies); a renamed scenario or policy needs a new baseline, written on purpose",
-            held.join(", "),
-            ran.join(", ")
-        )));
+        return Err(Mismatch::NothingToCompare {
+            baseline: held,
+            ran: scenarios_run.into_iter().map(String::from).collect(),
+        }
+        .into());
     }
     Ok(out)
 }
 
 /// Whether two paired runs were made the same way: the same seed (unless other seeds are meant),
 /// the same warm-up and measured duration.
-fn check_pair(old: &Sample, new: &Sample, scope: &Scope<'_>) -> Result<(), RegressError> {
-    let at = format!(
-        "{}/{} seed index {}",
-        new.scenario, new.policy, new.seed_index
-    );
+fn check_pair(old: &Sample, new: &Sample, scope: &Scope<'_>) -> Result<(), Mismatch> {
+    let (scenario, policy, seed_index) = (new.scenario.clone(), new.policy.clone(), new.seed_index);
     if !scope.other_seeds && old.seed != new.seed {
-        return Err(RegressError::Mismatch(format!(
-            "{at}: the baseline ran seed {}, this run seed {}: the scenario's `seed` changed since the baseline was written; write a new baseline on purpose (or compare other draws with {})",
-            old.seed, new.seed, (scope.names)(Setting::SeedOffset)
-        )));
+        return Err(Mismatch::SeedChanged {
+            scenario,
+            policy,
+            seed_index,
+            baseline: old.seed,
+            now: new.seed,
+            seed_offset: (scope.names)(Setting::SeedOffset),
+        });
     }
     if old.warmup_s != new.warmup_s || old.duration_s != new.duration_s {
-        return Err(RegressError::Mismatch(format!(
-            "{at}: the baseline measured {} s after a warm-up of {} s, this run {} s after {} s; give the {} and {} the baseline was written with, or write a new baseline on purpose",
-            old.duration_s, old.warmup_s, new.duration_s, new.warmup_s,
-            (scope.names)(Setting::Warmup), (scope.names)(Setting::Duration)
-        )));
+        return Err(Mismatch::Length {
+            scenario,
+            policy,
+            seed_index,
+            baseline: (old.warmup_s, old.duration_s),
+            now: (new.warmup_s, new.duration_s),
+            warmup: (scope.names)(Setting::Warmup),
+            duration: (scope.names)(Setting::Duration),
+        });
     }
     Ok(())
 }
