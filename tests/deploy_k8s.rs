@@ -429,3 +429,83 @@ fn a_sweep_validates_and_bad_sweep_arguments_are_refused() {
         &["--shards"],
     );
 }
+
+/// `lblab barrier serve` and `lblab barrier join`, as the pods run them: two pods checking in on
+/// loopback get one start on stdout, the starter prints it too; a pod it does not wait for, and
+/// one after the release, are told so and fail.
+#[test]
+fn the_barrier_commands_release_the_pods_with_one_start() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let bin = env!("CARGO_BIN_EXE_lblab");
+    let starter = Command::new(bin)
+        .args(["barrier", "serve", "--listen", &addr, "--expect", "fleet=1"])
+        .args([
+            "--expect",
+            "loadgen=1",
+            "--start-at",
+            &now,
+            "--margin",
+            "1s",
+        ])
+        .args(["--wait", "60s", "--linger", "3s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pod = |id: &str| {
+        Command::new(bin)
+            .args(["barrier", "join", &addr, "--id", id, "--start-at", &now])
+            .args(["--wait", "60s"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let stranger = pod("collect-0").wait_with_output().unwrap();
+    assert_eq!(stranger.status.code(), Some(2));
+    assert_says(
+        &text(&stranger.stderr),
+        &["does not wait for collect-0 (it waits for fleet=1, loadgen=1)"],
+    );
+    let pods = [pod("fleet-0"), pod("loadgen-0")];
+    let starts: Vec<String> = pods
+        .into_iter()
+        .map(|p| {
+            let out = p.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            assert_says(
+                &text(&out.stderr),
+                &["released; the slots start at Unix time"],
+            );
+            text(&out.stdout).trim().to_string()
+        })
+        .collect();
+    assert_eq!(starts[0], starts[1]);
+    assert!(starts[0].parse::<u64>().unwrap() > now.parse::<u64>().unwrap());
+    let late = pod("fleet-0").wait_with_output().unwrap();
+    assert_eq!(late.status.code(), Some(2));
+    assert_says(
+        &text(&late.stderr),
+        &["fleet-0 checked in after the start barrier had released"],
+    );
+    let served = starter.wait_with_output().unwrap();
+    assert!(served.status.success(), "{}", text(&served.stderr));
+    assert_eq!(text(&served.stdout).trim(), starts[0]);
+    assert_says(
+        &text(&served.stderr),
+        &[
+            "waiting for 2 pods (fleet=1, loadgen=1)",
+            "released: all 2 pods checked in",
+        ],
+    );
+}

@@ -18,6 +18,7 @@
 //! - **Resources** are sized from the scenario and the harness's measured cost per call
 //!   ([`CLIENT_CPU_PER_CALL_US`]); CPU *limits* are left out on purpose (see [`NOTES`]).
 
+pub mod barrier;
 mod k8s;
 mod scripts;
 mod sweep;

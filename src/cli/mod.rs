@@ -2,6 +2,7 @@
 
 mod args;
 mod backend;
+mod barrier;
 mod check;
 mod compare;
 mod deploy;
@@ -111,6 +112,9 @@ enum Command {
     Compare(compare::Args),
     /// Write deployment manifests for running a scenario across a cluster (`deploy k8s`).
     Deploy(deploy::Args),
+    /// The start barrier of a deployment's pods: a starter that releases them all with one
+    /// start once every one has checked in (`serve`), and a pod's check-in (`join`).
+    Barrier(barrier::Args),
     /// Write the language-neutral conformance vectors (JSON) for peak_ewma_experimental,
     /// least_request_experimental and outlier_detection_experimental to --out.
     Vectors(vectors::Args),
@@ -150,6 +154,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::run(args),
         Command::Vectors(args) => vectors::run(args),
         Command::Deploy(args) => deploy::run(args),
+        Command::Barrier(args) => barrier::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             // Into a buffer: clap_complete panics when it cannot write (a closed pipe).
