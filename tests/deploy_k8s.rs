@@ -112,7 +112,8 @@ fn manifests_validate_against_the_kubernetes_schemas() {
                 "collect.yaml",
                 "fleet.yaml",
                 "loadgen.yaml",
-                "scenario.yaml"
+                "scenario.yaml",
+                "start.yaml"
             ]
         );
         assert!(out.join("kustomization.yaml").is_file());
@@ -131,7 +132,9 @@ fn manifests_validate_against_the_kubernetes_schemas() {
                     [
                         "ConfigMap",
                         "Service",
+                        "Service",
                         "PersistentVolumeClaim",
+                        "Job",
                         "Job",
                         "Job",
                         "Job"
@@ -144,8 +147,8 @@ fn manifests_validate_against_the_kubernetes_schemas() {
             let (ok, said) = validate(&files, version);
             assert!(ok, "{scenario} against Kubernetes {version}:\n{said}");
             // Every object was checked: ConfigMap, Service, the fleet's Job, PVC, the load
-            // generators' Job, the collector's Job.
-            assert_eq!(said.matches("passed").count(), 6, "{said}");
+            // generators' Job, the collector's Job, the start barrier's Service and Job.
+            assert_eq!(said.matches("passed").count(), 8, "{said}");
         }
         // The containers' shell scripts parse (with `sh -n`, as the image's /bin/sh runs them).
         let scripts = Command::new(interop_python())
@@ -180,9 +183,38 @@ fn manifests_validate_against_the_kubernetes_schemas() {
                 "--start-at",
                 "dns:///",
                 "metadata.labels['job-name']",
+                "lblab barrier join \"$starter\" --id \"loadgen-$i\"",
             ],
         );
+        assert_says(
+            &std::fs::read_to_string(out.join("start.yaml")).unwrap(),
+            &["- \"barrier\"\n", "- \"serve\"\n", "- \"$(START_AT)\"\n"],
+        );
     }
+
+    // Without the start barrier: the same schemas.
+    let plain = dir.join("plain");
+    succeeds(&[
+        "deploy",
+        "k8s",
+        "one-slow",
+        "--image",
+        "registry.example/lblab:test",
+        "--shards",
+        "2",
+        "--no-barrier",
+        "--out",
+        arg(&plain),
+    ]);
+    let files = objects(&plain);
+    assert_eq!(files.len(), 4, "{files:?}");
+    for version in VERSIONS {
+        let (ok, said) = validate(&files, version);
+        assert!(ok, "--no-barrier against Kubernetes {version}:\n{said}");
+        assert_eq!(said.matches("passed").count(), 6, "{said}");
+    }
+    let job = std::fs::read_to_string(plain.join("loadgen.yaml")).unwrap();
+    assert!(!job.contains("barrier"), "{job}");
 
     // The same validator refuses broken copies: an unknown field, and a wrong type.
     let good = dir.join("one-slow");
@@ -246,19 +278,25 @@ fn a_start_too_close_is_warned_of() {
         + 10)
         .to_string();
     let out = dir.join("x");
-    let run = succeeds(&[
-        "deploy",
-        "k8s",
-        "one-slow",
-        "--image",
-        "i:1",
-        "--start-at",
-        &soon,
-        "--out",
-        arg(&out),
-    ]);
+    let deploy = |extra: &[&str]| {
+        let mut args = vec!["deploy", "k8s", "one-slow", "--image", "i:1", "--start-at"];
+        args.push(&soon);
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", arg(&out)]);
+        text(&succeeds(&args).stderr)
+    };
+    // With the start barrier the slots start later; without it a late pod skips its slot.
     assert_says(
-        &text(&run.stderr),
+        &deploy(&[]),
+        &[
+            "warning: the first slot starts in",
+            "at the earliest",
+            "start later (the start barrier releases every pod 30 s after the last checks in)",
+            "--start-at at least 120 s ahead",
+        ],
+    );
+    assert_says(
+        &deploy(&["--no-barrier"]),
         &[
             "warning: the first slot starts in",
             "skip",
@@ -311,7 +349,7 @@ fn every_canonical_scenario_and_hostile_names_validate() {
         assert!(ok, "against Kubernetes {version}:\n{said}");
         assert_eq!(
             said.matches("passed").count(),
-            6 * scenarios.len(),
+            8 * scenarios.len(),
             "{said}"
         );
     }

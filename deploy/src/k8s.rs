@@ -3,13 +3,16 @@
 //! ([`fleet_job`]), the results volume ([`results_claim`]), the load generators' Indexed Job
 //! ([`loadgen_job`]), the collector's Job ([`collect_job`]) and the kustomization
 //! ([`kustomization`]), each from the checked [`Deployment`] they share; the pods' scripts are
-//! [`crate::scripts`]. What every deployment shares, a design search's too ([`crate::sweep`]), is
-//! its [`Base`]: the checked name and image, the ConfigMap's and the results claim's names, and
-//! the objects made of them alone.
+//! [`crate::scripts`]. With a start barrier ([`crate::barrier`]), the starter's Service and Job
+//! ([`starter_service`], [`starter_job`]) too, and every other pod checks in with it
+//! ([`Deployment::joins`]). What every deployment shares, a design search's too
+//! ([`crate::sweep`]), is its [`Base`]: the checked name and image, the ConfigMap's and the
+//! results claim's names, and the objects made of them alone.
 
 use lblab_model::Scenario;
 use serde_json::{json, Value};
 
+use crate::barrier::{BARRIER_PORT, BARRIER_WAIT_S, START_MARGIN_S};
 use crate::scripts;
 use crate::{
     default_shards, dns_label, shards, AccessMode, DeployError, Manifest, Options, ShardLoad,
@@ -152,7 +155,15 @@ struct Deployment<'a> {
     fleet: String,
     /// The load generators' Job.
     job: String,
+    /// The start barrier's Service and Job.
+    starter: String,
 }
+
+/// Where a pod that checks in with the start barrier keeps the start it was given: on an
+/// `emptyDir` volume, which outlives a restarted container.
+const START_DIR: &str = "/run/lblab";
+/// The file in [`START_DIR`].
+const START_FILE: &str = "/run/lblab/start_at";
 
 impl<'a> std::ops::Deref for Deployment<'a> {
     type Target = Base<'a>;
@@ -217,7 +228,48 @@ impl<'a> Deployment<'a> {
             memory,
             fleet: format!("{name}-fleet"),
             job: format!("{name}-loadgen"),
+            starter: format!("{name}-start"),
         })
+    }
+
+    /// The check-in with the start barrier of a pod of the Job whose name ends in `job_suffix`,
+    /// as `id` (for `sh`); nothing without a barrier.
+    fn join_script(&self, job_suffix: &str, id: &str) -> String {
+        if !self.opts.barrier {
+            return String::new();
+        }
+        scripts::join(&scripts::Join {
+            job_suffix,
+            id,
+            port: BARRIER_PORT,
+            wait: BARRIER_WAIT_S,
+            start_file: START_FILE,
+        })
+    }
+
+    /// With a start barrier, what the pod `spec` of a Job whose pods check in needs: the Job's
+    /// name (`JOB_NAME`, from the label Kubernetes gives its pods, unless the container has it)
+    /// and the `emptyDir` that keeps the start.
+    fn joins(&self, spec: &mut Value) {
+        if !self.opts.barrier {
+            return;
+        }
+        let container = &mut spec["containers"][0];
+        let env = container["env"]
+            .as_array_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let mut env = env;
+        if !env.iter().any(|e| e["name"] == "JOB_NAME") {
+            env.push(job_name_env());
+        }
+        container["env"] = Value::Array(env);
+        if let Some(mounts) = container["volumeMounts"].as_array_mut() {
+            mounts.push(json!({"name": "start", "mountPath": START_DIR}));
+        }
+        if let Some(volumes) = spec["volumes"].as_array_mut() {
+            volumes.push(json!({"name": "start", "emptyDir": {"sizeLimit": "1Mi"}}));
+        }
     }
 
     /// Where the load generators and the collector go: off the backends' nodes where they can,
@@ -233,6 +285,11 @@ impl<'a> Deployment<'a> {
             "valueFrom": {"configMapKeyRef": {"name": self.config, "key": "start_at"}},
         })
     }
+}
+
+/// The name of the pod's Job, from the label Kubernetes gives its pods.
+fn job_name_env() -> Value {
+    json!({"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['job-name']"}}})
 }
 
 /// Where the scenario file is mounted.
@@ -291,6 +348,7 @@ fn fleet_job(d: &Deployment<'_>) -> Value {
         lead: FLEET_LEAD_S,
         scenario: SCENARIO_PATH,
         port,
+        join: &d.join_script("-fleet", "fleet-$ordinal"),
     });
     // The backends spread over the nodes.
     let spread = json!([{
@@ -299,7 +357,7 @@ fn fleet_job(d: &Deployment<'_>) -> Value {
         "whenUnsatisfiable": "ScheduleAnyway",
         "labelSelector": {"matchLabels": d.labels("fleet")},
     }]);
-    json!({
+    let mut job = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": d.fleet, "labels": d.labels("fleet")},
@@ -340,7 +398,9 @@ fn fleet_job(d: &Deployment<'_>) -> Value {
                 },
             },
         },
-    })
+    });
+    d.joins(&mut job["spec"]["template"]["spec"]);
+    job
 }
 
 /// The results volume's claim, of `gib` GiB: every shard writes its own folder on it; a storage
@@ -387,9 +447,10 @@ fn loadgen_job(d: &Deployment<'_>) -> Value {
         slot: d.slot,
         scenario: SCENARIO_PATH,
         results: RESULTS_PATH,
+        join: &d.join_script("-loadgen", "loadgen-$i"),
     });
     let memory = d.memory;
-    json!({
+    let mut job = json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": d.job, "labels": d.labels("loadgen")},
@@ -412,10 +473,7 @@ fn loadgen_job(d: &Deployment<'_>) -> Value {
                         "image": d.opts.image,
                         "securityContext": container_security(),
                         "command": ["/bin/sh", "-c", script],
-                        "env": [
-                            d.start_env(),
-                            {"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['job-name']"}}},
-                        ],
+                        "env": [d.start_env(), job_name_env()],
                         "resources": {
                             "requests": {
                                 "cpu": millicores(
@@ -434,7 +492,9 @@ fn loadgen_job(d: &Deployment<'_>) -> Value {
                 },
             },
         },
-    })
+    });
+    d.joins(&mut job["spec"]["template"]["spec"]);
+    job
 }
 
 /// The collector's Job: waits for every shard of every policy (or for the last slot's end plus
@@ -447,14 +507,92 @@ fn collect_job(d: &Deployment<'_>) -> Value {
         grace: COLLECT_GRACE_S,
         shards: d.loads.len(),
         results: RESULTS_PATH,
+        join: &d.join_script("-collect", "collect-0"),
     });
-    collector_job(
+    let mut job = collector_job(
         &d.base,
         script,
         vec![d.start_env()],
         d.memory,
         d.volume_affinity(),
-    )
+    );
+    d.joins(&mut job["spec"]["template"]["spec"]);
+    job
+}
+
+/// The start barrier's Service: the name the pods check in at.
+fn starter_service(d: &Deployment<'_>) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": d.starter, "labels": d.labels("start")},
+        "spec": {
+            "selector": d.labels("start"),
+            "ports": [{"name": "barrier", "port": BARRIER_PORT, "targetPort": BARRIER_PORT, "protocol": "TCP"}],
+        },
+    })
+}
+
+/// The start barrier's Job: one pod running `lblab barrier serve`, which waits for every backend
+/// pod, load-generator shard and the collector to check in, releases them with one start and
+/// stays until the last slot's end (telling a pod that checks in later that it is late).
+fn starter_job(d: &Deployment<'_>) -> Value {
+    let pods = d.scenario.backends.len() + d.loads.len() + 1;
+    let linger = d.policies.len() as u64 * d.slot;
+    let command = [
+        "lblab".to_string(),
+        "barrier".into(),
+        "serve".into(),
+        "--listen".into(),
+        format!("0.0.0.0:{BARRIER_PORT}"),
+        "--expect".into(),
+        format!("fleet={}", d.scenario.backends.len()),
+        "--expect".into(),
+        format!("loadgen={}", d.loads.len()),
+        "--expect".into(),
+        "collect=1".into(),
+        // Kubernetes puts the container's variable in: the ConfigMap's start.
+        "--start-at".into(),
+        "$(START_AT)".into(),
+        "--margin".into(),
+        format!("{START_MARGIN_S}s"),
+        "--wait".into(),
+        format!("{BARRIER_WAIT_S}s"),
+        "--linger".into(),
+        format!("{linger}s"),
+    ];
+    // A thread and its socket per pod waiting, beside the process itself.
+    let memory = (8u64 << 20) + pods as u64 * (256 << 10);
+    json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": d.starter, "labels": d.labels("start")},
+        "spec": {
+            "ttlSecondsAfterFinished": JOB_TTL_S,
+            // A starter that failed has told the pods why; another would only wait again.
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"labels": d.labels("start")},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "securityContext": pod_security(),
+                    "containers": [{
+                        "name": "start",
+                        "image": d.opts.image,
+                        "securityContext": container_security(),
+                        "command": command,
+                        "env": [d.start_env()],
+                        "ports": [{"name": "barrier", "containerPort": BARRIER_PORT, "protocol": "TCP"}],
+                        "readinessProbe": {"tcpSocket": {"port": BARRIER_PORT}, "periodSeconds": 2},
+                        "resources": {
+                            "requests": {"cpu": millicores(0.0), "memory": mebibytes(memory + (64 << 20))},
+                            "limits": {"memory": mebibytes(2 * memory + (128 << 20))},
+                        },
+                    }],
+                },
+            },
+        },
+    })
 }
 
 /// A collector's Job named `<name>-collect`: one pod (retried twice) that runs `script` on the
@@ -551,14 +689,26 @@ pub fn k8s(
         NOTES,
     );
     let (fleet, results, slot, p) = (&d.fleet, &d.results, d.slot, d.policies.len());
-    let files = vec![
+    let mut files = vec![
         Manifest {
             file: "scenario.yaml".into(),
-            comment: format!(
-                "{head}\n\nThe scenario file and the common start (Unix seconds): time 0 of every \
-                 backend's fault timeline and when the load generators start. Set start_at a \
-                 little after the pods will be running, e.g. `date -d '+2 min' +%s`."
-            ),
+            comment: if opts.barrier {
+                format!(
+                    "{head}\n\nThe scenario file and the earliest common start (Unix seconds): \
+                     the start barrier (start.yaml) releases the pods with start_at as their \
+                     start, time 0 of every backend's fault timeline and when the load \
+                     generators start, or with a later one if a pod checks in less than \
+                     {START_MARGIN_S} s before it. Set start_at a little after the pods will be \
+                     running, e.g. `date -d '+2 min' +%s`."
+                )
+            } else {
+                format!(
+                    "{head}\n\nThe scenario file and the common start (Unix seconds): time 0 of \
+                     every backend's fault timeline and when the load generators start. Set \
+                     start_at a little after the pods will be running, e.g. `date -d '+2 min' \
+                     +%s`."
+                )
+            },
             docs: vec![config_map(&d, scenario_text, Some(opts.start_at))],
         },
         Manifest {
@@ -593,17 +743,34 @@ pub fn k8s(
             ),
             docs: vec![collect_job(&d)],
         },
-        Manifest {
-            file: "kustomization.yaml".into(),
-            comment: "A kustomize base of the manifests above (`kubectl apply -k .`).".into(),
-            docs: vec![kustomization(&[
-                "scenario.yaml",
-                "fleet.yaml",
-                "loadgen.yaml",
-                "collect.yaml",
-            ])],
-        },
     ];
+    if opts.barrier {
+        files.insert(
+            1,
+            Manifest {
+                file: "start.yaml".into(),
+                comment: format!(
+                    "{head}\n\nThe start barrier: every backend pod, load-generator shard and the \
+                     collector checks in with {starter}:{BARRIER_PORT} once running, and all are \
+                     released at once with one start, start_at or {START_MARGIN_S} s after the \
+                     last check-in if that is later, so that a pod that pulled its image slowly \
+                     does not start its slots late. If some pod has not checked in \
+                     {BARRIER_WAIT_S} s after start_at, the starter tells every waiting pod which \
+                     are missing and fails; a pod that checks in after the release is told it is \
+                     late. No Kubernetes API is asked (no RBAC).",
+                    starter = d.starter,
+                ),
+                docs: vec![starter_service(&d), starter_job(&d)],
+            },
+        );
+    }
+    let listed: Vec<&str> = files.iter().map(|m| m.file.as_str()).collect();
+    let kustomize = Manifest {
+        file: "kustomization.yaml".into(),
+        comment: "A kustomize base of the manifests above (`kubectl apply -k .`).".into(),
+        docs: vec![kustomization(&listed)],
+    };
+    files.push(kustomize);
     for m in &files {
         for doc in &m.docs {
             within_size_limits(&m.file, doc)?;

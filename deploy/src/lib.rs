@@ -61,17 +61,40 @@ pub const FLEET_LEAD_S: u64 = 20;
 pub const START_LEAD_S: u64 = 120;
 
 /// What is wrong with a start `start_at` (Unix seconds) at `now`, if it leaves the pods less
-/// than [`START_LEAD_S`]: a pod not running by its slot's start skips that slot.
-pub fn start_warning(start_at: u64, now: u64) -> Option<String> {
-    (start_at < now + START_LEAD_S).then(|| {
+/// than [`START_LEAD_S`]: without a start barrier (`barrier` false), a pod not running by its
+/// slot's start skips that slot; with one, the slots start later than `start_at`, and the
+/// barrier gives up [`barrier::BARRIER_WAIT_S`] after it.
+pub fn start_warning(start_at: u64, now: u64, barrier: bool) -> Option<String> {
+    if start_at >= now + START_LEAD_S {
+        return None;
+    }
+    let when = if start_at > now {
+        format!("in {} s", start_at - now)
+    } else {
+        format!("{} s ago", now - start_at)
+    };
+    if !barrier {
+        return Some(format!(
+            "the first slot starts {when}; pods not yet scheduled, pulled and listening by then \
+             skip their slot (a load generator says so and its Job fails)"
+        ));
+    }
+    let wait = barrier::BARRIER_WAIT_S;
+    let gives_up = start_at + wait;
+    Some(if gives_up <= now {
         format!(
-            "the first slot starts {}; pods not yet scheduled, pulled and listening by then skip \
-             their slot (a load generator says so and its Job fails)",
-            if start_at > now {
-                format!("in {} s", start_at - now)
-            } else {
-                format!("{} s ago", now - start_at)
-            }
+            "the first slot was to start {when}, and the start barrier gives up {wait} s after \
+             it, which has passed: every pod would fail at once"
+        )
+    } else {
+        format!(
+            "the first slot starts {when} at the earliest; pods not yet scheduled, pulled and \
+             running {} s before it make it start later (the start barrier releases every pod {} \
+             s after the last checks in), and pods not running {} s from now are named missing \
+             and every pod fails",
+            barrier::START_MARGIN_S,
+            barrier::START_MARGIN_S,
+            gives_up - now
         )
     })
 }
@@ -161,6 +184,9 @@ pub struct Options {
     pub storage_class: Option<String>,
     /// The results volume's access mode.
     pub access_mode: AccessMode,
+    /// Whether the pods start at a common start that a start barrier gives them once every pod
+    /// has checked in ([`barrier`]; never before `start_at`), rather than at `start_at` alone.
+    pub barrier: bool,
 }
 
 /// How the results volume may be mounted.

@@ -15,6 +15,8 @@ const TARGETS_DNS: &str = include_str!("scripts/targets-dns.sh");
 const TARGETS_PODS: &str = include_str!("scripts/targets-pods.sh");
 /// The collector's pod: waits for every shard, merges each policy's shards.
 const COLLECT: &str = include_str!("scripts/collect.sh");
+/// A pod's check-in with the start barrier, the start kept for a restarted container.
+const JOIN: &str = include_str!("scripts/join.sh");
 /// A design search's pod: shard `JOB_COMPLETION_INDEX` of the sweep's points.
 const SWEEP: &str = include_str!("scripts/sweep.sh");
 /// A design search's collector: waits for every shard, merges them into one sweep.
@@ -34,6 +36,8 @@ pub(crate) struct Fleet<'a> {
     pub scenario: &'a str,
     /// The port every backend listens on.
     pub port: u16,
+    /// Its check-in with the start barrier ([`join`]), or nothing.
+    pub join: &'a str,
 }
 
 /// The fleet's script.
@@ -47,6 +51,36 @@ pub(crate) fn fleet(f: &Fleet<'_>) -> String {
             ("LEAD", f.lead.to_string()),
             ("SCENARIO", f.scenario.to_string()),
             ("PORT", f.port.to_string()),
+            ("JOIN", f.join.to_string()),
+        ],
+    )
+}
+
+/// How a pod checks in with the start barrier.
+pub(crate) struct Join<'a> {
+    /// The suffix of the pod's Job's name (`-fleet`): the starter's Service is named as the Job
+    /// with `-start` in its place, so that a kustomize prefix or suffix renames both alike.
+    pub job_suffix: &'a str,
+    /// The pod's id, for `sh` (`fleet-$ordinal`).
+    pub id: &'a str,
+    /// The starter's port.
+    pub port: u16,
+    /// The starter's wait, seconds.
+    pub wait: u64,
+    /// Where the start is kept (on a volume that outlives the container).
+    pub start_file: &'a str,
+}
+
+/// A pod's check-in with the start barrier: sets `START_AT` to the common start.
+pub(crate) fn join(j: &Join<'_>) -> String {
+    fill(
+        JOIN,
+        &[
+            ("START_FILE", j.start_file.to_string()),
+            ("JOB", j.job_suffix.to_string()),
+            ("PORT", j.port.to_string()),
+            ("ID", j.id.to_string()),
+            ("WAIT", j.wait.to_string()),
         ],
     )
 }
@@ -71,6 +105,8 @@ pub(crate) struct Loadgen<'a> {
     pub scenario: &'a str,
     /// Where the results volume is mounted.
     pub results: &'a str,
+    /// Its check-in with the start barrier ([`join`]), or nothing.
+    pub join: &'a str,
 }
 
 /// A load generator's script.
@@ -118,6 +154,7 @@ pub(crate) fn loadgen(l: &Loadgen<'_>) -> String {
             ("SCENARIO", l.scenario.to_string()),
             ("RATE_FLAG", rate_flag.to_string()),
             ("RESULTS", l.results.to_string()),
+            ("JOIN", l.join.to_string()),
         ],
     )
 }
@@ -134,6 +171,8 @@ pub(crate) struct Collect<'a> {
     pub shards: usize,
     /// Where the results volume is mounted.
     pub results: &'a str,
+    /// Its check-in with the start barrier ([`join`]), or nothing.
+    pub join: &'a str,
 }
 
 /// The collector's script.
@@ -146,6 +185,7 @@ pub(crate) fn collect(c: &Collect<'_>) -> String {
             ("SLOT", c.slot.to_string()),
             ("GRACE", c.grace.to_string()),
             ("SHARDS", c.shards.to_string()),
+            ("JOIN", c.join.to_string()),
         ],
     )
 }
@@ -264,6 +304,13 @@ mod tests {
             rate: 10.0,
             seed: 1,
         }];
+        let joins = join(&Join {
+            job_suffix: "-fleet",
+            id: "fleet-$ordinal",
+            port: 6,
+            wait: 600,
+            start_file: "/run/s",
+        });
         let scripts = [
             fleet(&Fleet {
                 backends: 3,
@@ -272,6 +319,7 @@ mod tests {
                 lead: 20,
                 scenario: "/s.toml",
                 port: 5,
+                join: &joins,
             }),
             loadgen(&Loadgen {
                 loads: &loads,
@@ -283,6 +331,7 @@ mod tests {
                 slot: 90,
                 scenario: "/s.toml",
                 results: "/r",
+                join: "",
             }),
             collect(&Collect {
                 policies: 2,
@@ -290,6 +339,7 @@ mod tests {
                 grace: 300,
                 shards: 1,
                 results: "/r",
+                join: "",
             }),
             sweep(&Sweep {
                 args: &["--vary".into(), "workload.rate=1,2".into()],
@@ -308,6 +358,7 @@ mod tests {
         ];
         for template in [
             FLEET,
+            JOIN,
             LOADGEN,
             TARGETS_DNS,
             TARGETS_PODS,
@@ -324,6 +375,15 @@ mod tests {
             scripts[1].contains("    1) policy='p'\\''e' ;;\n  esac\n"),
             "{}",
             scripts[1]
+        );
+        assert!(
+            scripts[0].contains(
+                "starter=\"${JOB_NAME%-fleet*}-start${JOB_NAME##*-fleet}:6\"\n  START_AT=\"$(lblab \
+                 barrier join \"$starter\" --id \"fleet-$ordinal\" --start-at \"$START_AT\" --wait \
+                 600s)\""
+            ),
+            "{}",
+            scripts[0]
         );
         assert!(
             scripts[3].contains(

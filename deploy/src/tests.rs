@@ -25,7 +25,7 @@ fn scenario(clients: u32, rate: f64) -> Scenario {
 }
 
 /// The options the tests start from: an image, the name `lab`, the default port, the default
-/// shards, start 0, `dns:///`, the cluster's default class, ReadWriteMany.
+/// shards, start 0, `dns:///`, the cluster's default class, ReadWriteMany, a start barrier.
 fn options() -> Options {
     Options {
         image: "lblab:test".into(),
@@ -36,6 +36,7 @@ fn options() -> Options {
         dns: true,
         storage_class: None,
         access_mode: AccessMode::ReadWriteMany,
+        barrier: true,
     }
 }
 
@@ -89,7 +90,9 @@ fn manifests_name_every_backend_and_shard() {
 }
 
 /// A pod's script run under `/bin/sh` with `lblab` and `sleep` replaced by stand-ins that
-/// record their arguments: what the pod would run.
+/// record their arguments: what the pod would run. The stand-in's `lblab barrier join` prints
+/// `FAKE_START` (else `START_AT`) as the barrier's start; the start is kept in `LBLAB_START_FILE`
+/// (a file of the run's own unless the environment names one).
 fn run_pod_script(script: &str, env: &[(&str, String)]) -> Vec<String> {
     let (ok, calls) = try_pod_script(script, env);
     assert!(ok, "{script}");
@@ -109,9 +112,17 @@ fn try_pod_script(script: &str, env: &[(&str, String)]) -> (bool, Vec<String>) {
     let _ = std::fs::remove_file(&log);
     for tool in ["lblab", "sleep"] {
         let path = dir.join(tool);
+        let release = if tool == "lblab" {
+            "[ \"$1 $2\" = 'barrier join' ] && echo \"${FAKE_START:-$START_AT}\"\n"
+        } else {
+            ""
+        };
         std::fs::write(
             &path,
-            format!("#!/bin/sh\necho {tool} \"$@\" >> '{}'\n", log.display()),
+            format!(
+                "#!/bin/sh\necho {tool} \"$@\" >> '{}'\n{release}exit 0\n",
+                log.display()
+            ),
         )
         .unwrap();
         let mut perms = std::fs::metadata(&path).unwrap().permissions();
@@ -127,6 +138,7 @@ fn try_pod_script(script: &str, env: &[(&str, String)]) -> (bool, Vec<String>) {
         .arg("-c")
         .arg(script)
         .env("PATH", path)
+        .env("LBLAB_START_FILE", dir.join("start_at"))
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .status()
         .unwrap();
@@ -156,12 +168,15 @@ fn the_collector_merges_each_policys_shards_and_says_what_is_missing() {
     let env = [
         ("LBLAB_RESULTS", results.display().to_string()),
         ("START_AT", "1000".to_string()),
+        ("JOB_NAME", "lab-collect".to_string()),
     ];
     let calls = run_pod_script(&collect, &env);
     let r = results.display();
     assert_eq!(
         calls,
         [
+            "lblab barrier join lab-start:50050 --id collect-0 --start-at 1000 --wait 600s"
+                .to_string(),
             format!(
                 "lblab report --merge {r}/policy-0/shard-0 {r}/policy-0/shard-1 --out \
                  {r}/merged/policy-0"
@@ -173,7 +188,7 @@ fn the_collector_merges_each_policys_shards_and_says_what_is_missing() {
     std::fs::remove_file(results.join("policy-0/shard-1/summary.json")).unwrap();
     let (ok, calls) = try_pod_script(&collect, &env);
     assert!(!ok);
-    assert!(calls[0].starts_with("lblab report --merge"), "{calls:?}");
+    assert!(calls[1].starts_with("lblab report --merge"), "{calls:?}");
     std::fs::remove_dir_all(&results).unwrap();
 }
 
@@ -233,9 +248,14 @@ fn a_renamed_deployment_and_a_label_like_a_flag_still_run() {
     let calls = run_pod_script(
         &script(&m, "fleet.yaml", "Job"),
         &[
+            ("JOB_NAME", "team-a-lab-fleet-v2".into()),
             ("JOB_COMPLETION_INDEX", "2".into()),
             ("START_AT", (now + 20).to_string()),
         ],
+    );
+    assert!(
+        calls[0].starts_with("lblab barrier join team-a-lab-start-v2:50050 --id fleet-2 "),
+        "{calls:?}"
     );
     let call = calls
         .iter()
@@ -265,7 +285,8 @@ fn pods_meet_the_restricted_profile_and_the_volume_takes_its_class_and_mode() {
     let m = k8s(&s, "", &opts).unwrap();
     let docs: Vec<&Value> = m.iter().flat_map(|m| m.docs.iter()).collect();
     let jobs: Vec<&&Value> = docs.iter().filter(|d| d["kind"] == "Job").collect();
-    assert_eq!(jobs.len(), 3);
+    // The fleet, the load generators, the collector and the start barrier's starter.
+    assert_eq!(jobs.len(), 4);
     for job in jobs {
         let pod = &job["spec"]["template"]["spec"];
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
@@ -297,10 +318,204 @@ fn pods_meet_the_restricted_profile_and_the_volume_takes_its_class_and_mode() {
 
 #[test]
 fn a_start_too_close_is_warned_of() {
-    assert!(start_warning(1_000 + START_LEAD_S, 1_000).is_none());
-    let w = start_warning(1_030, 1_000).unwrap();
-    assert!(w.contains("in 30 s"), "{w}");
-    assert!(start_warning(900, 1_000).unwrap().contains("100 s ago"));
+    assert!(start_warning(1_000 + START_LEAD_S, 1_000, false).is_none());
+    assert!(start_warning(1_000 + START_LEAD_S, 1_000, true).is_none());
+    let w = start_warning(1_030, 1_000, false).unwrap();
+    assert!(
+        w.contains("in 30 s") && w.contains("skip their slot"),
+        "{w}"
+    );
+    assert!(start_warning(900, 1_000, false)
+        .unwrap()
+        .contains("100 s ago"));
+    // With the start barrier the slots start later instead, unless it has already given up.
+    let w = start_warning(1_030, 1_000, true).unwrap();
+    assert!(
+        w.contains("in 30 s at the earliest") && w.contains("make it start later"),
+        "{w}"
+    );
+    assert!(
+        w.contains("not running 630 s from now are named missing"),
+        "{w}"
+    );
+    let w = start_warning(300, 1_000, true).unwrap();
+    assert!(
+        w.contains("700 s ago") && w.contains("every pod would fail"),
+        "{w}"
+    );
+}
+
+#[test]
+fn every_pod_checks_in_with_the_start_barrier_and_runs_from_its_start() {
+    let s = scenario(4, 2000.0);
+    let opts = Options {
+        shards: Some(2),
+        ..options()
+    };
+    let m = k8s(&s, "", &opts).unwrap();
+    let files: Vec<&str> = m.iter().map(|m| m.file.as_str()).collect();
+    assert_eq!(
+        files,
+        [
+            "scenario.yaml",
+            "start.yaml",
+            "fleet.yaml",
+            "loadgen.yaml",
+            "collect.yaml",
+            "kustomization.yaml"
+        ]
+    );
+    let kustomized = &m[5].docs[0]["resources"];
+    assert_eq!(kustomized, &json!(files[..5]));
+    // The starter waits for every backend pod, shard and the collector, from the ConfigMap's
+    // start, and stays through the last slot; its Service is where the pods check in.
+    let start = &m[1];
+    assert_eq!(start.docs[0]["kind"], "Service");
+    assert_eq!(start.docs[0]["metadata"]["name"], "lab-start");
+    assert_eq!(
+        start.docs[0]["spec"]["ports"][0]["port"],
+        barrier::BARRIER_PORT
+    );
+    assert_eq!(
+        start.docs[0]["spec"]["selector"]["app.kubernetes.io/component"],
+        "start"
+    );
+    let job = &start.docs[1];
+    assert_eq!(job["spec"]["backoffLimit"], 0);
+    let pod = &job["spec"]["template"]["spec"];
+    let command: Vec<&str> = pod["containers"][0]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let slot = (s.workload.end() + s.workload.drain()).div_ceil(1_000_000_000) + SLOT_MARGIN_S;
+    let joined = command.join(" ");
+    assert_eq!(
+        joined,
+        format!(
+            "lblab barrier serve --listen 0.0.0.0:50050 --expect fleet=3 --expect loadgen=2 \
+             --expect collect=1 --start-at $(START_AT) --margin 30s --wait 600s --linger {slot}s"
+        )
+    );
+    assert_eq!(pod["containers"][0]["env"][0]["name"], "START_AT");
+    assert_eq!(
+        pod["containers"][0]["readinessProbe"]["tcpSocket"]["port"],
+        barrier::BARRIER_PORT
+    );
+    // Every pod that checks in keeps its start on an emptyDir and knows its Job's name.
+    for file in ["fleet.yaml", "loadgen.yaml", "collect.yaml"] {
+        let doc = m.iter().find(|m| m.file == file).unwrap();
+        let job = doc.docs.iter().find(|d| d["kind"] == "Job").unwrap();
+        let pod = &job["spec"]["template"]["spec"];
+        let volumes = pod["volumes"].as_array().unwrap();
+        assert!(volumes.contains(&json!({"name": "start", "emptyDir": {"sizeLimit": "1Mi"}})));
+        let c = &pod["containers"][0];
+        assert!(c["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"name": "start", "mountPath": "/run/lblab"})));
+        let names: Vec<&str> = c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names.iter().filter(|n| **n == "JOB_NAME").count(),
+            1,
+            "{file}"
+        );
+    }
+    // A shard whose image came late: its ConfigMap start has long passed, which without the
+    // barrier would skip every slot; the barrier's later start runs them all.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let released = now + 40;
+    let loadgen = script(&m, "loadgen.yaml", "Job");
+    let env = [
+        ("JOB_NAME", "lab-loadgen".to_string()),
+        ("JOB_COMPLETION_INDEX", "1".to_string()),
+        ("START_AT", (now - 300).to_string()),
+        ("FAKE_START", released.to_string()),
+    ];
+    let calls = run_pod_script(&loadgen, &env);
+    assert_eq!(
+        calls[0],
+        format!(
+            "lblab barrier join lab-start:50050 --id loadgen-1 --start-at {} --wait 600s",
+            now - 300
+        )
+    );
+    let run = calls
+        .iter()
+        .find(|c| c.starts_with("lblab loadgen"))
+        .unwrap();
+    assert!(run.contains(&format!("--start-at {released} ")), "{run}");
+    // Without the barrier the same pod skips its slot.
+    let plain = k8s(
+        &s,
+        "",
+        &Options {
+            barrier: false,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    assert!(!plain.iter().any(|m| m.file == "start.yaml"));
+    let (ok, calls) = try_pod_script(&script(&plain, "loadgen.yaml", "Job"), &env);
+    assert!(!ok);
+    assert!(!calls.iter().any(|c| c.starts_with("lblab")), "{calls:?}");
+    // A restarted container keeps the start it was given, without checking in again.
+    let kept = std::env::temp_dir().join(format!("lblab-kept-start-{}", std::process::id()));
+    std::fs::write(&kept, format!("{released}\n")).unwrap();
+    let fleet = script(&m, "fleet.yaml", "Job");
+    let calls = run_pod_script(
+        &fleet,
+        &[
+            ("JOB_NAME", "lab-fleet".to_string()),
+            ("JOB_COMPLETION_INDEX", "0".to_string()),
+            ("START_AT", (now - 300).to_string()),
+            ("LBLAB_START_FILE", kept.display().to_string()),
+        ],
+    );
+    assert!(!calls.iter().any(|c| c.contains("barrier")), "{calls:?}");
+    let serve = calls
+        .iter()
+        .find(|c| c.starts_with("lblab backend"))
+        .unwrap();
+    assert!(
+        serve.contains(&format!("--start-at {released} ")),
+        "{serve}"
+    );
+    std::fs::remove_file(&kept).unwrap();
+}
+
+#[test]
+fn every_pod_requests_cpu_and_memory_and_limits_its_memory() {
+    let m = k8s(&scenario(4, 2000.0), "", &options()).unwrap();
+    let mut containers = 0;
+    for doc in m.iter().flat_map(|m| m.docs.iter()) {
+        for c in doc["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let r = &c["resources"];
+            for (what, v) in [
+                ("cpu request", &r["requests"]["cpu"]),
+                ("memory request", &r["requests"]["memory"]),
+                ("memory limit", &r["limits"]["memory"]),
+            ] {
+                assert!(v.is_string(), "{}: no {what}", c["name"]);
+            }
+            assert!(r["limits"]["cpu"].is_null(), "{}: a CPU limit", c["name"]);
+            containers += 1;
+        }
+    }
+    assert_eq!(containers, 4);
 }
 
 #[test]

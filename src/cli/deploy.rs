@@ -21,8 +21,10 @@ enum Target {
     /// Write Kubernetes manifests: the scenario as a ConfigMap, the fleet as an Indexed Job
     /// (completion index k serves backend k, ending after the last slot) behind a headless
     /// Service, the load generators as an Indexed Job (completion index i runs shard i of the
-    /// clients), a collector Job that merges each policy's shards, and a kustomization. The
-    /// policies run one after the other in slots from --start-at, each against a fresh fleet.
+    /// clients), a collector Job that merges each policy's shards, a start barrier (a starter
+    /// pod that releases every other pod with one start once all have checked in), and a
+    /// kustomization. The policies run one after the other in slots from that start (never
+    /// before --start-at), each against a fresh fleet.
     /// With --sweep, a design search instead: an Indexed Job whose index i runs `lblab sweep …
     /// --shard i/N` (N: --shards), and a collector that merges the shards. See
     /// docs/distributed.md.
@@ -72,12 +74,18 @@ struct K8sArgs {
     /// then run on one node, e.g. with one shard or a nodeSelector in an overlay).
     #[arg(long, value_name = "MODE", default_value = "many", value_parser = ["many", "once"])]
     access_mode: String,
+    /// Start at --start-at alone, without the start barrier: a pod not running by its slot's
+    /// start skips that slot. By default a starter pod releases every pod at once when all have
+    /// checked in, at --start-at or 30 s after the last check-in if that is later.
+    #[arg(long)]
+    no_barrier: bool,
     /// A design search instead of a run: every argument after --sweep is `lblab sweep`'s after
     /// the scenario (--vary …, --seeds, --policy, --x, --jobs: threads and CPU per shard,
     /// default 1), so --sweep comes last; --shards N splits it into N pods. Checked here as
     /// `lblab sweep` checks it.
     #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "SWEEP_ARGS",
-          requires = "shards", conflicts_with_all = ["start_at", "pod_targets"])]
+          requires = "shards",
+          conflicts_with_all = ["start_at", "pod_targets", "no_barrier"])]
     sweep: Option<Vec<String>>,
 }
 
@@ -115,8 +123,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             lblab_deploy::AccessMode::ReadWriteMany
         },
+        barrier: !args.no_barrier,
     };
-    if let Some(w) = lblab_deploy::start_warning(opts.start_at, now) {
+    if let Some(w) = lblab_deploy::start_warning(opts.start_at, now, opts.barrier) {
         lblab_lab::errln!(
             "warning: {w}; give --start-at at least {} s ahead, or change start_at in \
              scenario.yaml before applying",
@@ -136,10 +145,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .shards
         .unwrap_or_else(|| lblab_deploy::default_shards(&scenario));
     outln!(
-        "{}: {} backend pods, {n} load-generator shards, starting at Unix time {}",
+        "{}: {} backend pods, {n} load-generator shards, starting at Unix time {}{}",
         scenario.file.name,
         scenario.backends.len(),
-        opts.start_at
+        opts.start_at,
+        if opts.barrier {
+            " at the earliest (the start barrier releases the pods once all have checked in)"
+        } else {
+            ""
+        }
     );
     outln!(
         "wrote {} (kubectl apply -k {})",
@@ -175,6 +189,7 @@ fn deploy_sweep(
         } else {
             lblab_deploy::AccessMode::ReadWriteMany
         },
+        barrier: false,
     };
     let plan = lblab_deploy::Sweep {
         args: checked.args,

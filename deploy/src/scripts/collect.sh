@@ -1,6 +1,6 @@
 set -eu
 results="${LBLAB_RESULTS:-@RESULTS@}"
-deadline=$((START_AT + @POLICIES@ * @SLOT@ + @GRACE@))
+@JOIN@deadline=$((START_AT + @POLICIES@ * @SLOT@ + @GRACE@))
 rc=0
 k=0
 while [ "$k" -lt @POLICIES@ ]; do

@@ -5,7 +5,7 @@ case "$ordinal" in
   ''|*[!0-9]*) echo "pod ${HOSTNAME:-?}: no completion index (JOB_COMPLETION_INDEX)" >&2; exit 2 ;;
 esac
 if [ "$ordinal" -ge @BACKENDS@ ]; then echo "pod ${HOSTNAME:-?}: the scenario has @BACKENDS@ backends, none with index $ordinal" >&2; exit 2; fi
-# A fresh fleet for each of the @POLICIES@ policies' slots of @SLOT@ s from START_AT: listening @LEAD@ s
+@JOIN@# A fresh fleet for each of the @POLICIES@ policies' slots of @SLOT@ s from START_AT: listening @LEAD@ s
 # before the slot, its fault timeline's time 0 at the slot's start, gone 25 s before the next.
 k=0
 while [ "$k" -lt @POLICIES@ ]; do

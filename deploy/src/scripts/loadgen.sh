@@ -6,7 +6,7 @@ case "$i" in
 esac
 fleet="${JOB_NAME%-loadgen*}-fleet${JOB_NAME##*-loadgen}"
 @TARGETS@
-# Each policy in its slot of @SLOT@ s from START_AT, against that slot's fresh fleet; every
+@JOIN@# Each policy in its slot of @SLOT@ s from START_AT, against that slot's fresh fleet; every
 # shard starts at the slot's start (its --start-at: the fault timeline's time 0 too).
 rc=0
 k=0
