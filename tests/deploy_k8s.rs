@@ -192,7 +192,7 @@ fn manifests_validate_against_the_kubernetes_schemas() {
         );
     }
 
-    // Without the start barrier: the same schemas.
+    // Without the start barrier, and with one load generator per node: the same schemas.
     let plain = dir.join("plain");
     succeeds(&[
         "deploy",
@@ -203,6 +203,7 @@ fn manifests_validate_against_the_kubernetes_schemas() {
         "--shards",
         "2",
         "--no-barrier",
+        "--one-loadgen-per-node",
         "--out",
         arg(&plain),
     ]);
@@ -215,6 +216,7 @@ fn manifests_validate_against_the_kubernetes_schemas() {
     }
     let job = std::fs::read_to_string(plain.join("loadgen.yaml")).unwrap();
     assert!(!job.contains("barrier"), "{job}");
+    assert_says(&job, &["requiredDuringSchedulingIgnoredDuringExecution"]);
 
     // The same validator refuses broken copies: an unknown field, and a wrong type.
     let good = dir.join("one-slow");
@@ -265,6 +267,20 @@ fn deploy_refuses_what_cannot_run() {
     assert_says(
         &deploy(&["--start-at", "1700"]),
         &["--start-at 1700", "within a day"],
+    );
+    // One load generator per node cannot be had on a volume of one node.
+    assert_says(
+        &deploy(&[
+            "--one-loadgen-per-node",
+            "--access-mode",
+            "once",
+            "--shards",
+            "2",
+        ]),
+        &[
+            "--one-loadgen-per-node with a ReadWriteOnce results volume (--access-mode once)",
+            "2 load-generator shards",
+        ],
     );
 }
 

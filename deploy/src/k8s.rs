@@ -184,6 +184,9 @@ impl<'a> Deployment<'a> {
         }
         let n = opts.shards.unwrap_or_else(|| default_shards(scenario));
         let loads = shards(scenario, n)?;
+        if opts.one_loadgen_per_node && opts.access_mode == AccessMode::ReadWriteOnce && n > 1 {
+            return Err(DeployError::OnePerNodeOnOneNode { shards: n });
+        }
         let w = &scenario.file.workload;
         let closed = w.concurrency.is_some() || w.rate == 0.0;
         // One slot per policy, each with a fresh fleet whose fault timeline starts with it, as
@@ -230,6 +233,24 @@ impl<'a> Deployment<'a> {
             job: format!("{name}-loadgen"),
             starter: format!("{name}-start"),
         })
+    }
+
+    /// Where the load generators go: as [`Deployment::volume_affinity`] says, and each on a
+    /// node of its own if asked.
+    fn loadgen_affinity(&self) -> Option<Value> {
+        let mut affinity = self.volume_affinity();
+        if self.opts.one_loadgen_per_node {
+            let apart = json!({
+                "labelSelector": {"matchExpressions": [
+                    {"key": "app.kubernetes.io/instance", "operator": "In", "values": [self.opts.name]},
+                    {"key": "app.kubernetes.io/component", "operator": "In", "values": ["loadgen"]},
+                ]},
+                "topologyKey": "kubernetes.io/hostname",
+            });
+            let a = affinity.get_or_insert_with(|| json!({}));
+            a["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = json!([apart]);
+        }
+        affinity
     }
 
     /// The check-in with the start barrier of a pod of the Job whose name ends in `job_suffix`,
@@ -466,7 +487,7 @@ fn loadgen_job(d: &Deployment<'_>) -> Value {
                 "metadata": {"labels": d.labels("loadgen")},
                 "spec": {
                     "restartPolicy": "Never",
-                    "affinity": d.volume_affinity(),
+                    "affinity": d.loadgen_affinity(),
                     "securityContext": pod_security(),
                     "containers": [{
                         "name": "loadgen",

@@ -133,6 +133,12 @@ pub enum DeployError {
     Port,
     /// The storage class is not a StorageClass's name.
     StorageClass(String),
+    /// One load generator per node was asked for, on a volume only the pods of one node mount,
+    /// with more than one shard.
+    OnePerNodeOnOneNode {
+        /// The load-generator shards.
+        shards: usize,
+    },
 }
 
 impl Named for DeployError {
@@ -156,6 +162,13 @@ impl Named for DeployError {
             DeployError::StorageClass(class) => format!(
                 "{} {class:?}: give a StorageClass's name (`kubectl get storageclass`)",
                 names(Setting::StorageClass)
+            ),
+            DeployError::OnePerNodeOnOneNode { shards } => format!(
+                "{} with a ReadWriteOnce results volume ({} once) and {shards} load-generator \
+                 shards: such a volume is mounted by the pods of one node only, so the shards \
+                 cannot each have a node of their own; use one shard, or a ReadWriteMany class",
+                names(Setting::OneLoadgenPerNode),
+                names(Setting::AccessMode)
             ),
         }
     }
@@ -187,6 +200,9 @@ pub struct Options {
     /// Whether the pods start at a common start that a start barrier gives them once every pod
     /// has checked in ([`barrier`]; never before `start_at`), rather than at `start_at` alone.
     pub barrier: bool,
+    /// Whether no two load generators may share a node (a required anti-affinity; pods that
+    /// find no node of their own stay pending).
+    pub one_loadgen_per_node: bool,
 }
 
 /// How the results volume may be mounted.

@@ -25,7 +25,8 @@ fn scenario(clients: u32, rate: f64) -> Scenario {
 }
 
 /// The options the tests start from: an image, the name `lab`, the default port, the default
-/// shards, start 0, `dns:///`, the cluster's default class, ReadWriteMany, a start barrier.
+/// shards, start 0, `dns:///`, the cluster's default class, ReadWriteMany, a start barrier, load
+/// generators that may share a node.
 fn options() -> Options {
     Options {
         image: "lblab:test".into(),
@@ -37,6 +38,7 @@ fn options() -> Options {
         storage_class: None,
         access_mode: AccessMode::ReadWriteMany,
         barrier: true,
+        one_loadgen_per_node: false,
     }
 }
 
@@ -548,6 +550,47 @@ fn load_generators_keep_off_the_fleet_and_share_a_once_volume() {
         pod(&m, "fleet.yaml")["topologySpreadConstraints"][0]["maxSkew"],
         1
     );
+    assert!(
+        lg["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            .is_null()
+    );
+    // One load generator per node: required, beside the preference for nodes without backends.
+    opts.one_loadgen_per_node = true;
+    let m = k8s(&s, "", &opts).unwrap();
+    let anti = &pod(&m, "loadgen.yaml")["affinity"]["podAntiAffinity"];
+    let apart = &anti["requiredDuringSchedulingIgnoredDuringExecution"][0];
+    assert_eq!(apart["topologyKey"], "kubernetes.io/hostname");
+    assert_eq!(
+        apart["labelSelector"]["matchExpressions"][1]["values"],
+        json!(["loadgen"])
+    );
+    assert!(anti["preferredDuringSchedulingIgnoredDuringExecution"][0].is_object());
+    assert!(pod(&m, "collect.yaml")["affinity"]["podAntiAffinity"]
+        ["requiredDuringSchedulingIgnoredDuringExecution"]
+        .is_null());
+    // It cannot be had on a volume of one node with more than one shard.
+    let once = Options {
+        access_mode: AccessMode::ReadWriteOnce,
+        shards: Some(2),
+        ..opts.clone()
+    };
+    let e = k8s(&s, "", &once).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "one_loadgen_per_node with a ReadWriteOnce results volume (access_mode once) and 2"
+        ),
+        "{e}"
+    );
+    assert!(k8s(
+        &s,
+        "",
+        &Options {
+            shards: Some(1),
+            ..once
+        }
+    )
+    .is_ok());
+    opts.one_loadgen_per_node = false;
     opts.access_mode = AccessMode::ReadWriteOnce;
     let m = k8s(&s, "", &opts).unwrap();
     for file in ["loadgen.yaml", "collect.yaml"] {

@@ -78,11 +78,15 @@ pub enum Setting {
     Port,
     /// A deployment's storage class.
     StorageClass,
+    /// How a deployment's results volume may be mounted.
+    AccessMode,
+    /// Whether a deployment's load generators each get a node of their own.
+    OneLoadgenPerNode,
 }
 
 impl Setting {
     /// Every setting, in declaration order.
-    pub const ALL: [Setting; 35] = [
+    pub const ALL: [Setting; 37] = [
         Setting::Out,
         Setting::Repeat,
         Setting::Warmup,
@@ -118,6 +122,8 @@ impl Setting {
         Setting::Image,
         Setting::Port,
         Setting::StorageClass,
+        Setting::AccessMode,
+        Setting::OneLoadgenPerNode,
     ];
 
     /// The setting in words, as a library's messages name it when displayed on their own:
@@ -159,6 +165,8 @@ impl Setting {
             Setting::Image => "image",
             Setting::Port => "port",
             Setting::StorageClass => "storage_class",
+            Setting::AccessMode => "access_mode",
+            Setting::OneLoadgenPerNode => "one_loadgen_per_node",
         }
     }
 }

@@ -79,13 +79,17 @@ struct K8sArgs {
     /// checked in, at --start-at or 30 s after the last check-in if that is later.
     #[arg(long)]
     no_barrier: bool,
+    /// Give each load generator a node of its own (a required anti-affinity: shards that find
+    /// none stay pending), not only nodes without backends where there are some.
+    #[arg(long)]
+    one_loadgen_per_node: bool,
     /// A design search instead of a run: every argument after --sweep is `lblab sweep`'s after
     /// the scenario (--vary …, --seeds, --policy, --x, --jobs: threads and CPU per shard,
     /// default 1), so --sweep comes last; --shards N splits it into N pods. Checked here as
     /// `lblab sweep` checks it.
     #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "SWEEP_ARGS",
           requires = "shards",
-          conflicts_with_all = ["start_at", "pod_targets", "no_barrier"])]
+          conflicts_with_all = ["start_at", "pod_targets", "no_barrier", "one_loadgen_per_node"])]
     sweep: Option<Vec<String>>,
 }
 
@@ -124,6 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             lblab_deploy::AccessMode::ReadWriteMany
         },
         barrier: !args.no_barrier,
+        one_loadgen_per_node: args.one_loadgen_per_node,
     };
     if let Some(w) = lblab_deploy::start_warning(opts.start_at, now, opts.barrier) {
         lblab_lab::errln!(
@@ -190,6 +195,7 @@ fn deploy_sweep(
             lblab_deploy::AccessMode::ReadWriteMany
         },
         barrier: false,
+        one_loadgen_per_node: false,
     };
     let plan = lblab_deploy::Sweep {
         args: checked.args,

@@ -43,6 +43,8 @@ pub fn flag(setting: Setting) -> &'static str {
         Setting::Image => "--image",
         Setting::Port => "--port",
         Setting::StorageClass => "--storage-class",
+        Setting::AccessMode => "--access-mode",
+        Setting::OneLoadgenPerNode => "--one-loadgen-per-node",
         // A setting added to the libraries before it has a flag here reads as they spell it.
         other => other.word(),
     }
