@@ -186,14 +186,37 @@ type Ended = (Result<u64, BarrierError>, Vec<String>);
 
 /// A starter of `plan` on a loopback port, on a thread: its address and its end.
 fn starter(plan: Plan) -> (String, JoinHandle<Ended>) {
+    let (addr, handle, _) = starter_saying(plan);
+    (addr, handle)
+}
+
+/// [`starter`], and the lines it says as it says them.
+fn starter_saying(plan: Plan) -> (String, JoinHandle<Ended>, std::sync::mpsc::Receiver<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
     let handle = std::thread::spawn(move || {
         let mut said = Vec::new();
-        let result = serve(listener, plan, &mut |line| said.push(line.to_string()));
+        let result = serve(listener, plan, &mut |line| {
+            let _ = tx.send(line.to_string());
+            said.push(line.to_string());
+        });
         (result, said)
     });
-    (addr, handle)
+    (addr, handle, rx)
+}
+
+/// Waits (at most 10 s) until the starter has said `line`.
+fn wait_for_line(said: &std::sync::mpsc::Receiver<String>, line: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match said.recv_timeout(left) {
+            Ok(l) if l == line => return,
+            Ok(_) => {}
+            Err(e) => panic!("the starter did not say {line:?}: {e}"),
+        }
+    }
 }
 
 /// Pod `who` checking in at `addr` on a thread, giving up `within` from now.
@@ -242,7 +265,7 @@ fn at_the_deadline_every_waiting_pod_hears_who_is_missing() {
     let (addr, starter) = starter(plan(
         &["fleet=3", "loadgen=1"],
         now,
-        Duration::from_millis(800),
+        Duration::from_secs(2),
         Duration::from_millis(300),
     ));
     let pods = [
@@ -276,7 +299,7 @@ fn a_pod_after_the_release_is_refused_and_strangers_are_told_so() {
         &["fleet=1"],
         now,
         Duration::from_secs(20),
-        Duration::from_secs(3),
+        Duration::from_secs(5),
     ));
     let start = pod(&addr, "fleet-0", Duration::from_secs(20))
         .join()
@@ -321,18 +344,19 @@ fn a_pod_after_the_release_is_refused_and_strangers_are_told_so() {
 #[test]
 fn a_pod_that_leaves_before_the_release_no_longer_counts() {
     let now = unix(SystemTime::now());
-    let (addr, starter) = starter(plan(
+    let (addr, starter, said) = starter_saying(plan(
         &["fleet=2"],
         now,
-        Duration::from_millis(1500),
+        Duration::from_secs(5),
         Duration::ZERO,
     ));
     {
         let mut gone = TcpStream::connect(&addr).unwrap();
         gone.write_all(wire::join_line(&id("fleet-0")).as_bytes())
             .unwrap();
-        std::thread::sleep(Duration::from_millis(200));
+        wait_for_line(&said, "fleet-0 checked in (1 of 2)");
     }
+    wait_for_line(&said, "a pod left before the release (0 of 2 checked in)");
     let e = pod(&addr, "fleet-1", Duration::from_secs(10))
         .join()
         .unwrap()
