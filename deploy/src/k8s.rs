@@ -362,6 +362,8 @@ fn fleet_job(d: &Deployment<'_>) -> Value {
     } else {
         w.rate / backends.max(1) as f64
     };
+    // Its connections and, at most, every call in flight (measured: far less).
+    let memory = lblab_model::budget::backend_process(d.scenario).bytes;
     let script = scripts::fleet(&scripts::Fleet {
         backends,
         policies: d.policies.len(),
@@ -409,9 +411,9 @@ fn fleet_job(d: &Deployment<'_>) -> Value {
                                 // The server's cost per call is not measured apart; the
                                 // client's is used as its estimate, plus the timer thread.
                                 "cpu": millicores(0.1 + per_backend_rate * CLIENT_CPU_PER_CALL_US * 1.5e-6),
-                                "memory": mebibytes(64 << 20),
+                                "memory": mebibytes(memory + (64 << 20)),
                             },
-                            "limits": {"memory": mebibytes(256 << 20)},
+                            "limits": {"memory": mebibytes(2 * memory + (128 << 20))},
                         },
                         "volumeMounts": [scenario_mount()],
                     }],
@@ -530,11 +532,21 @@ fn collect_job(d: &Deployment<'_>) -> Value {
         results: RESULTS_PATH,
         join: &d.join_script("-collect", "collect-0"),
     });
+    // Each policy's merge, one at a time: its seconds' rows and histograms, and every shard's
+    // time series read first.
+    let w = &d.scenario.workload;
+    let seconds = (w.end() + w.drain()).div_ceil(1_000_000_000);
+    let merge = lblab_model::budget::merged(
+        1,
+        seconds,
+        d.scenario.backends.len(),
+        d.loads.len().saturating_mul(seconds as usize),
+    );
     let mut job = collector_job(
         &d.base,
         script,
         vec![d.start_env()],
-        d.memory,
+        merge.bytes,
         d.volume_affinity(),
     );
     d.joins(&mut job["spec"]["template"]["spec"]);

@@ -521,6 +521,35 @@ fn every_pod_requests_cpu_and_memory_and_limits_its_memory() {
 }
 
 #[test]
+fn backend_pods_are_sized_by_the_calls_they_may_hold() {
+    let request = |rate: f64| {
+        let m = k8s(&scenario(4, rate), "", &options()).unwrap();
+        let fleet = m.iter().find(|m| m.file == "fleet.yaml").unwrap();
+        let job = fleet.docs.iter().find(|d| d["kind"] == "Job").unwrap();
+        let r = &job["spec"]["template"]["spec"]["containers"][0]["resources"];
+        let mib =
+            |v: &Value| -> u64 { v.as_str().unwrap().trim_end_matches("Mi").parse().unwrap() };
+        (mib(&r["requests"]["memory"]), mib(&r["limits"]["memory"]))
+    };
+    let backend = |rate: f64| lblab_model::budget::backend_process(&scenario(4, rate)).bytes;
+    // The process, four connections and the calls of a 1 s deadline, 64 MiB more requested and
+    // twice that and 128 MiB more as the limit.
+    assert_eq!(
+        request(2000.0),
+        (
+            (backend(2000.0) >> 20) + 65,
+            2 * (backend(2000.0) >> 20) + 129
+        )
+    );
+    let (small, _) = request(2000.0);
+    let (large, limit) = request(200_000.0);
+    assert!(
+        large > small + 700 && limit > 2 * large - 130,
+        "{small} {large} {limit}"
+    );
+}
+
+#[test]
 fn load_generators_keep_off_the_fleet_and_share_a_once_volume() {
     let s = scenario(2, 1000.0);
     let mut opts = options();

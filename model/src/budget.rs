@@ -92,17 +92,11 @@ pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
         Mode::Sim { jobs } => (jobs as u64).clamp(1, policies.max(1)),
         Mode::Real => 1,
     };
-    // Calls in flight at once: the closed loop's, or the open loop's rate times how long a call
-    // can stay (its deadline, at most the run and its drain).
-    let in_flight = if w.arrival == Arrival::Closed {
-        clients.saturating_mul(u64::from(w.concurrency))
-    } else {
-        let stay = w.deadline.min(horizon_ns) as f64 / 1e9;
-        let held = (scenario.file.workload.rate * stay).ceil() as u64;
-        match mode {
-            Mode::Sim { .. } => held.min(sim_room(scenario)),
-            Mode::Real => held,
+    let in_flight = match mode {
+        Mode::Sim { .. } if w.arrival != Arrival::Closed => {
+            in_flight(scenario).min(sim_room(scenario))
         }
+        _ => in_flight(scenario),
     };
     let per_call = match mode {
         Mode::Sim { .. } => PER_CALL_SIM,
@@ -130,6 +124,47 @@ pub fn estimate(scenario: &Scenario, policies: usize, mode: Mode) -> Estimate {
         (
             policies.saturating_mul(PER_POLICY),
             format!("{policies} policies' histograms"),
+        ),
+        (BASE, "the program itself".to_string()),
+    ];
+    Estimate::of(&parts)
+}
+
+/// The calls of a run of `scenario` that may be in flight at once: the closed loop's clients ×
+/// calls each, or the open loop's rate times how long a call can stay (its deadline, at most the
+/// run and its drain).
+pub fn in_flight(scenario: &Scenario) -> u64 {
+    let w = &scenario.workload;
+    if w.arrival == Arrival::Closed {
+        let clients = u64::from(scenario.file.workload.clients.max(1));
+        return clients.saturating_mul(u64::from(w.concurrency));
+    }
+    let stay = w.deadline.min(w.end() + w.drain()) as f64 / 1e9;
+    (scenario.file.workload.rate * stay).ceil() as u64
+}
+
+/// Per client's connection to a backend process: its HTTP/2 state and buffers. Measured with
+/// its calls (below): at most 72 KiB.
+const PER_CONNECTION: u64 = 64 << 10;
+
+/// The memory of one process serving one backend of `scenario` (`lblab backend --index k`, a
+/// backend pod), roughly: the process itself ([`BASE`]), a connection per client, and every call
+/// of the run that may be in flight at once ([`in_flight`]), which a backend may hold if a policy
+/// sends it everything or a black hole keeps calls until their deadline, at the load generator's
+/// cost per call. Measured (`results/memory/README.md`, release build): 9.1 MiB idle, 12.6 MiB
+/// at 1,000 calls/s over 50 clients' connections, 14.7 MiB holding about 3,000 calls (1.9 KiB
+/// each); the estimate errs high.
+pub fn backend_process(scenario: &Scenario) -> Estimate {
+    let clients = u64::from(scenario.file.workload.clients.max(1));
+    let calls = in_flight(scenario);
+    let parts = [
+        (
+            clients.saturating_mul(PER_CONNECTION),
+            format!("{clients} clients' connections"),
+        ),
+        (
+            calls.saturating_mul(PER_CALL_REAL),
+            format!("{calls} calls in flight at once"),
         ),
         (BASE, "the program itself".to_string()),
     ];
@@ -351,6 +386,29 @@ mod tests {
             held.bytes > sim.bytes + (100 << 20),
             "{held:?} against {sim:?}"
         );
+    }
+
+    #[test]
+    fn a_backend_process_holds_its_connections_and_the_calls_in_flight() {
+        // The canonical shape, 2,000 calls/s with a 1 s deadline: the base, four connections and
+        // 2,000 calls.
+        let canonical = scenario(20, |b| {
+            b.clients(4).rate(2000.0).duration("50s").deadline("1s")
+        });
+        assert_eq!(in_flight(&canonical), 2000);
+        let e = backend_process(&canonical);
+        assert_eq!(e.bytes, BASE + 4 * PER_CONNECTION + 2000 * PER_CALL_REAL);
+        assert_eq!(e.largest, "the program itself");
+        // 100,000 calls/s held for a 10 s deadline: the calls are most of it.
+        let held = scenario(2, |b| b.rate(1e5).duration("30s").deadline("10s"));
+        let e = backend_process(&held);
+        assert!(
+            e.bytes > 3 << 30 && e.largest == "1000000 calls in flight at once",
+            "{e:?}"
+        );
+        // A closed loop: its clients × calls each.
+        let closed = scenario(2, |b| b.clients(5).closed(100).duration("1s"));
+        assert_eq!(in_flight(&closed), 500);
     }
 
     #[test]
