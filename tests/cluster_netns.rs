@@ -1,15 +1,20 @@
-//! `scripts/cluster-netns.sh` end to end: the fleet and two load-generator shards as separate
-//! processes in separate network namespaces, merged, and compared with the single-process
-//! `lblab real` run of the same scenario (the script exits 0 only when every policy's p99 agrees,
-//! here within 50 % or 1 ms, see below, and its share to the faulty backend is the same; here
-//! round_robin must agree so, and peak_ewma must avoid the slow backend in both runs); and a
-//! run interrupted with Ctrl-C (SIGINT) leaves no namespace and no process behind. Needs root (network
-//! namespaces) and iproute2; without them the tests say why and skip.
+//! `scripts/cluster-netns.sh` end to end, in the cluster's shape: a starter, each of four
+//! backends and two load-generator shards as separate processes in separate network namespaces,
+//! found by the names the script serves and released by the start barrier, merged, and compared
+//! with the single-process `lblab real` run of the same scenario (the script exits 0 only when
+//! every policy's p99 agrees, here within 50 % or 1 ms, see below, and its share to the faulty
+//! backend is the same; here round_robin must agree so, and peak_ewma must avoid the slow
+//! backend in both runs), with the incidents of both printed beside the verdicts; and a run
+//! interrupted with Ctrl-C (SIGINT) leaves no namespace, /etc/netns entry or process behind.
+//! Needs root (network namespaces) and iproute2; without them the test says why on the terminal
+//! (not in the output the harness captures) and skips, or fails if `LBLAB_REQUIRE_NETNS` is set,
+//! as on a machine where the rehearsal must run.
 
 #![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
 
 mod common;
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -30,6 +35,19 @@ fn netns_tiny() -> String {
     // Four workers a backend: the file format's default.
     let fleet = one_slow(run, 3, &lognormal("5ms", "7ms"));
     with_policies(fleet, &["round_robin", "peak_ewma"]).toml()
+}
+
+/// Says on the terminal why the test does not run (libtest captures `eprintln!`, not the
+/// process's stderr), or fails if `LBLAB_REQUIRE_NETNS` is set.
+fn skip(why: &str) {
+    assert!(
+        std::env::var_os("LBLAB_REQUIRE_NETNS").is_none(),
+        "LBLAB_REQUIRE_NETNS is set, but the rehearsal cannot run: {why}"
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "cluster_netns: SKIPPED, {why} (set LBLAB_REQUIRE_NETNS=1 to fail instead)"
+    );
 }
 
 /// Why the script cannot run here, if it cannot.
@@ -56,6 +74,17 @@ fn namespaces_of(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// The /etc/netns entries of the script run whose process id is `pid`.
+fn etc_netns_of(pid: u32) -> Vec<String> {
+    std::fs::read_dir("/etc/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("lbn{pid}-")))
+        .collect()
+}
+
 /// Processes whose command line mentions `needle` (the run's own results folder).
 fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut v = Vec::new();
@@ -78,7 +107,8 @@ fn script(dir: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new("bash");
     c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster-netns.sh"))
         .arg(&scenario)
-        .args(["--shards", "2"])
+        // Its own rate (200 calls/s), not the script's default.
+        .args(["--shards", "2", "--rate", "0"])
         .args(extra)
         .env("LBLAB", env!("CARGO_BIN_EXE_lblab"))
         .env("OUT", dir.join("out"))
@@ -89,7 +119,7 @@ fn script(dir: &Path, extra: &[&str]) -> Command {
 #[test]
 fn namespaced_shards_merged_agree_with_one_process_and_ctrl_c_cleans_up() {
     if let Some(why) = cannot_run() {
-        eprintln!("skipped: {why}");
+        skip(&why);
         return;
     }
     let dir = scratch("cluster-netns");
@@ -119,7 +149,31 @@ fn namespaced_shards_merged_agree_with_one_process_and_ctrl_c_cleans_up() {
         out.status.code()
     );
     assert!(stderr.contains("nothing routed outside them"), "{stderr}");
+    assert!(
+        stderr.contains("-fleet resolves to all 4 backends in every shard's namespace"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("released: all 6 pods checked in"),
+        "{stderr}"
+    );
     assert!(stderr.contains("cleaned up"), "{stderr}");
+    // Each verdict with the incidents of both runs beside it.
+    for policy in ["round_robin", "peak_ewma"] {
+        let at = stdout
+            .lines()
+            .position(|l| l.starts_with(policy))
+            .unwrap_or_else(|| panic!("{policy}: {stdout}"));
+        let next: Vec<&str> = stdout.lines().skip(at + 1).take(2).collect();
+        assert!(next[0].starts_with("    incidents, netns: "), "{stdout}");
+        assert!(
+            stdout
+                .lines()
+                .skip(at + 1)
+                .any(|l| l.starts_with("    incidents, single: ")),
+            "{stdout}"
+        );
+    }
     // round_robin's figures depend on the harness alone: they must agree by the script's rule.
     assert!(
         stdout
@@ -156,15 +210,30 @@ fn namespaced_shards_merged_agree_with_one_process_and_ctrl_c_cleans_up() {
     ] {
         assert!(results.join(f).is_file(), "{f}");
     }
-    // Both shards' calls are in each policy's merged run.
+    // Both shards' calls are in each policy's merged run; each backend was a process of its own,
+    // serving its backend alone, called by the shards at its own address.
     for k in 0..2 {
         let dir = results.join(format!("policy-{k}"));
+        for b in 0..4 {
+            let served = std::fs::read_to_string(dir.join(format!("backend-{b}.out"))).unwrap();
+            assert!(
+                served.contains(&format!("--targets 198.18.26.{}:50051", 20 + b)),
+                "backend {b}: {served}"
+            );
+        }
         let merged = common::summary(&dir.join("merged"));
         let shard = |i: usize| common::summary(&dir.join(format!("shard-{i}")));
         let requests = |s: &serde_json::Value| s["rows"][0]["requests"].as_u64().unwrap();
         assert_eq!(requests(&merged), requests(&shard(0)) + requests(&shard(1)));
     }
     assert!(processes_mentioning(arg(&dir)).is_empty());
+    let left: Vec<_> = std::fs::read_dir("/etc/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("lbn"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 
     // Interrupted once the fleet is up: everything it made goes.
     let dir = scratch("cluster-netns-interrupted");
@@ -174,7 +243,7 @@ fn namespaced_shards_merged_agree_with_one_process_and_ctrl_c_cleans_up() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let backend_out = dir.join("out/policy-0/backend.out");
+    let backend_out = dir.join("out/policy-0/backend-0.out");
     let deadline = Instant::now() + Duration::from_secs(60);
     while !std::fs::read_to_string(&backend_out).is_ok_and(|t| t.contains("--targets")) {
         assert!(Instant::now() < deadline, "the fleet did not start");
@@ -184,7 +253,9 @@ fn namespaced_shards_merged_agree_with_one_process_and_ctrl_c_cleans_up() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(namespaces_of(pid).len() >= 4, "{:?}", namespaces_of(pid));
+    // The switch, the starter, two shards and four backends.
+    assert_eq!(namespaces_of(pid).len(), 8, "{:?}", namespaces_of(pid));
+    assert_eq!(etc_netns_of(pid).len(), 7, "{:?}", etc_netns_of(pid));
     assert!(processes_mentioning(arg(&dir)).len() >= 2);
     // Ctrl-C: SIGINT to the script.
     let killed = Command::new("kill")
@@ -201,5 +272,6 @@ fn namespaced_shards_merged_agree_with_one_process_and_ctrl_c_cleans_up() {
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("cleaned up"), "{err}");
     assert!(namespaces_of(pid).is_empty(), "{:?}", namespaces_of(pid));
+    assert!(etc_netns_of(pid).is_empty(), "{:?}", etc_netns_of(pid));
     assert!(processes_mentioning(arg(&dir)).is_empty());
 }
