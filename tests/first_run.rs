@@ -353,7 +353,7 @@ fn memory_budget_is_offered_only_where_it_bounds_a_run() {
         let help = text(&succeeds(&[command, "--help"]).stdout);
         assert!(help.contains("--memory-budget"), "{command}: {help}");
     }
-    for command in ["check", "vectors", "completions", "backend"] {
+    for command in ["check", "vectors", "completions", "backend", "barrier"] {
         let help = text(&succeeds(&[command, "--help"]).stdout);
         assert!(!help.contains("--memory-budget"), "{command}: {help}");
     }
