@@ -276,11 +276,10 @@ impl<'a> Deployment<'a> {
             return;
         }
         let container = &mut spec["containers"][0];
-        let env = container["env"]
+        let mut env = container["env"]
             .as_array_mut()
             .map(std::mem::take)
             .unwrap_or_default();
-        let mut env = env;
         if !env.iter().any(|e| e["name"] == "JOB_NAME") {
             env.push(job_name_env());
         }

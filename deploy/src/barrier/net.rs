@@ -147,7 +147,14 @@ fn outcome_line(outcome: &Outcome, plan: &Plan, now: SystemTime) -> String {
             start.saturating_sub(unix)
         ),
         Outcome::GaveUp { missing, .. } => format!(
-            "gave up at Unix time {unix}: {} of {} pods had not checked in: {}",
+            "gave up at Unix time {unix}, its deadline ({} s after the earliest start, {}): {} of \
+             {} pods had not checked in: {}",
+            plan.give_up_at
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs()
+                .saturating_sub(plan.not_before),
+            plan.not_before,
             missing.len(),
             plan.expected(),
             super::list(missing)
