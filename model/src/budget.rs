@@ -144,15 +144,15 @@ pub fn in_flight(scenario: &Scenario) -> u64 {
 }
 
 /// Per client's connection to a backend process: its HTTP/2 state and buffers. Measured with
-/// its calls (below): at most 72 KiB.
+/// its calls (below): at most 65 KiB.
 const PER_CONNECTION: u64 = 64 << 10;
 
 /// The memory of one process serving one backend of `scenario` (`lblab backend --index k`, a
 /// backend pod), roughly: the process itself ([`BASE`]), a connection per client, and every call
 /// of the run that may be in flight at once ([`in_flight`]), which a backend may hold if a policy
 /// sends it everything or a black hole keeps calls until their deadline, at the load generator's
-/// cost per call. Measured (`results/memory/README.md`, release build): 9.1 MiB idle, 12.6 MiB
-/// at 1,000 calls/s over 50 clients' connections, 14.7 MiB holding about 3,000 calls (1.9 KiB
+/// cost per call. Measured (`results/memory/README.md`, release build): 9.4 MiB idle, 12.6 MiB
+/// at 1,000 calls/s over 50 clients' connections, 15.1 MiB holding about 3,000 calls (2.0 KiB
 /// each); the estimate errs high.
 pub fn backend_process(scenario: &Scenario) -> Estimate {
     let clients = u64::from(scenario.file.workload.clients.max(1));
