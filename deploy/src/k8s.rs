@@ -52,6 +52,8 @@ pub(crate) fn mebibytes(bytes: u64) -> String {
 pub(crate) struct Base<'a> {
     /// The options.
     pub(crate) opts: &'a Options,
+    /// The results volume's access mode, given or the default for the shard count.
+    pub(crate) access_mode: AccessMode,
     /// The ConfigMap.
     pub(crate) config: String,
     /// The results volume's claim.
@@ -59,8 +61,9 @@ pub(crate) struct Base<'a> {
 }
 
 impl<'a> Base<'a> {
-    /// Checks the name and the image of `opts`.
-    pub(crate) fn new(opts: &'a Options) -> Result<Base<'a>, DeployError> {
+    /// Checks the name and the image of `opts`, for a deployment of `shards` shards that write
+    /// the results volume.
+    pub(crate) fn new(opts: &'a Options, shards: usize) -> Result<Base<'a>, DeployError> {
         let name = &opts.name;
         let starts_with_letter = name.starts_with(|c: char| c.is_ascii_lowercase());
         let ends_alphanumeric = name.ends_with(|c: char| c.is_ascii_alphanumeric());
@@ -76,6 +79,7 @@ impl<'a> Base<'a> {
         }
         Ok(Base {
             opts,
+            access_mode: AccessMode::for_shards(opts.access_mode, shards),
             config: format!("{name}-scenario"),
             results: format!("{name}-results"),
         })
@@ -113,7 +117,7 @@ impl<'a> Base<'a> {
                 ]}),
             );
         }
-        if self.opts.access_mode == AccessMode::ReadWriteOnce {
+        if self.access_mode == AccessMode::ReadWriteOnce {
             affinity.insert(
                 "podAffinity".into(),
                 json!({"requiredDuringSchedulingIgnoredDuringExecution": [term(mounts)]}),
@@ -177,14 +181,14 @@ impl<'a> Deployment<'a> {
     /// Checks `opts` against `scenario` (the name, the image, the port, the shards, a policy that
     /// runs for real, the largest shard as a scenario) and plans the slots.
     fn new(scenario: &'a Scenario, opts: &'a Options) -> Result<Deployment<'a>, DeployError> {
-        let base = Base::new(opts)?;
+        let n = opts.shards.unwrap_or_else(|| default_shards(scenario));
+        let base = Base::new(opts, n)?;
         let name = &opts.name;
         if opts.port == 0 {
             return Err(DeployError::Port);
         }
-        let n = opts.shards.unwrap_or_else(|| default_shards(scenario));
         let loads = shards(scenario, n)?;
-        if opts.one_loadgen_per_node && opts.access_mode == AccessMode::ReadWriteOnce && n > 1 {
+        if opts.one_loadgen_per_node && base.access_mode == AccessMode::ReadWriteOnce && n > 1 {
             return Err(DeployError::OnePerNodeOnOneNode { shards: n });
         }
         let w = &scenario.file.workload;
@@ -434,7 +438,7 @@ pub(crate) fn results_claim(b: &Base<'_>, gib: usize) -> Result<Value, DeployErr
         "metadata": {"name": b.results, "labels": b.labels("results")},
         "spec": {
             // Every shard writes its own folder; ReadWriteMany lets them run on any node.
-            "accessModes": [b.opts.access_mode.as_str()],
+            "accessModes": [b.access_mode.as_str()],
             "resources": {"requests": {"storage": format!("{gib}Gi")}},
         },
     });

@@ -195,8 +195,9 @@ pub struct Options {
     pub dns: bool,
     /// The storage class of the results volume [default: the cluster's default class].
     pub storage_class: Option<String>,
-    /// The results volume's access mode.
-    pub access_mode: AccessMode,
+    /// The results volume's access mode [default: ReadWriteOnce when one shard mounts it, which
+    /// every class offers, ReadWriteMany when several do, so that they may run on any node].
+    pub access_mode: Option<AccessMode>,
     /// Whether the pods start at a common start that a start barrier gives them once every pod
     /// has checked in ([`barrier`]; never before `start_at`), rather than at `start_at` alone.
     pub barrier: bool,
@@ -216,6 +217,17 @@ pub enum AccessMode {
 }
 
 impl AccessMode {
+    /// The mode `given`, or the default for a volume that `shards` shards write: ReadWriteOnce
+    /// for one (its pod and the collector then share a node, which the volume's affinity asks
+    /// for), ReadWriteMany for more.
+    pub fn for_shards(given: Option<AccessMode>, shards: usize) -> AccessMode {
+        given.unwrap_or(if shards <= 1 {
+            AccessMode::ReadWriteOnce
+        } else {
+            AccessMode::ReadWriteMany
+        })
+    }
+
     /// Kubernetes' name of the mode.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -53,7 +53,7 @@ pub fn k8s_sweep(
     opts: &Options,
     sweep: &Sweep,
 ) -> Result<Vec<Manifest>, DeployError> {
-    let base = Base::new(opts)?;
+    let base = Base::new(opts, sweep.shards)?;
     if sweep.shards == 0 || sweep.shards > sweep.points {
         return Err(DeployError::Invalid(format!(
             "{} sweep shards for {} points: each shard runs at least one point, so use 1 to {} \

@@ -36,7 +36,7 @@ fn options() -> Options {
         start_at: 0,
         dns: true,
         storage_class: None,
-        access_mode: AccessMode::ReadWriteMany,
+        access_mode: Some(AccessMode::ReadWriteMany),
         barrier: true,
         one_loadgen_per_node: false,
     }
@@ -281,7 +281,7 @@ fn pods_meet_the_restricted_profile_and_the_volume_takes_its_class_and_mode() {
     let s = scenario(2, 1000.0);
     let opts = Options {
         storage_class: Some("standard-rwo".into()),
-        access_mode: AccessMode::ReadWriteOnce,
+        access_mode: Some(AccessMode::ReadWriteOnce),
         ..options()
     };
     let m = k8s(&s, "", &opts).unwrap();
@@ -599,7 +599,7 @@ fn load_generators_keep_off_the_fleet_and_share_a_once_volume() {
         .is_null());
     // It cannot be had on a volume of one node with more than one shard.
     let once = Options {
-        access_mode: AccessMode::ReadWriteOnce,
+        access_mode: Some(AccessMode::ReadWriteOnce),
         shards: Some(2),
         ..opts.clone()
     };
@@ -620,7 +620,7 @@ fn load_generators_keep_off_the_fleet_and_share_a_once_volume() {
     )
     .is_ok());
     opts.one_loadgen_per_node = false;
-    opts.access_mode = AccessMode::ReadWriteOnce;
+    opts.access_mode = Some(AccessMode::ReadWriteOnce);
     let m = k8s(&s, "", &opts).unwrap();
     for file in ["loadgen.yaml", "collect.yaml"] {
         let together = &pod(&m, file)["affinity"]["podAffinity"]
@@ -732,7 +732,7 @@ fn a_sweep_is_an_indexed_job_of_its_shards_and_a_collector_that_merges_them() {
 #[test]
 fn a_sweep_refuses_more_shards_than_points_and_shares_a_once_volume() {
     let mut opts = options();
-    opts.access_mode = AccessMode::ReadWriteOnce;
+    opts.access_mode = Some(AccessMode::ReadWriteOnce);
     let m = sweep_manifests(&opts).unwrap();
     for file in ["sweep.yaml", "collect.yaml"] {
         let doc = m.iter().find(|m| m.file == file).unwrap();
@@ -763,4 +763,32 @@ fn a_sweep_refuses_more_shards_than_points_and_shares_a_once_volume() {
         ..options()
     };
     assert!(sweep_manifests(&bad).is_err());
+}
+
+#[test]
+fn without_a_mode_one_shard_takes_a_read_write_once_volume_and_more_take_read_write_many() {
+    let s = scenario(4, 1000.0);
+    let mode = |shards: usize| {
+        let opts = Options {
+            shards: Some(shards),
+            access_mode: None,
+            ..options()
+        };
+        let m = k8s(&s, "", &opts).unwrap();
+        let docs: Vec<Value> = m.into_iter().flat_map(|m| m.docs).collect();
+        let pvc = docs
+            .iter()
+            .find(|d| d["kind"] == "PersistentVolumeClaim")
+            .expect("the results claim")
+            .clone();
+        // With ReadWriteOnce, every pod that mounts the volume is required on one node.
+        let together = docs.iter().filter(|d| d["kind"] == "Job").any(|job| {
+            !job["spec"]["template"]["spec"]["affinity"]["podAffinity"]
+                ["requiredDuringSchedulingIgnoredDuringExecution"]
+                .is_null()
+        });
+        (pvc["spec"]["accessModes"][0].clone(), together)
+    };
+    assert_eq!(mode(1), (Value::from("ReadWriteOnce"), true));
+    assert_eq!(mode(2), (Value::from("ReadWriteMany"), false));
 }

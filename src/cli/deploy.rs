@@ -69,10 +69,11 @@ struct K8sArgs {
     #[arg(long, value_name = "CLASS")]
     storage_class: Option<String>,
     /// The results volume's access mode: `many` (ReadWriteMany: pods on any node; needs a class
-    /// that offers it, such as NFS or a cloud file store) or `once` (ReadWriteOnce: what the
-    /// large managed clusters' default disks give; every load generator and the collector must
-    /// then run on one node, e.g. with one shard or a nodeSelector in an overlay).
-    #[arg(long, value_name = "MODE", default_value = "many", value_parser = ["many", "once"])]
+    /// that offers it, such as NFS or a cloud file store), `once` (ReadWriteOnce: what the large
+    /// managed clusters' default disks give; every load generator and the collector must then
+    /// run on one node, e.g. with one shard or a nodeSelector in an overlay), or `auto`: `once`
+    /// with one shard, `many` with more.
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = ["auto", "many", "once"])]
     access_mode: String,
     /// Start at --start-at alone, without the start barrier: a pod not running by its slot's
     /// start skips that slot. By default a starter pod releases every pod at once when all have
@@ -122,11 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         start_at: args.start_at.unwrap_or(now + 600),
         dns: !args.pod_targets,
         storage_class: args.storage_class.clone(),
-        access_mode: if args.access_mode == "once" {
-            lblab_deploy::AccessMode::ReadWriteOnce
-        } else {
-            lblab_deploy::AccessMode::ReadWriteMany
-        },
+        access_mode: access_mode(&args.access_mode),
         barrier: !args.no_barrier,
         one_loadgen_per_node: args.one_loadgen_per_node,
     };
@@ -189,11 +186,7 @@ fn deploy_sweep(
         start_at: now,
         dns: true,
         storage_class: args.storage_class.clone(),
-        access_mode: if args.access_mode == "once" {
-            lblab_deploy::AccessMode::ReadWriteOnce
-        } else {
-            lblab_deploy::AccessMode::ReadWriteMany
-        },
+        access_mode: access_mode(&args.access_mode),
         barrier: false,
         one_loadgen_per_node: false,
     };
@@ -229,4 +222,13 @@ fn deploy_sweep(
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--access-mode`'s value as the deployment takes it (`None`: by the shard count).
+fn access_mode(given: &str) -> Option<lblab_deploy::AccessMode> {
+    match given {
+        "once" => Some(lblab_deploy::AccessMode::ReadWriteOnce),
+        "many" => Some(lblab_deploy::AccessMode::ReadWriteMany),
+        _ => None,
+    }
 }
