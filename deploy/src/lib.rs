@@ -19,6 +19,7 @@
 //!   ([`CLIENT_CPU_PER_CALL_US`]); CPU *limits* are left out on purpose (see [`NOTES`]).
 
 pub mod barrier;
+mod base;
 mod k8s;
 mod scripts;
 mod sweep;
@@ -28,7 +29,8 @@ use lblab_model::setting::{Named, Names, Setting};
 use lblab_model::Scenario;
 use serde_json::Value;
 
-pub use k8s::{k8s, CONFIGMAP_MAX_BYTES, OBJECT_MAX_BYTES};
+pub use base::{CONFIGMAP_MAX_BYTES, OBJECT_MAX_BYTES};
+pub use k8s::k8s;
 pub use sweep::{k8s_sweep, Sweep, SWEEP_BACKOFF_PER_INDEX};
 pub use yaml::stream as yaml_stream;
 

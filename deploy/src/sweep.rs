@@ -6,7 +6,7 @@
 use lblab_model::Scenario;
 use serde_json::{json, Value};
 
-use crate::k8s::{
+use crate::base::{
     collector_job, config_map, container_security, kustomization, mebibytes, millicores,
     pod_security, results_claim, scenario_mount, within_size_limits, without_nulls, Base,
 };
