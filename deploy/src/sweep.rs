@@ -190,3 +190,6 @@ fn sweep_job(b: &Base<'_>, job: &str, folder: &str, sweep: &Sweep) -> Value {
         },
     })
 }
+
+#[cfg(test)]
+mod tests;
