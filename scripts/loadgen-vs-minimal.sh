@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The load generator's CPU per call beside a minimal tonic unary client's (loadgen/examples/
+# minimal_client.rs), against the same fast fleet (`lblab backend`, 4 backends answering at once)
+# at the same open-loop rates, alternating the two; each process's threads sampled from /proc over
+# the same 6 s inside its measured window, so that every thread counts (lblab's own "client CPU"
+# counts its runtime's threads only). Writes results/bench/loadgen-vs-minimal.txt (or $OUT).
+# About 3 minutes; run it on a machine doing nothing else. Only loopback.
+#
+#   scripts/loadgen-vs-minimal.sh
+#   RATES="2000 6000" REPEATS=2 OUT=/tmp/lvm.txt scripts/loadgen-vs-minimal.sh
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${OUT:-$root/results/bench/loadgen-vs-minimal.txt}"
+rates=(${RATES:-2000 6000})
+repeats="${REPEATS:-2}"
+work="$(mktemp -d)"
+backend_pid=""
+cleanup() {
+    [[ -n "$backend_pid" ]] && kill "$backend_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+(cd "$root" && cargo build --release --quiet --bin lblab &&
+    cargo build --release --quiet -p lblab-loadgen --example minimal_client)
+target="${CARGO_TARGET_DIR:-$root/target}/release"
+
+cat > "$work/fast.toml" <<'TOML'
+name = "fast"
+seed = 1
+[workload]
+clients = 4
+rate = 2000
+warmup = "1s"
+duration = "10s"
+deadline = "1s"
+[[fleet]]
+name = "main"
+count = 4
+workers = 64
+service_time = { dist = "constant", value = "0ms" }
+[[policies]]
+name = "round_robin"
+config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
+TOML
+"$target/lblab" backend "$work/fast.toml" --no-realtime --for 600s > "$work/backend.txt" 2>&1 &
+backend_pid=$!
+for _ in $(seq 50); do grep -q -- '--targets' "$work/backend.txt" && break; sleep 0.1; done
+targets="$(grep -- '--targets' "$work/backend.txt" | awk '{print $2}')"
+[[ -n "$targets" ]] || { echo "error: the fleet did not start" >&2; exit 2; }
+
+hz="$(getconf CLK_TCK)"
+# threads RATE T0 T1 CMD…: each thread name's CPU µs per call of CMD over [T0, T1] s after launch.
+threads() {
+    local rate=$1 t0=$2 t1=$3 pid
+    shift 3
+    "$@" > /dev/null 2>&1 &
+    pid=$!
+    snap() {
+        for t in /proc/"$pid"/task/*; do
+            echo "$(basename "$t") $(tr ' ' '_' < "$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
+        done | sort
+    }
+    sleep "$t0"; snap > "$work/a"; sleep $((t1 - t0)); snap > "$work/b"
+    wait "$pid"
+    join "$work/a" "$work/b" | awk -v hz="$hz" -v n=$((rate * (t1 - t0))) \
+        '{c[$2] += $5 - $3; all += $5 - $3}
+         END {for (k in c) if (c[k] > 0) printf "    %-18s %6.1f\n", k, c[k] * 1e6 / hz / n;
+              printf "    %-18s %6.1f\n", "(all threads)", all * 1e6 / hz / n}' | sort -k2 -nr
+}
+
+{
+    echo "# CPU µs per call, each thread of the process, over 6 s inside the measured window"
+    echo "# fleet: lblab backend, 4 backends answering at once, --no-realtime; client --no-realtime"
+    echo "# commit $(git -C "$root" rev-parse --short HEAD), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
+    for rate in "${rates[@]}"; do
+        for k in $(seq "$repeats"); do
+            echo "rate $rate/s, repeat $k"
+            echo "  minimal tonic client:"
+            threads "$rate" 2 8 "$target/examples/minimal_client" "$targets" "$rate" 10
+            echo "  lblab loadgen (round_robin):"
+            threads "$rate" 4 10 "$target/lblab" loadgen "$work/fast.toml" --targets "$targets" \
+                --policy round_robin --rate "$rate" --duration 10s --warmup 1s --no-realtime \
+                --out "$work/run"
+        done
+    done
+} | tee "$out"
