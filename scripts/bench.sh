@@ -12,14 +12,21 @@
 #                     1 ms, the harness's own "disturbed" line, or any failed call)
 #   memory.csv        bytes per endpoint each policy allocates, counted at 10,000 endpoints
 #                     (policy/examples/memory.rs)
+#   loadgen-vs-minimal.txt  lblab loadgen's CPU per call, thread by thread, beside a minimal tonic
+#                     client's at 2,000 and 6,000 calls/s open loop (scripts/loadgen-vs-minimal.sh)
+#   loadgen-vs-h2load.txt   calls/s and CPU per call of h2load, a minimal tonic client and lblab
+#                     loadgen, closed loop against one lblab backend (scripts/loadgen-vs-h2load.sh;
+#                     installs Debian's nghttp2-client when missing)
+#   goals.txt         each cost goal met or not, with its ratio (scripts/bench-goals.py; the
+#                     simulator's goal is against 04076bc: run with BASE=04076bc)
 #   machine.txt       commit, date, nproc, CPU model, rustc
 # With BASE=<commit>, also against that commit, side by side in the same run (its worktree built
 # in $CARGO_TARGET_DIR/bench-base/):
 #   sim-scaling-vs-base.txt   the scaling example of both commits, alternating per configuration
 #   pick-vs-base.csv          both commits' pick benches (only if the base's benches measure
 #                             thread CPU time as these do; older ones measured wall time)
-# Benchmarks are not tests: run this on a machine doing nothing else. About 15 minutes on 2 cores
-# (30 with BASE). The pick benches and the simulator report thread CPU time, which other work on
+# Benchmarks are not tests: run this on a machine doing nothing else. About 25 minutes on 2 cores
+# (40 with BASE). The pick benches and the simulator report thread CPU time, which other work on
 # the machine inflates far less than wall time; still, quote ratios from one run.
 #
 #   scripts/bench.sh
@@ -114,7 +121,7 @@ fi
 cargo build --release --quiet
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"; [ -z "${base_tree:-}" ] || git worktree remove --force "$base_tree"' EXIT
-echo "rate,lateness_p99_us,client_cpu_per_call_us,failed,incident" > "$out/harness-capacity.csv"
+echo "rate,lateness_p99_us,client_cpu_per_call_us,dispatcher_cpu_per_call_us,failed,incident" > "$out/harness-capacity.csv"
 for rate in 1000 2000 3000 4000 6000 8000; do
     sed "s/^rate = .*/rate = $rate/" scenarios/healthy.toml > "$scratch/healthy-$rate.toml"
     "$target/release/lblab" real "$scratch/healthy-$rate.toml" --policy round_robin --duration 5s \
@@ -126,7 +133,11 @@ p = json.load(open(f"{run}/harness.json"))["policies"][0]
 row = next(csv.DictReader(open(f"{run}/summary.csv")))
 failed = int(row["errors"]) + int(row["deadline_exceeded"]) + int(row["dropped"])
 late = p["dispatch_lateness"]["p99_us"]
-print(f"{rate},{late:.0f},{p['client_cpu_per_call_us']:.1f},{failed},{'yes' if late > 1000 or failed else 'no'}")
+print(f"{rate},{late:.0f},{p['client_cpu_per_call_us']:.1f},{p['dispatcher_cpu_per_call_us']:.1f},{failed},{'yes' if late > 1000 or failed else 'no'}")
 PY
 done
-echo "wrote $out/: shared-pick.csv policy-pick.csv memory.csv sim-scaling.txt harness-capacity.csv machine.txt${BASE:+ sim-scaling-vs-base.txt pick-vs-base.csv}"
+OUT="$out/loadgen-vs-minimal.txt" scripts/loadgen-vs-minimal.sh > /dev/null
+OUT="$out/loadgen-vs-h2load.txt" scripts/loadgen-vs-h2load.sh > /dev/null
+python3 scripts/bench-goals.py "$out" > "$out/goals.txt"
+cat "$out/goals.txt"
+echo "wrote $out/: shared-pick.csv policy-pick.csv memory.csv sim-scaling.txt harness-capacity.csv loadgen-vs-minimal.txt loadgen-vs-h2load.txt goals.txt machine.txt${BASE:+ sim-scaling-vs-base.txt pick-vs-base.csv}"

@@ -7,12 +7,14 @@
 # About 3 minutes; run it on a machine doing nothing else. Only loopback.
 #
 #   scripts/loadgen-vs-minimal.sh
-#   RATES="2000 6000" REPEATS=2 OUT=/tmp/lvm.txt scripts/loadgen-vs-minimal.sh
+#   RATES="2000 6000" REPEATS=2 SPINS="0us 120us" OUT=/tmp/lvm.txt scripts/loadgen-vs-minimal.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/results/bench/loadgen-vs-minimal.txt}"
 rates=(${RATES:-2000 6000})
 repeats="${REPEATS:-2}"
+# The load generator's --spin values (the dispatcher's longest spin before each send).
+spins=(${SPINS:-0us 120us})
 work="$(mktemp -d)"
 backend_pid=""
 cleanup() {
@@ -78,10 +80,17 @@ threads() {
             echo "rate $rate/s, repeat $k"
             echo "  minimal tonic client:"
             threads "$rate" 2 8 "$target/examples/minimal_client" "$targets" "$rate" 10
-            echo "  lblab loadgen (round_robin):"
-            threads "$rate" 4 10 "$target/lblab" loadgen "$work/fast.toml" --targets "$targets" \
-                --policy round_robin --rate "$rate" --duration 10s --warmup 1s --no-realtime \
-                --out "$work/run"
+            for spin in "${spins[@]}"; do
+                echo "  lblab loadgen (round_robin, --spin $spin):"
+                threads "$rate" 4 10 "$target/lblab" loadgen "$work/fast.toml" --targets "$targets" \
+                    --policy round_robin --rate "$rate" --duration 10s --warmup 1s --no-realtime \
+                    --spin "$spin" --out "$work/run"
+                python3 - "$work/run/summary.json" << 'PY'
+import json, sys
+notes = dict(json.load(open(sys.argv[1]))["notes"])
+print(f"    dispatch lateness p99 {notes['round_robin: dispatch lateness p99 us']} µs")
+PY
+            done
         done
     done
 } | tee "$out"

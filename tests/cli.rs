@@ -681,6 +681,10 @@ fn harness_flags_out_of_range_are_rejected_before_any_work() {
             vec!["real", "scenarios/healthy.toml", "--spin", "8760h"],
             "more than 10ms",
         ),
+        (
+            vec!["loadgen", "127.0.0.1:1", "--spin", "11ms", "--dry-run"],
+            "more than 10ms",
+        ),
     ] {
         let msg = fails(&args);
         assert!(msg.contains(expect), "{args:?}: {msg}");

@@ -42,6 +42,9 @@ pub struct RemoteOptions<'a> {
     pub slot_spans: Option<Arc<Vec<lblab_loadgen::schedule::SlotSpan>>>,
     /// How long to wait for the first connections.
     pub connect_wait: Option<Duration>,
+    /// Open loop: how long the dispatcher spins before each send time at most (0: it only
+    /// sleeps; see `lblab_wire::timer::Pacer`).
+    pub spin: Duration,
 }
 
 /// Everything [`run_remote`] measured.
@@ -78,7 +81,11 @@ impl RemoteRun {
             ));
             notes.push((
                 format!("{name}: client cpu per call us"),
-                format!("{:.1}", run.cpu_per_call_us()),
+                format!("{:.1}", run.total_cpu_per_call_us()),
+            ));
+            notes.push((
+                format!("{name}: of which dispatcher us"),
+                format!("{:.1}", run.dispatcher_per_call_us()),
             ));
             for change in &run.endpoint_changes {
                 notes.push((format!("{name}: endpoints"), change.clone()));
@@ -176,6 +183,7 @@ pub fn run_remote(
                 max_calls: options.max_calls,
                 warp: options.warp.clone(),
                 slot_spans: options.slot_spans.clone(),
+                spin: options.spin,
                 ..RunOptions::new(origin)
             };
             if let Some(wait) = options.connect_wait {
@@ -183,10 +191,11 @@ pub fn run_remote(
             }
             let run = run_policy(scenario, p, options.targets, &run_options)?;
             progress(&format!(
-                "{}: dispatch lateness p99 {:.0} µs, client CPU {:.1} µs per call",
+                "{}: dispatch lateness p99 {:.0} µs, client CPU {:.1} µs per call ({:.1} of it pacing)",
                 p.name,
                 Quantiles::of(&run.lateness).p99_us,
-                run.cpu_per_call_us()
+                run.total_cpu_per_call_us(),
+                run.dispatcher_per_call_us()
             ));
             Ok(run)
         },

@@ -12,7 +12,9 @@
 //!     127.0.0.1:PORT1,127.0.0.1:PORT2 2000 10
 //! ```
 //!
-//! Arguments: the targets (comma-separated `host:port`), calls per second, seconds.
+//! Arguments: the targets (comma-separated `host:port`), calls per second (open loop) or `cN`
+//! (closed loop: N tasks, each starting its next call when its last one ends, as
+//! `lblab loadgen --concurrency N`), seconds.
 
 #![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
 
@@ -27,22 +29,33 @@ use tonic::transport::{Channel, Endpoint};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [targets, rate, seconds] = args.as_slice() else {
-        return Err("usage: minimal_client HOST:PORT[,HOST:PORT…] CALLS_PER_SECOND SECONDS".into());
+    let [targets, load, seconds] = args.as_slice() else {
+        return Err(
+            "usage: minimal_client HOST:PORT[,HOST:PORT…] CALLS_PER_SECOND|cIN_FLIGHT SECONDS"
+                .into(),
+        );
     };
-    let rate: f64 = rate.parse()?;
     let seconds: f64 = seconds.parse()?;
-    if !(rate > 0.0 && seconds > 0.0) {
-        return Err("the rate and the seconds must be positive".into());
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
+    if let Some(in_flight) = load.strip_prefix('c') {
+        let in_flight: u32 = in_flight.parse()?;
+        if in_flight == 0 || seconds.is_nan() || seconds <= 0.0 {
+            return Err("the calls in flight and the seconds must be positive".into());
+        }
+        return runtime.block_on(closed(targets, in_flight, seconds));
+    }
+    let rate: f64 = load.parse()?;
+    if !(rate > 0.0 && seconds > 0.0) {
+        return Err("the rate and the seconds must be positive".into());
+    }
     runtime.block_on(run(targets, rate, seconds))
 }
 
-async fn run(targets: &str, rate: f64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
+/// One tonic client per target.
+async fn connect(targets: &str) -> Result<Vec<EchoClient<Channel>>, Box<dyn std::error::Error>> {
     let mut clients = Vec::new();
     for t in targets.split(',') {
         let channel: Channel = Endpoint::from_shared(format!("http://{t}"))?
@@ -50,6 +63,67 @@ async fn run(targets: &str, rate: f64, seconds: f64) -> Result<(), Box<dyn std::
             .await?;
         clients.push(EchoClient::new(channel));
     }
+    Ok(clients)
+}
+
+/// Closed loop: `in_flight` tasks, each calling the targets in turn until `seconds` have passed.
+async fn closed(
+    targets: &str,
+    in_flight: u32,
+    seconds: f64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let clients = connect(targets).await?;
+    let (ok, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (cpu0, wall0) = (process_ns(), Instant::now());
+    let end = wall0 + Duration::from_secs_f64(seconds);
+    let mut tasks = Vec::new();
+    for k in 0..in_flight as usize {
+        let mut clients = clients.clone();
+        let (ok, failed) = (ok.clone(), failed.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut id = k as u64;
+            while Instant::now() < end {
+                let n = clients.len();
+                let client = &mut clients[id as usize % n];
+                let request = CallRequest {
+                    id,
+                    payload: Default::default(),
+                };
+                match client.unary(request).await {
+                    Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
+                    Err(_) => failed.fetch_add(1, Ordering::Relaxed),
+                };
+                id += u64::from(in_flight);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await?;
+    }
+    report(
+        ok.load(Ordering::Relaxed),
+        failed.load(Ordering::Relaxed),
+        cpu0,
+        wall0,
+    );
+    Ok(())
+}
+
+/// Prints the calls, the calls per second and the process's CPU per call.
+fn report(ok: u64, failed: u64, cpu0: u64, wall0: Instant) {
+    let (cpu, wall) = (process_ns() - cpu0, wall0.elapsed());
+    println!(
+        "minimal tonic client: {ok} calls ok, {failed} failed in {:.2} s ({:.0} calls/s); \
+         client CPU {:.1} µs per call",
+        wall.as_secs_f64(),
+        (ok + failed) as f64 / wall.as_secs_f64(),
+        cpu as f64 / 1e3 / (ok + failed).max(1) as f64
+    );
+}
+
+/// Open loop: a call every `1 / rate` s for `seconds`.
+async fn run(targets: &str, rate: f64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
+    let clients = connect(targets).await?;
     let calls = (rate * seconds).round() as u64;
     let (ok, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
@@ -74,14 +148,11 @@ async fn run(targets: &str, rate: f64, seconds: f64) -> Result<(), Box<dyn std::
     for t in tasks {
         t.await?;
     }
-    let (cpu, wall) = (process_ns() - cpu0, wall0.elapsed());
-    let (ok, failed) = (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));
-    println!(
-        "minimal tonic client: {ok} calls ok, {failed} failed in {:.2} s ({:.0} calls/s); \
-         client CPU {:.1} µs per call",
-        wall.as_secs_f64(),
-        (ok + failed) as f64 / wall.as_secs_f64(),
-        cpu as f64 / 1e3 / (ok + failed).max(1) as f64
+    report(
+        ok.load(Ordering::Relaxed),
+        failed.load(Ordering::Relaxed),
+        cpu0,
+        wall0,
     );
     Ok(())
 }

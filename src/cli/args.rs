@@ -130,3 +130,16 @@ pub fn warn_if_listening_off_host(listen: std::net::SocketAddr) {
         );
     }
 }
+
+/// `--spin`: a duration of at most 10 ms.
+pub fn parse_spin(text: &str) -> Result<Dur, String> {
+    let d: Dur = text
+        .parse()
+        .map_err(|e: lblab_model::units::DurError| e.to_string())?;
+    if d.0 > 10_000_000 {
+        return Err(format!(
+            "{d} is more than 10ms; the spin is the slack before each timer deadline"
+        ));
+    }
+    Ok(d)
+}

@@ -68,6 +68,12 @@ pub struct Args {
     start_at: Option<f64>,
     #[command(flatten)]
     realtime: super::args::Realtime,
+    /// Open loop: how long the dispatcher may spin before each send time instead of sleeping
+    /// (0 to 10ms). It spins only as long as its sleeps have lately overslept, within this; 0
+    /// only sleeps, and a send is then late by the scheduler's wake-up (tens of µs here),
+    /// which the dispatch lateness reports and the latency includes.
+    #[arg(long, default_value = "0us", value_parser = super::args::parse_spin)]
+    spin: lblab_model::units::Dur,
 }
 
 /// The exit code of a run in which no call succeeded (every status was an error).
@@ -162,6 +168,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .targets
             .connect_timeout
             .map(|d| std::time::Duration::from_nanos(d.0)),
+        spin: std::time::Duration::from_nanos(args.spin.0),
     };
     let lab = super::run_lab(&args.budgets);
     if args.repeat > 1 {

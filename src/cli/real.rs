@@ -46,7 +46,7 @@ pub struct HarnessArgs {
     no_pin: bool,
     /// How long the timer and dispatcher threads spin before each deadline instead of sleeping
     /// (0 to 10ms: a longer spin only burns the CPU the fleet needs).
-    #[arg(long, default_value = "120us", value_parser = parse_spin)]
+    #[arg(long, default_value = "120us", value_parser = args::parse_spin)]
     spin: Dur,
     /// Runs per policy at most: a run disturbed by other work on the machine (its dispatch
     /// lateness p99 above 1 ms) is run again and the less disturbed one kept; harness.json lists
@@ -75,19 +75,6 @@ impl HarnessArgs {
             ..HarnessOptions::default()
         }
     }
-}
-
-/// `--spin`: a duration of at most 10 ms.
-fn parse_spin(text: &str) -> Result<Dur, String> {
-    let d: Dur = text
-        .parse()
-        .map_err(|e: lblab_model::units::DurError| e.to_string())?;
-    if d.0 > 10_000_000 {
-        return Err(format!(
-            "{d} is more than 10ms; the spin is the slack before each timer deadline"
-        ));
-    }
-    Ok(d)
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {

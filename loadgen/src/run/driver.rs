@@ -35,7 +35,7 @@ pub(super) struct Drive<'a> {
     pub stream_bound: Duration,
     /// Calls in flight above which open-loop arrivals are dropped.
     pub max_in_flight: usize,
-    /// How long the dispatcher spins before each send time.
+    /// How long the dispatcher spins before each send time at most ([`timer::Pacer`]).
     pub spin: Duration,
     /// Whether the run was asked to stop.
     pub stopped: &'a (dyn Fn() -> bool + Sync),
@@ -62,16 +62,17 @@ fn overloaded(d: &Drive<'_>, late: Nanos) -> Overload {
 }
 
 /// The open loop, on the calling (dispatcher) thread: sleeps precisely until each intended send
-/// time and spawns the call. Returns the arrivals dispatched.
+/// time (spinning only as long before it as its sleeps lately overslept) and spawns the call. Returns the arrivals dispatched.
 pub(super) fn open_loop(d: &Drive<'_>, clients: &[Client], schedule: OpenLoop) -> u64 {
     let mut calls = 0u64;
+    let mut pacer = timer::Pacer::new(d.spin);
     for arrival in schedule {
         if (d.stopped)() || d.max_calls.is_some_and(|max| calls >= max) {
             break;
         }
         let t = d.warp.map_or(arrival.at, |w| w.map(arrival.at));
         let kind = arrival.kind;
-        timer::sleep_until(d.clock.instant(t), d.spin);
+        pacer.sleep_until(d.clock.instant(t));
         calls += 1;
         let late = d.clock.now().saturating_sub(t);
         let overload = overloaded(d, late);
