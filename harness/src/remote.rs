@@ -45,6 +45,8 @@ pub struct RemoteOptions<'a> {
     /// Open loop: how long the dispatcher spins before each send time at most (0: it only
     /// sleeps; see `lblab_wire::timer::Pacer`).
     pub spin: Duration,
+    /// Worker threads of the load generator's runtime.
+    pub threads: usize,
 }
 
 /// Everything [`run_remote`] measured.
@@ -184,6 +186,7 @@ pub fn run_remote(
                 warp: options.warp.clone(),
                 slot_spans: options.slot_spans.clone(),
                 spin: options.spin,
+                worker_threads: options.threads,
                 ..RunOptions::new(origin)
             };
             if let Some(wait) = options.connect_wait {

@@ -74,6 +74,9 @@ pub struct Args {
     /// which the dispatch lateness reports and the latency includes.
     #[arg(long, default_value = "0us", value_parser = super::args::parse_spin)]
     spin: lblab_model::units::Dur,
+    /// Worker threads of the load generator's runtime, where calls run (1 to 256).
+    #[arg(long, default_value_t = lblab_loadgen::run::WORKER_THREADS as u16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    client_threads: u16,
 }
 
 /// The exit code of a run in which no call succeeded (every status was an error).
@@ -169,6 +172,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             .connect_timeout
             .map(|d| std::time::Duration::from_nanos(d.0)),
         spin: std::time::Duration::from_nanos(args.spin.0),
+        threads: usize::from(args.client_threads),
     };
     let lab = super::run_lab(&args.budgets);
     if args.repeat > 1 {

@@ -351,6 +351,7 @@ pub fn run(lab: &Lab, mut job: RealJob<'_>, out: &mut dyn FnMut(&str)) -> Result
         slot_spans: job.plan.slot_spans.clone(),
         connect_wait: job.connect_wait,
         spin: lblab_wire::timer::DEFAULT_SPIN,
+        threads: lblab_loadgen::run::WORKER_THREADS,
     };
     let _dir = crate::out_dir::prepare_dir(&job.out)?;
     let done = crate::remote::run_repeats(

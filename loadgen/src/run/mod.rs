@@ -88,6 +88,10 @@ pub struct RunOptions<'a> {
     pub slot_spans: Option<Arc<Vec<crate::schedule::SlotSpan>>>,
 }
 
+/// Worker threads of the load generator's runtime unless told otherwise: two, so that on a
+/// two-core machine the calls can use both cores when the server runs elsewhere.
+pub const WORKER_THREADS: usize = 2;
+
 impl RunOptions<'_> {
     /// Defaults with the given origin.
     pub fn new(origin: Instant) -> Self {
@@ -95,7 +99,7 @@ impl RunOptions<'_> {
             origin,
             stop: None,
             max_in_flight: 20_000,
-            worker_threads: 2,
+            worker_threads: WORKER_THREADS,
             spin: DEFAULT_SPIN,
             connect_wait: Duration::from_secs(5),
             realtime: false,
