@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::Uri;
-use lblab_policy::{EndpointId, Pick, RpcKind, Status};
+use lblab_policy::{EndpointId, Nanos, Pick, RpcKind, Status};
 use lblab_wire::orca;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
@@ -132,23 +132,28 @@ pub(super) async fn call(
         .unwrap_or(RpcKind::Unary);
     let deadline = grpc_timeout(req.headers()).map(|d| tokio::time::Instant::now() + d);
     let picked = req.extensions().get::<Picked>().cloned();
+    let pick_now = |now: Nanos| match &shared.concurrent {
+        // No lock over the policy: the pick reads the endpoints' shared state.
+        Some(policy) => with_pick_rng(shared.options.seed, |rng| policy.pick_call(now, kind, rng)),
+        None => {
+            let mut core = shared.core();
+            Shared::timers(&mut core, now);
+            let Core { policy, rng } = &mut *core;
+            policy.pick(now, kind, rng)
+        }
+    };
     let (ticket, started, mut conn) = loop {
+        let now = shared.clock.now();
+        let mut pick = pick_now(now);
+        // Only a call that must wait listens for a change, and picks again once it listens, so
+        // that a change between the two picks is not missed; the common call takes no lock of
+        // the notifier's.
         let changed = shared.changed.notified();
         tokio::pin!(changed);
-        changed.as_mut().enable();
-        let now = shared.clock.now();
-        let pick = match &shared.concurrent {
-            // No lock over the policy: the pick reads the endpoints' shared state.
-            Some(policy) => {
-                with_pick_rng(shared.options.seed, |rng| policy.pick_call(now, kind, rng))
-            }
-            None => {
-                let mut core = shared.core();
-                Shared::timers(&mut core, now);
-                let Core { policy, rng } = &mut *core;
-                policy.pick(now, kind, rng)
-            }
-        };
+        if matches!(pick, Pick::Queue) {
+            changed.as_mut().enable();
+            pick = pick_now(now);
+        }
         match pick {
             Pick::Endpoint(ticket) => {
                 let idx = ticket.endpoint().0 as usize;
@@ -204,14 +209,26 @@ pub(super) async fn call(
         conn.send.ready().await?;
         conn.send.send_request(req).await
     };
-    let response = match deadline {
-        Some(at) => match tokio::time::timeout_at(at, send).await {
-            Ok(r) => r,
-            Err(_) => {
-                completion.finish(Status::DeadlineExceeded, None);
-                return Err(tonic::Status::deadline_exceeded("deadline exceeded"));
+    // One timer per call: the deadline bounds the send, then the same sleep bounds the body.
+    let mut sleep = deadline.map(|at| Box::pin(tokio::time::sleep_until(at)));
+    let response = match &mut sleep {
+        Some(expired) => {
+            tokio::pin!(send);
+            let raced = std::future::poll_fn(|cx| {
+                if let Poll::Ready(r) = send.as_mut().poll(cx) {
+                    return Poll::Ready(Some(r));
+                }
+                expired.as_mut().poll(cx).map(|()| None)
+            })
+            .await;
+            match raced {
+                Some(r) => r,
+                None => {
+                    completion.finish(Status::DeadlineExceeded, None);
+                    return Err(tonic::Status::deadline_exceeded("deadline exceeded"));
+                }
             }
-        },
+        }
         None => send.await,
     };
     let response = match response {
@@ -234,9 +251,7 @@ pub(super) async fn call(
         // Trailers-only response: the headers are the trailers.
         completion.finish(status, orca::from_headers(response.headers()));
     }
-    let sleep = deadline
-        .filter(|_| completion.ticket.is_some())
-        .map(|at| Box::pin(tokio::time::sleep_until(at)));
+    let sleep = sleep.filter(|_| completion.ticket.is_some());
     Ok(response.map(|body| PolicyBody {
         inner: body,
         completion,
