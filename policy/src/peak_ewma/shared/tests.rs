@@ -250,3 +250,54 @@ fn threads_leave_no_call_outstanding_and_avoid_the_slow_endpoint() {
         .iter()
         .all(|c| c.load(Ordering::Relaxed) == 0));
 }
+
+#[test]
+fn exp_bounds_hold_what_exp_returns() {
+    let mut rng = SmallRng::seed_from_u64(5);
+    let check = |x: f64| {
+        let (lo, hi) = exp_bounds(x);
+        let e = x.exp();
+        assert!(lo <= e && e <= hi, "{x}: {lo} {e} {hi}");
+        if (-700.0..=0.0).contains(&x) {
+            // Tight enough to decide: within 2^-15 of e^x.
+            assert!(hi - lo <= e / 16_384.0, "{x}: {lo} {e} {hi}");
+        }
+    };
+    for x in [
+        0.0,
+        -0.0,
+        -1e-300,
+        -1e-17,
+        -0.5,
+        -0.346,
+        -0.347,
+        -0.693,
+        -1.0,
+        -699.99,
+        -700.0,
+        -700.01,
+        -745.0,
+        -800.0,
+        -1e10,
+        f64::NEG_INFINITY,
+    ] {
+        check(x);
+    }
+    // Around every rounding boundary of x·log2(e) (half-integers) and at random.
+    for k in 0..2_100 {
+        let t = -(k as f64) / 2.0;
+        for d in [-1e-9, 0.0, 1e-9] {
+            let x = (t + d).min(0.0) / std::f64::consts::LOG2_E;
+            if x >= -700.0 {
+                check(x);
+            }
+        }
+    }
+    for _ in 0..2_000_000 {
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        check(-u * 700.0);
+        check(-u * u * u * 2.0);
+    }
+    let (lo, hi) = exp_bounds(f64::NAN);
+    assert!(lo == 0.0 && hi == f64::INFINITY);
+}
