@@ -91,7 +91,7 @@ pub use ablation::{
     IDLE_PICK_RATE,
 };
 
-use split::{estimate_with, idle_weight, split_estimate, split_sample, Split};
+use split::{split_estimate, split_sample, Split};
 
 /// The policy's gRPC name.
 pub const NAME: &str = "peak_ewma_experimental";
@@ -279,16 +279,7 @@ fn split_cost(a: &Ablation, split: &Split, picks: u64, load: &Load, now: Nanos) 
     if !load.sampled && a.initial == Initial::Penalty {
         return unsampled_cost(load);
     }
-    let weight = idle_weight(a, split, picks, load, now, true);
-    split_cost_with(a, split, load, now, weight)
-}
-
-/// [`split_cost`] past the [`Initial::Penalty`] case, with the [`split::idle_weight`] `weight`
-/// given: monotonic in `weight` (non-decreasing for a non-negative estimate), so costs computed
-/// with a lower and an upper bound of the weight bound the cost itself.
-#[inline]
-fn split_cost_with(a: &Ablation, split: &Split, load: &Load, now: Nanos, weight: f64) -> f64 {
-    let estimate = estimate_with(a, split, load, now, weight);
+    let estimate = split_estimate(a, split, picks, load, now, true);
     let estimate = if a.stall && (load.outstanding > 0 || load.probing) {
         estimate.max(now.saturating_sub(load.progress.max(load.probe_answered)) as f64)
     } else {

@@ -261,36 +261,32 @@ impl Default for Ablation {
     /// error-aware cost with `errorPenalty` 1 and `errorSamples` 10, failures that hold the
     /// estimate.
     fn default() -> Self {
-        Self::DEFAULT
+        Ablation {
+            decay: DecayMode::TimeWeighted,
+            sampling: Sampling::Distinct,
+            streams: Streams::Ignore,
+            initial: Initial::Zero,
+            idle: Idle::PickClock,
+            idle_picks: None,
+            probes: Probes::Many,
+            peak: Peak::Stalled,
+            peak_decay_time: None,
+            peak_ratio: None,
+            idle_decay_time: None,
+            idle_max: IdleMax::DecayTimes(IDLE_MAX_DECAY_TIMES),
+            blend_time: None,
+            error_penalty: Some(DEFAULT_ERROR_PENALTY),
+            failures: Failures::Hold,
+            blend_samples: None,
+            error_samples: Some(DEFAULT_ERROR_SAMPLES),
+            stall: true,
+            probe_interval: None,
+            per_method: false,
+        }
     }
 }
 
 impl Ablation {
-    /// The chosen semantics ([`Ablation::default`]) as a constant: code specialised for them
-    /// (the shared picker's hot path) folds their choices away at compile time.
-    pub const DEFAULT: Ablation = Ablation {
-        decay: DecayMode::TimeWeighted,
-        sampling: Sampling::Distinct,
-        streams: Streams::Ignore,
-        initial: Initial::Zero,
-        idle: Idle::PickClock,
-        idle_picks: None,
-        probes: Probes::Many,
-        peak: Peak::Stalled,
-        peak_decay_time: None,
-        peak_ratio: None,
-        idle_decay_time: None,
-        idle_max: IdleMax::DecayTimes(IDLE_MAX_DECAY_TIMES),
-        blend_time: None,
-        error_penalty: Some(DEFAULT_ERROR_PENALTY),
-        failures: Failures::Hold,
-        blend_samples: None,
-        error_samples: Some(DEFAULT_ERROR_SAMPLES),
-        stall: true,
-        probe_interval: None,
-        per_method: false,
-    };
-
     /// Whether the estimate reads the wall-clock decay of the stored estimate through the
     /// policy's decay factor ([`crate::estimator::PeakEwma::weight`]): decay on read, or a split
     /// estimate with an `idleDecayTime` or a frozen estimate and no `blendTime`. The others

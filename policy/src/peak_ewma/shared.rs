@@ -24,14 +24,12 @@ use std::sync::{Mutex, OnceLock};
 
 use rand::RngCore;
 
-use super::split::idle_exponent;
 use super::{
-    split_cost, split_cost_with, split_sample, Ablation, Config, DecayMode, Initial, Load, Peak,
-    PeakEwma, Split, NAME,
+    split_cost, split_sample, Ablation, Config, DecayMode, Initial, Load, PeakEwma, Split, NAME,
 };
 use crate::endpoints::Endpoints;
 use crate::estimator::Moment;
-use crate::p2c::{self, Sampling};
+use crate::p2c;
 use crate::shared::{ConcurrentPolicy, SharedPicker, SharedTicket};
 use crate::{
     Connectivity, EndpointId, EndpointView, Nanos, Outcome, Pick, RpcKind, Status, Ticket,
@@ -301,11 +299,6 @@ struct Control {
 #[derive(Debug)]
 pub struct SharedPeakEwma {
     ablation: Ablation,
-    /// `ablation` is [`Ablation::DEFAULT`]: picks run code specialised for it.
-    default: bool,
-    /// Two distinct candidates per pick, compared through bounds on their weights
-    /// ([`SharedPeakEwma::two_distinct`]).
-    two: bool,
     choices: u32,
     split: Split,
     initial: Nanos,
@@ -340,10 +333,6 @@ impl SharedPeakEwma {
         };
         Ok(SharedPeakEwma {
             ablation: a,
-            default: a == Ablation::DEFAULT,
-            two: a.sampling == Sampling::Distinct
-                && config.choice_count.clamp(1, p2c::MAX_CHOICES) == 2
-                && bounds_apply(&a),
             choices: config.choice_count,
             split: Split::new(config.decay_time, &a),
             initial,
@@ -437,180 +426,6 @@ impl SharedPeakEwma {
             .store(matches!(e.unready(), Pick::Queue), Ordering::Relaxed);
         r.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
-    /// [`ConcurrentPolicy::pick_call`] under the semantics `a` (`self.ablation`, or the same
-    /// as a constant so that the default's choices fold away).
-    #[inline(always)]
-    fn pick_as(&self, a: &Ablation, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
-        let (split, ready) = (&self.split, &self.ready);
-        let mut spins = 0u32;
-        let (slot, cell) = loop {
-            let before = ready.seq.load(Ordering::Acquire);
-            if before & 1 == 0 {
-                let n = ready.len.load(Ordering::Relaxed) as usize;
-                let picks = self.picks.load(Ordering::Relaxed);
-                // Each candidate's cost is read on its own; another thread may change it before
-                // the outstanding count below is raised, as in grpc-java's least_request picker.
-                let picked = if n < 2 || !self.two {
-                    (n > 0).then(|| {
-                        let cost = |s: u32| {
-                            self.cells.get(s).map_or(f64::INFINITY, |cell| {
-                                split_cost(a, split, picks, &cell.read(), now)
-                            })
-                        };
-                        let slot = p2c::pick_by(
-                            n,
-                            |i| ready.entry(i),
-                            self.choices,
-                            a.sampling,
-                            rng,
-                            cost,
-                        );
-                        (slot, None)
-                    })
-                } else {
-                    Some(self.two_distinct(a, n, picks, now, rng))
-                };
-                let queue = ready.queue.load(Ordering::Relaxed);
-                // Orders the list's loads before the second sequence load.
-                fence(Ordering::Acquire);
-                if ready.seq.load(Ordering::Relaxed) == before {
-                    match picked {
-                        Some(picked) => break picked,
-                        None if queue => return Pick::Queue,
-                        None => return Pick::Fail,
-                    }
-                }
-            }
-            // The list changed under the draw: draw again from the new one.
-            back_off(&mut spins);
-        };
-        self.picks.fetch_add(1, Ordering::Relaxed);
-        let cell = match cell {
-            Some(cell) => cell,
-            None => self.cell(slot),
-        };
-        let generation = if a.streams.outstanding(kind) {
-            cell.count(now)
-        } else {
-            cell.generation()
-        };
-        let id = EndpointId(cell.id.load(Ordering::Relaxed));
-        Pick::Endpoint(Ticket::new(id, slot, generation, kind))
-    }
-
-    /// The cheaper of two distinct READY entries (`n >= 2`), drawn from `rng` exactly as
-    /// [`p2c::pick_by`] draws them and chosen as it chooses (the second only if strictly
-    /// cheaper), with the slot's cell. Each candidate's idle weight `e^x` is first bounded
-    /// without computing it ([`exp_bounds`]); the cost being monotonic in the weight
-    /// ([`split_cost_with`]), the costs at the bounds decide the pick unless their ranges
-    /// overlap, and only then are both computed exactly as [`split_cost`] computes them. So
-    /// the pick is always the one exact costs make, and usually takes no `exp`.
-    #[inline(always)]
-    fn two_distinct(
-        &self,
-        a: &Ablation,
-        n: usize,
-        picks: u64,
-        now: Nanos,
-        rng: &mut dyn RngCore,
-    ) -> (u32, Option<&Cell>) {
-        let first = p2c::index(rng, n);
-        let (s1, c1, lo1, hi1) = self.bounded(a, first, picks, now);
-        let second = loop {
-            let i = p2c::index(rng, n);
-            if i != first {
-                break i;
-            }
-        };
-        let (s2, c2, lo2, hi2) = self.bounded(a, second, picks, now);
-        let second_cheaper = if hi2 < lo1 {
-            true
-        } else if lo2 >= hi1 {
-            false
-        } else {
-            // Too close to call from the bounds (or not a number): the exact costs, from the
-            // cells as they are now (what one thread reads twice is the same).
-            let exact = |cell: Option<&Cell>| {
-                cell.map_or(f64::INFINITY, |cell| {
-                    split_cost(a, &self.split, picks, &cell.read(), now)
-                })
-            };
-            exact(c2) < exact(c1)
-        };
-        if second_cheaper {
-            (s2, c2)
-        } else {
-            (s1, c1)
-        }
-    }
-
-    /// READY entry `i`: its slot, its cell, and a lower and an upper bound on its cost at `now`
-    /// (both infinite without a cell, as [`split_cost`] is then taken to be).
-    #[inline(always)]
-    fn bounded(
-        &self,
-        a: &Ablation,
-        i: usize,
-        picks: u64,
-        now: Nanos,
-    ) -> (u32, Option<&Cell>, f64, f64) {
-        let split = &self.split;
-        let slot = self.ready.entry(i);
-        let cell = self.cells.get(slot);
-        let (lo, hi) = match cell {
-            Some(cell) => {
-                let load = cell.read();
-                let (wlo, whi) = exp_bounds(idle_exponent(a, split, picks, &load, now, true));
-                let (clo, chi) = (
-                    split_cost_with(a, split, &load, now, wlo),
-                    split_cost_with(a, split, &load, now, whi),
-                );
-                (clo.min(chi), clo.max(chi))
-            }
-            None => (f64::INFINITY, f64::INFINITY),
-        };
-        (slot, cell, lo, hi)
-    }
-}
-
-/// Whether [`SharedPeakEwma::two_distinct`] may bound costs through the idle weight alone: the
-/// cost is [`split_cost_with`] of that weight and no other `exp` (no decaying peak), and no
-/// penalty for unsampled endpoints.
-fn bounds_apply(a: &Ablation) -> bool {
-    a.initial != Initial::Penalty && !matches!(a.peak, Peak::Decaying | Peak::Refutable)
-}
-
-/// How far [`exp_bounds`] widens its approximation each way (2^-16): the approximation's own
-/// error is below 3e-7 and `f64::exp`'s below an ulp, so `e^x` lies well inside.
-const EXP_MARGIN: f64 = 1.0 / 65_536.0;
-
-/// Bounds `(lo, hi)` on what `x.exp()` returns, for `x <= 0`, from a few multiplications: `e^x`
-/// as `2^n × e^y` with `|y| <= ln 2 / 2` and `e^y` to its Taylor polynomial of degree 6
-/// (remainder below `|y|^7 / 7! × e^|y|`, under 3e-7 of `e^y`), widened by [`EXP_MARGIN`].
-/// Below −700 (where the result is smaller than 1e-304) the bounds are `(0, 1)`; for anything
-/// else (positive, not a number) `(0, ∞)`, which decides nothing.
-#[inline(always)]
-fn exp_bounds(x: f64) -> (f64, f64) {
-    if !(-700.0..=0.0).contains(&x) {
-        return if x < -700.0 {
-            (0.0, 1.0)
-        } else {
-            (0.0, f64::INFINITY)
-        };
-    }
-    let t = x * std::f64::consts::LOG2_E;
-    // Truncation toward zero of `t − 0.5` (<= 0) rounds `t` to the nearest integer: n in
-    // [−1010, 0], and `t − n` is exact.
-    let n = (t - 0.5) as i64;
-    let y = (t - n as f64) * std::f64::consts::LN_2;
-    let y2 = y * y;
-    let p = 1.0
-        + y
-        + y2 * (0.5 + y * (1.0 / 6.0))
-        + y2 * y2 * ((1.0 / 24.0) + y * (1.0 / 120.0) + y2 * (1.0 / 720.0));
-    // 2^n, a normal number for n >= −1022.
-    let e = p * f64::from_bits(((n + 1023) as u64) << 52);
-    (e * (1.0 - EXP_MARGIN), e * (1.0 + EXP_MARGIN))
 }
 
 impl ConcurrentPolicy for SharedPeakEwma {
@@ -644,11 +459,46 @@ impl ConcurrentPolicy for SharedPeakEwma {
     }
 
     fn pick_call(&self, now: Nanos, kind: RpcKind, rng: &mut dyn RngCore) -> Pick {
-        if self.default {
-            self.pick_as(&Ablation::DEFAULT, now, kind, rng)
+        let (a, split, ready) = (&self.ablation, &self.split, &self.ready);
+        let mut spins = 0u32;
+        let slot = loop {
+            let before = ready.seq.load(Ordering::Acquire);
+            if before & 1 == 0 {
+                let n = ready.len.load(Ordering::Relaxed) as usize;
+                let picks = self.picks.load(Ordering::Relaxed);
+                // Each candidate's cost is read on its own; another thread may change it before
+                // the outstanding count below is raised, as in grpc-java's least_request picker.
+                let slot = (n > 0).then(|| {
+                    let cost = |s: u32| {
+                        self.cells.get(s).map_or(f64::INFINITY, |cell| {
+                            split_cost(a, split, picks, &cell.read(), now)
+                        })
+                    };
+                    p2c::pick_by(n, |i| ready.entry(i), self.choices, a.sampling, rng, cost)
+                });
+                let queue = ready.queue.load(Ordering::Relaxed);
+                // Orders the list's loads before the second sequence load.
+                fence(Ordering::Acquire);
+                if ready.seq.load(Ordering::Relaxed) == before {
+                    match slot {
+                        Some(slot) => break slot,
+                        None if queue => return Pick::Queue,
+                        None => return Pick::Fail,
+                    }
+                }
+            }
+            // The list changed under the draw: draw again from the new one.
+            back_off(&mut spins);
+        };
+        self.picks.fetch_add(1, Ordering::Relaxed);
+        let cell = self.cell(slot);
+        let generation = if a.streams.outstanding(kind) {
+            cell.count(now)
         } else {
-            self.pick_as(&self.ablation, now, kind, rng)
-        }
+            cell.generation()
+        };
+        let id = EndpointId(cell.id.load(Ordering::Relaxed));
+        Pick::Endpoint(Ticket::new(id, slot, generation, kind))
     }
 
     fn on_done(&self, now: Nanos, ticket: Ticket, outcome: Outcome) {

@@ -62,20 +62,6 @@ pub(super) fn idle_weight(
     now: Nanos,
     probing: bool,
 ) -> f64 {
-    idle_exponent(a, split, picks, load, now, probing).exp()
-}
-
-/// The exponent `−idle/τ_idle` of [`idle_weight`] (never positive): what a caller that bounds
-/// the weight without computing it ([`super::shared`]'s pick) starts from.
-#[inline]
-pub(super) fn idle_exponent(
-    a: &Ablation,
-    split: &Split,
-    picks: u64,
-    load: &Load,
-    now: Nanos,
-    probing: bool,
-) -> f64 {
     let wall = now.saturating_sub(load.rtt.stamp()) as f64;
     let idle = match a.idle {
         _ if probing && a.probes == Probes::One && load.outstanding > 0 => 0.0,
@@ -91,7 +77,7 @@ pub(super) fn idle_exponent(
             }
         }
     };
-    -idle * split.inv_idle
+    (-idle * split.inv_idle).exp()
 }
 
 /// [`Ablation::split`]'s estimate of `load` at `now` (ns, before the `outstanding + 1` factor):
@@ -113,13 +99,7 @@ pub(super) fn split_estimate(
 /// [`split_estimate`] with its [`idle_weight`] already computed (one `exp` saved where the caller
 /// needs the weight too).
 #[inline]
-pub(super) fn estimate_with(
-    a: &Ablation,
-    split: &Split,
-    load: &Load,
-    now: Nanos,
-    weight: f64,
-) -> f64 {
+fn estimate_with(a: &Ablation, split: &Split, load: &Load, now: Nanos, weight: f64) -> f64 {
     let ewma = load.rtt.stored() * weight;
     let estimate = match a.peak {
         Peak::Decaying | Peak::Refutable if load.peak > 0.0 => {
