@@ -39,29 +39,10 @@ trap cleanup EXIT
 lblab="${CARGO_TARGET_DIR:-$root/target}/release/lblab"
 minimal="${CARGO_TARGET_DIR:-$root/target}/release/examples/minimal_client"
 
-cat > "$work/fast.toml" << 'TOML'
-name = "fast"
-seed = 1
-[workload]
-clients = 1
-rate = 2000
-warmup = "1s"
-duration = "10s"
-deadline = "1s"
-[[fleet]]
-name = "main"
-count = 1
-workers = 256
-service_time = { dist = "constant", value = "0ms" }
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-TOML
-"$lblab" backend "$work/fast.toml" --no-realtime --for 900s > "$work/backend.txt" 2>&1 &
-backend_pid=$!
-for _ in $(seq 50); do grep -q -- '--targets' "$work/backend.txt" && break; sleep 0.1; done
-target="$(grep -- '--targets' "$work/backend.txt" | awk '{print $2}')"
-[[ -n "$target" ]] || { echo "error: the backend did not start" >&2; exit 2; }
+# shellcheck source=fast-fleet.sh
+source "$root/scripts/fast-fleet.sh"
+fast_fleet "$lblab" "$work" 1 1 256
+target=$targets
 # An empty CallRequest in a gRPC frame: not compressed, length 0.
 printf '\x00\x00\x00\x00\x00' > "$work/request"
 

@@ -27,29 +27,9 @@ trap cleanup EXIT
     cargo build --release --quiet -p lblab-loadgen --example minimal_client)
 target="${CARGO_TARGET_DIR:-$root/target}/release"
 
-cat > "$work/fast.toml" <<'TOML'
-name = "fast"
-seed = 1
-[workload]
-clients = 4
-rate = 2000
-warmup = "1s"
-duration = "10s"
-deadline = "1s"
-[[fleet]]
-name = "main"
-count = 4
-workers = 64
-service_time = { dist = "constant", value = "0ms" }
-[[policies]]
-name = "round_robin"
-config = '{"loadBalancingConfig":[{"round_robin":{}}]}'
-TOML
-"$target/lblab" backend "$work/fast.toml" --no-realtime --for 600s > "$work/backend.txt" 2>&1 &
-backend_pid=$!
-for _ in $(seq 50); do grep -q -- '--targets' "$work/backend.txt" && break; sleep 0.1; done
-targets="$(grep -- '--targets' "$work/backend.txt" | awk '{print $2}')"
-[[ -n "$targets" ]] || { echo "error: the fleet did not start" >&2; exit 2; }
+# shellcheck source=fast-fleet.sh
+source "$root/scripts/fast-fleet.sh"
+fast_fleet "$target/lblab" "$work" 4 4 64
 
 hz="$(getconf CLK_TCK)"
 # threads RATE T0 T1 CMD…: each thread name's CPU µs per call of CMD over [T0, T1] s after launch.

@@ -66,6 +66,53 @@ async fn connect(targets: &str) -> Result<Vec<EchoClient<Channel>>, Box<dyn std:
     Ok(clients)
 }
 
+/// The calls that ended, as they end.
+#[derive(Default)]
+struct Tally {
+    ok: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl Tally {
+    /// One unary call with an empty request, counted.
+    async fn call(&self, client: &mut EchoClient<Channel>, id: u64) {
+        let request = CallRequest {
+            id,
+            payload: Default::default(),
+        };
+        match client.unary(request).await {
+            Ok(_) => self.ok.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.failed.fetch_add(1, Ordering::Relaxed),
+        };
+    }
+
+    /// Waits for `tasks`, then prints the calls, the calls per second and the process's CPU per
+    /// call since `cpu0` and `wall0`.
+    async fn finish(
+        &self,
+        tasks: Vec<tokio::task::JoinHandle<()>>,
+        cpu0: u64,
+        wall0: Instant,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        for t in tasks {
+            t.await?;
+        }
+        let (cpu, wall) = (process_ns() - cpu0, wall0.elapsed());
+        let (ok, failed) = (
+            self.ok.load(Ordering::Relaxed),
+            self.failed.load(Ordering::Relaxed),
+        );
+        println!(
+            "minimal tonic client: {ok} calls ok, {failed} failed in {:.2} s ({:.0} calls/s); \
+             client CPU {:.1} µs per call",
+            wall.as_secs_f64(),
+            (ok + failed) as f64 / wall.as_secs_f64(),
+            cpu as f64 / 1e3 / (ok + failed).max(1) as f64
+        );
+        Ok(())
+    }
+}
+
 /// Closed loop: `in_flight` tasks, each calling the targets in turn until `seconds` have passed.
 async fn closed(
     targets: &str,
@@ -73,59 +120,30 @@ async fn closed(
     seconds: f64,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let clients = connect(targets).await?;
-    let (ok, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let tally = Arc::new(Tally::default());
     let (cpu0, wall0) = (process_ns(), Instant::now());
     let end = wall0 + Duration::from_secs_f64(seconds);
     let mut tasks = Vec::new();
     for k in 0..in_flight as usize {
         let mut clients = clients.clone();
-        let (ok, failed) = (ok.clone(), failed.clone());
+        let tally = tally.clone();
         tasks.push(tokio::spawn(async move {
             let mut id = k as u64;
             while Instant::now() < end {
                 let n = clients.len();
-                let client = &mut clients[id as usize % n];
-                let request = CallRequest {
-                    id,
-                    payload: Default::default(),
-                };
-                match client.unary(request).await {
-                    Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
-                    Err(_) => failed.fetch_add(1, Ordering::Relaxed),
-                };
+                tally.call(&mut clients[id as usize % n], id).await;
                 id += u64::from(in_flight);
             }
         }));
     }
-    for t in tasks {
-        t.await?;
-    }
-    report(
-        ok.load(Ordering::Relaxed),
-        failed.load(Ordering::Relaxed),
-        cpu0,
-        wall0,
-    );
-    Ok(())
-}
-
-/// Prints the calls, the calls per second and the process's CPU per call.
-fn report(ok: u64, failed: u64, cpu0: u64, wall0: Instant) {
-    let (cpu, wall) = (process_ns() - cpu0, wall0.elapsed());
-    println!(
-        "minimal tonic client: {ok} calls ok, {failed} failed in {:.2} s ({:.0} calls/s); \
-         client CPU {:.1} µs per call",
-        wall.as_secs_f64(),
-        (ok + failed) as f64 / wall.as_secs_f64(),
-        cpu as f64 / 1e3 / (ok + failed).max(1) as f64
-    );
+    tally.finish(tasks, cpu0, wall0).await
 }
 
 /// Open loop: a call every `1 / rate` s for `seconds`.
 async fn run(targets: &str, rate: f64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
     let clients = connect(targets).await?;
     let calls = (rate * seconds).round() as u64;
-    let (ok, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let tally = Arc::new(Tally::default());
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
     let (cpu0, wall0) = (process_ns(), Instant::now());
@@ -133,26 +151,10 @@ async fn run(targets: &str, rate: f64, seconds: f64) -> Result<(), Box<dyn std::
     for id in 0..calls {
         tick.tick().await;
         let mut client = clients[id as usize % clients.len()].clone();
-        let (ok, failed) = (ok.clone(), failed.clone());
+        let tally = tally.clone();
         tasks.push(tokio::spawn(async move {
-            let request = CallRequest {
-                id,
-                payload: Default::default(),
-            };
-            match client.unary(request).await {
-                Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
-                Err(_) => failed.fetch_add(1, Ordering::Relaxed),
-            };
+            tally.call(&mut client, id).await;
         }));
     }
-    for t in tasks {
-        t.await?;
-    }
-    report(
-        ok.load(Ordering::Relaxed),
-        failed.load(Ordering::Relaxed),
-        cpu0,
-        wall0,
-    );
-    Ok(())
+    tally.finish(tasks, cpu0, wall0).await
 }
