@@ -1,12 +1,14 @@
 //! A call's deadline through the balancer, in each phase a call can be in: waiting for a READY
 //! endpoint, waiting for the answer's headers, and reading its body; and a call that waits for an
-//! endpoint goes out as soon as one is READY. Against real Echo servers on loopback.
+//! endpoint goes out as soon as one is READY; an endpoint is READY only once the server speaks
+//! HTTP/2. Against real Echo servers on loopback.
 
 use std::time::{Duration, Instant};
 
 use lblab_backend::{Fleet, FleetOptions};
 use lblab_loadgen::balance::{Balancer, BalancerOptions};
 use lblab_model::testing::{constant, ScenarioBuilder};
+use lblab_policy::Connectivity;
 use lblab_wire::pb::echo::echo_client::EchoClient;
 use lblab_wire::pb::echo::CallRequest;
 
@@ -115,4 +117,26 @@ async fn a_call_waits_for_a_ready_endpoint_until_its_deadline_and_goes_when_one_
     let (code, took) = waiting.await.unwrap();
     assert_eq!(code, tonic::Code::Ok, "{took:?}");
     assert!(took < Duration::from_secs(5), "went when READY: {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_that_accepts_tcp_but_never_speaks_http2_is_not_ready() {
+    // The kernel completes the handshake into the accept queue; nothing ever answers on it.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let uri: http::Uri = format!("http://{}", silent.local_addr().unwrap())
+        .parse()
+        .unwrap();
+    let balancer = Balancer::from_service_config(
+        r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#,
+        vec![uri],
+        BalancerOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(balancer.wait_connected(Duration::from_millis(300)).await, 0);
+    assert_eq!(balancer.connectivity(), [Connectivity::Connecting]);
+    let client = EchoClient::new(balancer.service());
+    let (code, took) = call(&client, Duration::from_millis(150)).await;
+    assert_eq!(code, tonic::Code::DeadlineExceeded, "{took:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    drop(silent);
 }

@@ -67,6 +67,11 @@ pub(super) async fn connect(
             .keep_alive_timeout(timeout)
             .keep_alive_while_idle(true);
     }
+    let (heard_tx, heard) = tokio::sync::oneshot::channel();
+    let stream = Heard {
+        inner: stream,
+        heard: Some(heard_tx),
+    };
     let (send, conn) = builder.handshake(TokioIo::new(stream)).await?;
     let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
@@ -78,12 +83,78 @@ pub(super) async fn connect(
             shared.mark_broken(idx, generation, Some(why));
         }
     });
+    // READY once the server has spoken HTTP/2 (its preface, a SETTINGS frame), as gRPC's
+    // channels wait for, not as soon as TCP (or TLS) is up: a listener that accepts connections
+    // but never answers keeps the endpoint CONNECTING until the attempt times out.
+    heard
+        .await
+        .map_err(|_| "the connection closed before the server's HTTP/2 preface")?;
     Ok(Conn {
         generation,
         send,
         scheme,
         authority,
     })
+}
+
+/// A connection's stream that tells, once, when the server first sent anything.
+struct Heard<S> {
+    inner: S,
+    heard: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Heard<S> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            if let Some(heard) = this.heard.take() {
+                let _ = heard.send(());
+            }
+        }
+        polled
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Heard<S> {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
 }
 
 pub(crate) use lblab_message::text::error_chain;
@@ -130,7 +201,9 @@ pub(super) async fn manage(shared: Arc<Shared>, idx: usize, mut rng: SmallRng) {
                 lock(&slot.outages).end(shared.clock.now());
                 attempt = 0;
                 shared.set_state(idx, Connectivity::Ready);
-                slot.broken.notified().await;
+                while slot.broken_generation.load(Ordering::Acquire) != generation {
+                    slot.broken.notified().await;
+                }
                 lock(&slot.channel).take();
                 // gRPC: READY -> IDLE when the connection goes, and petiole policies ask for a new
                 // connection at once.
@@ -197,6 +270,7 @@ impl Shared {
                             generation: AtomicU64::new(0),
                             served: AtomicU64::new(0),
                             broken: Notify::new(),
+                            broken_generation: AtomicU64::new(0),
                             state: Mutex::new(Connectivity::Idle),
                             outages: Mutex::new(Outages::default()),
                             probing: std::sync::atomic::AtomicBool::new(false),

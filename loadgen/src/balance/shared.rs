@@ -42,7 +42,11 @@ pub(super) struct Slot {
     /// The latest connection generation that served a call (a response came back on it): a
     /// connection that ends without having served one is reconnected after a backoff.
     pub(super) served: AtomicU64,
+    /// Notified when a connection ends; `broken_generation` says which one did (a connection
+    /// that ends while its attempt still waits for the server's preface leaves a notification
+    /// that concerns no later connection).
     pub(super) broken: Notify,
+    pub(super) broken_generation: AtomicU64,
     pub(super) state: Mutex<Connectivity>,
     pub(super) outages: Mutex<Outages>,
     /// A probe ([`Policy::probe_interval`]) to the endpoint is pending.
@@ -134,6 +138,7 @@ impl Shared {
         let Some(slot) = self.slot(idx) else { return };
         if slot.generation.load(Ordering::Acquire) == generation {
             lock(&slot.outages).begin(self.clock.now(), why, false);
+            slot.broken_generation.store(generation, Ordering::Release);
             slot.broken.notify_one();
         }
     }
