@@ -4,7 +4,7 @@
 # at the same open-loop rates, alternating the two; each process's threads sampled from /proc over
 # the same 6 s inside its measured window, so that every thread counts (lblab's own "client CPU"
 # counts its runtime's threads only). Writes results/bench/loadgen-vs-minimal.txt (or $OUT).
-# About 3 minutes; run it on a machine doing nothing else. Only loopback.
+# About 7 minutes; run it on a machine doing nothing else. Only loopback.
 #
 #   scripts/loadgen-vs-minimal.sh
 #   RATES="2000 6000" REPEATS=2 SPINS="0us 120us" OUT=/tmp/lvm.txt scripts/loadgen-vs-minimal.sh
@@ -60,6 +60,8 @@ threads() {
             echo "rate $rate/s, repeat $k"
             echo "  minimal tonic client:"
             threads "$rate" 2 8 "$target/examples/minimal_client" "$targets" "$rate" 10
+            echo "  minimal tonic client with lblab loadgen's deadline (1s less the call's lateness):"
+            threads "$rate" 2 8 "$target/examples/minimal_client" "$targets" "$rate" 10 1000
             for spin in "${spins[@]}"; do
                 echo "  lblab loadgen (round_robin, --spin $spin):"
                 threads "$rate" 4 10 "$target/lblab" loadgen "$work/fast.toml" --targets "$targets" \

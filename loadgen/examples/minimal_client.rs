@@ -14,7 +14,9 @@
 //!
 //! Arguments: the targets (comma-separated `host:port`), calls per second (open loop) or `cN`
 //! (closed loop: N tasks, each starting its next call when its last one ends, as
-//! `lblab loadgen --concurrency N`), seconds.
+//! `lblab loadgen --concurrency N`), seconds, and optionally a deadline in ms: each call then
+//! carries a `grpc-timeout` of that deadline less how late it starts, as `lblab loadgen` sends
+//! (so that what a deadline costs can be measured apart).
 
 #![allow(clippy::disallowed_macros)] // prints its own output, not lblab's
 
@@ -29,13 +31,20 @@ use tonic::transport::{Channel, Endpoint};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [targets, load, seconds] = args.as_slice() else {
-        return Err(
-            "usage: minimal_client HOST:PORT[,HOST:PORT…] CALLS_PER_SECOND|cIN_FLIGHT SECONDS"
-                .into(),
-        );
+    let (targets, load, seconds, deadline) = match args.as_slice() {
+        [t, l, s] => (t, l, s, None),
+        [t, l, s, d] => (t, l, s, Some(Duration::from_millis(d.parse()?))),
+        _ => {
+            return Err("usage: minimal_client HOST:PORT[,HOST:PORT…] \
+                        CALLS_PER_SECOND|cIN_FLIGHT SECONDS [DEADLINE_MS]"
+                .into())
+        }
     };
     let seconds: f64 = seconds.parse()?;
+    let tally = Arc::new(Tally {
+        deadline,
+        ..Tally::default()
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -45,13 +54,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if in_flight == 0 || seconds.is_nan() || seconds <= 0.0 {
             return Err("the calls in flight and the seconds must be positive".into());
         }
-        return runtime.block_on(closed(targets, in_flight, seconds));
+        return runtime.block_on(closed(targets, in_flight, seconds, tally));
     }
     let rate: f64 = load.parse()?;
     if !(rate > 0.0 && seconds > 0.0) {
         return Err("the rate and the seconds must be positive".into());
     }
-    runtime.block_on(run(targets, rate, seconds))
+    runtime.block_on(run(targets, rate, seconds, tally))
 }
 
 /// One tonic client per target.
@@ -71,15 +80,20 @@ async fn connect(targets: &str) -> Result<Vec<EchoClient<Channel>>, Box<dyn std:
 struct Tally {
     ok: AtomicU64,
     failed: AtomicU64,
+    /// Each call's deadline from when it was due, if any.
+    deadline: Option<Duration>,
 }
 
 impl Tally {
-    /// One unary call with an empty request, counted.
-    async fn call(&self, client: &mut EchoClient<Channel>, id: u64) {
-        let request = CallRequest {
+    /// One unary call with an empty request, due at `due`, counted.
+    async fn call(&self, client: &mut EchoClient<Channel>, id: u64, due: Instant) {
+        let mut request = tonic::Request::new(CallRequest {
             id,
             payload: Default::default(),
-        };
+        });
+        if let Some(deadline) = self.deadline {
+            request.set_timeout(deadline.saturating_sub(due.elapsed()));
+        }
         match client.unary(request).await {
             Ok(_) => self.ok.fetch_add(1, Ordering::Relaxed),
             Err(_) => self.failed.fetch_add(1, Ordering::Relaxed),
@@ -118,9 +132,9 @@ async fn closed(
     targets: &str,
     in_flight: u32,
     seconds: f64,
+    tally: Arc<Tally>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let clients = connect(targets).await?;
-    let tally = Arc::new(Tally::default());
     let (cpu0, wall0) = (process_ns(), Instant::now());
     let end = wall0 + Duration::from_secs_f64(seconds);
     let mut tasks = Vec::new();
@@ -131,7 +145,9 @@ async fn closed(
             let mut id = k as u64;
             while Instant::now() < end {
                 let n = clients.len();
-                tally.call(&mut clients[id as usize % n], id).await;
+                tally
+                    .call(&mut clients[id as usize % n], id, Instant::now())
+                    .await;
                 id += u64::from(in_flight);
             }
         }));
@@ -140,20 +156,24 @@ async fn closed(
 }
 
 /// Open loop: a call every `1 / rate` s for `seconds`.
-async fn run(targets: &str, rate: f64, seconds: f64) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(
+    targets: &str,
+    rate: f64,
+    seconds: f64,
+    tally: Arc<Tally>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let clients = connect(targets).await?;
     let calls = (rate * seconds).round() as u64;
-    let tally = Arc::new(Tally::default());
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
     let (cpu0, wall0) = (process_ns(), Instant::now());
     let mut tasks = Vec::with_capacity(calls as usize);
     for id in 0..calls {
-        tick.tick().await;
+        let due = tick.tick().await.into_std();
         let mut client = clients[id as usize % clients.len()].clone();
         let tally = tally.clone();
         tasks.push(tokio::spawn(async move {
-            tally.call(&mut client, id).await;
+            tally.call(&mut client, id, due).await;
         }));
     }
     tally.finish(tasks, cpu0, wall0).await
