@@ -35,7 +35,9 @@
 //! - enforces the request's `grpc-timeout` and fails it with DEADLINE_EXCEEDED;
 //! - maps connectivity from the real connections: a connection attempt in progress is CONNECTING,
 //!   a refused or failed one TRANSIENT_FAILURE (sticky until READY, as gRPC reports it) with gRPC's
-//!   reconnect backoff, an established HTTP/2 connection READY; when a connection ends (the server
+//!   reconnect backoff, an HTTP/2 connection READY once the server has sent its preface (its
+//!   SETTINGS, as gRPC's channels wait for: a listener that accepts TCP but never answers keeps
+//!   the endpoint CONNECTING until the attempt's timeout); when a connection ends (the server
 //!   closed it or it failed) the endpoint goes IDLE and a new connection is attempted at once, as
 //!   gRPC's petiole policies do, unless it ended before it served any call (a server that sends
 //!   GOAWAY on every connection): then the new attempt waits gRPC's backoff, which grows with
