@@ -23,6 +23,16 @@ fn one(service: &str) -> lblab_model::Scenario {
         .unwrap()
 }
 
+/// A round_robin balancer over the one endpoint `uri`.
+fn round_robin(uri: http::Uri) -> Balancer {
+    Balancer::from_service_config(
+        r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#,
+        vec![uri],
+        BalancerOptions::default(),
+    )
+    .unwrap()
+}
+
 /// One call with `deadline`: its status code and how long it took.
 async fn call(
     client: &EchoClient<lblab_loadgen::balance::PolicyService>,
@@ -44,12 +54,7 @@ async fn a_slow_answer_ends_at_the_deadline_and_a_fast_one_is_not_cut() {
         .await
         .unwrap();
     let uri: http::Uri = format!("http://{}", fleet.addrs()[0]).parse().unwrap();
-    let balancer = Balancer::from_service_config(
-        r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#,
-        vec![uri],
-        BalancerOptions::default(),
-    )
-    .unwrap();
+    let balancer = round_robin(uri);
     assert_eq!(balancer.wait_connected(Duration::from_secs(5)).await, 1);
     let client = EchoClient::new(balancer.service());
     let (code, took) = call(&client, Duration::from_millis(60)).await;
@@ -90,12 +95,7 @@ async fn a_call_waits_for_a_ready_endpoint_until_its_deadline_and_goes_when_one_
     let full_uri: http::Uri = format!("http://{}", full.local_addr().unwrap())
         .parse()
         .unwrap();
-    let balancer = Balancer::from_service_config(
-        r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#,
-        vec![full_uri],
-        BalancerOptions::default(),
-    )
-    .unwrap();
+    let balancer = round_robin(full_uri);
     let client = EchoClient::new(balancer.service());
     let (code, took) = call(&client, Duration::from_millis(150)).await;
     assert_eq!(code, tonic::Code::DeadlineExceeded, "{took:?}");
@@ -126,12 +126,7 @@ async fn an_endpoint_that_accepts_tcp_but_never_speaks_http2_is_not_ready() {
     let uri: http::Uri = format!("http://{}", silent.local_addr().unwrap())
         .parse()
         .unwrap();
-    let balancer = Balancer::from_service_config(
-        r#"{"loadBalancingConfig":[{"round_robin":{}}]}"#,
-        vec![uri],
-        BalancerOptions::default(),
-    )
-    .unwrap();
+    let balancer = round_robin(uri);
     assert_eq!(balancer.wait_connected(Duration::from_millis(300)).await, 0);
     assert_eq!(balancer.connectivity(), [Connectivity::Connecting]);
     let client = EchoClient::new(balancer.service());
