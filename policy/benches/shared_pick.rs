@@ -3,7 +3,9 @@
 //! round_robin (one atomic index), least_request (atomic counts), peak_ewma (the real client's
 //! concurrent policy: each estimate behind a sequence lock, read without writing), weighted_round_robin (the sans-IO policy behind one lock, warmed
 //! with ORCA reports) and tower's p2c over `load::PeakEwma` (behind one lock, as tower shares a
-//! balancer through one buffer task; pick and completion in one locked call).
+//! balancer through one buffer task; pick and completion in one locked call), and
+//! peak_ewma_floor (tower's estimate in three relaxed atomics per endpoint: the least any
+//! peak-EWMA p2c picker does, a yardstick rather than a policy).
 //!
 //! A sample's time is the CPU time all threads spent in their calls divided by the number of
 //! calls ([`common::thread_cpu`]): what a call costs, including what the threads cost each other
@@ -16,6 +18,7 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -24,7 +27,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use lblab_policy::peak_ewma::{shared::SharedPeakEwma, Config};
 use lblab_policy::shared::ConcurrentPolicy;
 use lblab_policy::shared::{LeastRequest, Locked, RoundRobin, SharedPicker, SharedTicket};
-use lblab_policy::{Connectivity, EndpointId, Nanos, Outcome, Pick, RpcKind, Status};
+use lblab_policy::{p2c, Connectivity, EndpointId, Nanos, Outcome, Pick, RpcKind, Status};
 use rand::{rngs::SmallRng, RngCore, SeedableRng};
 use tower::Service;
 
@@ -75,6 +78,79 @@ impl SharedPicker for LockedTower {
     }
 }
 
+/// The least a peak-EWMA p2c picker does, as a yardstick, not a policy: tower's estimate (one
+/// `exp` per candidate's cost and one per completion) in three relaxed atomics per endpoint over
+/// a READY list that never changes, with distinct draws, cost `estimate × (outstanding + 1)`. No
+/// connectivity changes, no generations, and two completions on one endpoint at once may lose a
+/// sample; what the shared peak_ewma costs above it is its semantics and its synchronization.
+struct PeakEwmaFloor {
+    ready: Vec<u32>,
+    cells: Vec<FloorCell>,
+}
+
+#[derive(Default)]
+struct FloorCell {
+    outstanding: AtomicU32,
+    /// The estimate, ns (f64 bits).
+    estimate: AtomicU64,
+    /// When the estimate was last written, ns.
+    stamp: AtomicU64,
+}
+
+/// The floor's decay time: the default `decayTime` (10 s), ns.
+const FLOOR_DECAY_NS: f64 = 10e9;
+
+impl FloorCell {
+    /// The estimate decayed to `now` and its weight, as tower's `PeakEwma` reads it.
+    #[inline]
+    fn decayed(&self, now: Nanos) -> (f64, f64) {
+        let estimate = f64::from_bits(self.estimate.load(Ordering::Relaxed));
+        let idle = now.saturating_sub(self.stamp.load(Ordering::Relaxed)) as f64;
+        let weight = (-idle / FLOOR_DECAY_NS).exp();
+        (estimate, weight)
+    }
+}
+
+impl SharedPicker for PeakEwmaFloor {
+    fn name(&self) -> &'static str {
+        "peak_ewma_floor"
+    }
+
+    fn pick(&self, now: Nanos, rng: &mut dyn RngCore) -> Option<SharedTicket> {
+        let i = p2c::pick(&self.ready, 2, p2c::Sampling::Distinct, rng, |i| {
+            let cell = &self.cells[i as usize];
+            let (estimate, weight) = cell.decayed(now);
+            estimate * weight * (f64::from(cell.outstanding.load(Ordering::Relaxed)) + 1.0)
+        });
+        self.cells[i as usize]
+            .outstanding
+            .fetch_add(1, Ordering::Relaxed);
+        Some(SharedTicket::of(i))
+    }
+
+    fn done(&self, ticket: SharedTicket, now: Nanos, elapsed: Nanos, _ok: bool) {
+        let cell = &self.cells[ticket.endpoint as usize];
+        cell.outstanding.fetch_sub(1, Ordering::Relaxed);
+        let (estimate, weight) = cell.decayed(now);
+        let rtt = elapsed as f64;
+        let next = if rtt > estimate {
+            rtt
+        } else {
+            estimate * weight + rtt * (1.0 - weight)
+        };
+        cell.estimate.store(next.to_bits(), Ordering::Relaxed);
+        cell.stamp.store(now, Ordering::Relaxed);
+    }
+
+    fn endpoints(&self) -> usize {
+        self.ready.len()
+    }
+
+    fn bytes_per_endpoint(&self) -> usize {
+        std::mem::size_of::<FloorCell>() + std::mem::size_of::<u32>()
+    }
+}
+
 fn pickers(n: u32) -> Vec<Box<dyn SharedPicker>> {
     let warmed = |entry: &str| setup(entry, n).0;
     let mut tower = tower_balance(n);
@@ -98,6 +174,10 @@ fn pickers(n: u32) -> Vec<Box<dyn SharedPicker>> {
             0,
         )),
         Box::new(LockedTower(Mutex::new(tower), n)),
+        Box::new(PeakEwmaFloor {
+            ready: (0..n).collect(),
+            cells: (0..n).map(|_| FloorCell::default()).collect(),
+        }),
     ]
 }
 
