@@ -70,12 +70,14 @@ else:
 # 3a. The load generator's CPU per call beside a minimal tonic client's (open loop).
 minimal = folder / "loadgen-vs-minimal.txt"
 if minimal.exists():
-    ratios, with_deadline = {}, {}
+    ratios, with_deadline, paced = {}, {}, {}
     rate = spin = None
     base = None
     for line in minimal.read_text().splitlines():
         if m := re.match(r"rate (\d+)/s", line):
             rate = int(m[1])
+        elif "minimal tonic client paced" in line:
+            spin = "paced"
         elif "minimal tonic client with" in line:
             spin = "deadline"
         elif "minimal tonic client" in line:
@@ -87,17 +89,23 @@ if minimal.exists():
                 base = float(m[1])
             elif spin == "deadline":
                 with_deadline[rate] = float(m[1])
+            elif spin == "paced":
+                paced[rate] = float(m[1])
             elif base:
                 ratios.setdefault((rate, spin), []).append(float(m[1]) / base)
                 if spin == "0us" and rate in with_deadline:
                     ratios.setdefault((rate, "vs deadline"), []).append(float(m[1]) / with_deadline[rate])
+                if spin == "0us" and rate in paced:
+                    ratios.setdefault((rate, "vs paced"), []).append(float(m[1]) / paced[rate])
     for (rate, spin), rs in sorted(ratios.items()):
         if spin != "0us":
             continue
         beside = ratios.get((rate, "vs deadline"))
+        same_pacing = ratios.get((rate, "vs paced"))
         say(f"load generator, {rate} calls/s (default --spin 0us): CPU per call <= 1.5x a minimal tonic client's",
             "/".join(f"{r:.2f}x" for r in rs)
-            + (f" (beside the minimal client with the same deadline: {'/'.join(f'{r:.2f}x' for r in beside)})" if beside else ""),
+            + (f" (beside the minimal client with the same deadline: {'/'.join(f'{r:.2f}x' for r in beside)})" if beside else "")
+            + (f" (beside it paced per call and with the deadline, as lblab loadgen: {'/'.join(f'{r:.2f}x' for r in same_pacing)})" if same_pacing else ""),
             max(rs) <= 1.5)
 else:
     say("load generator CPU", "no loadgen-vs-minimal.txt", None)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The load generator's CPU per call beside a minimal tonic unary client's (loadgen/examples/
 # minimal_client.rs), against the same fast fleet (`lblab backend`, 4 backends answering at once)
-# at the same open-loop rates, alternating the two; each process's threads sampled from /proc over
+# at the same open-loop rates, alternating the two; the minimal client also with lblab loadgen's
+# deadline, and also paced as lblab loadgen paces (each call at its own time, where its tokio
+# interval sends what is due once a millisecond); each process's threads sampled from /proc over
 # the same 6 s inside its measured window, so that every thread counts (lblab's own "client CPU"
 # counts its runtime's threads only). Writes results/bench/loadgen-vs-minimal.txt (or $OUT).
 # About 7 minutes; run it on a machine doing nothing else. Only loopback.
@@ -62,6 +64,8 @@ threads() {
             threads "$rate" 2 8 "$target/examples/minimal_client" "$targets" "$rate" 10
             echo "  minimal tonic client with lblab loadgen's deadline (1s less the call's lateness):"
             threads "$rate" 2 8 "$target/examples/minimal_client" "$targets" "$rate" 10 1000
+            echo "  minimal tonic client paced per call as lblab loadgen paces, with its deadline:"
+            threads "$rate" 2 8 "$target/examples/minimal_client" "$targets" "p$rate" 10 1000
             for spin in "${spins[@]}"; do
                 echo "  lblab loadgen (round_robin, --spin $spin):"
                 threads "$rate" 4 10 "$target/lblab" loadgen "$work/fast.toml" --targets "$targets" \

@@ -14,7 +14,11 @@
 //!
 //! Arguments: the targets (comma-separated `host:port`), calls per second (open loop) or `cN`
 //! (closed loop: N tasks, each starting its next call when its last one ends, as
-//! `lblab loadgen --concurrency N`), seconds, and optionally a deadline in ms: each call then
+//! `lblab loadgen --concurrency N`) or `pN` (open loop at N calls per second, each call sent at
+//! its own time as `lblab loadgen` sends it: a dispatcher thread sleeps until each send time with
+//! `lblab_wire::timer::Pacer` at `--spin 0us` and spawns the call on the runtime, where the
+//! interval's tick wakes once per millisecond and sends what is due in a burst), seconds, and
+//! optionally a deadline in ms: each call then
 //! carries a `grpc-timeout` of that deadline less how late it starts, as `lblab loadgen` sends
 //! (so that what a deadline costs can be measured apart).
 
@@ -36,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         [t, l, s, d] => (t, l, s, Some(Duration::from_millis(d.parse()?))),
         _ => {
             return Err("usage: minimal_client HOST:PORT[,HOST:PORT…] \
-                        CALLS_PER_SECOND|cIN_FLIGHT SECONDS [DEADLINE_MS]"
+                        CALLS_PER_SECOND|pCALLS_PER_SECOND|cIN_FLIGHT SECONDS [DEADLINE_MS]"
                 .into())
         }
     };
@@ -55,6 +59,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err("the calls in flight and the seconds must be positive".into());
         }
         return runtime.block_on(closed(targets, in_flight, seconds, tally));
+    }
+    if let Some(rate) = load.strip_prefix('p') {
+        let rate: f64 = rate.parse()?;
+        if !(rate > 0.0 && seconds > 0.0) {
+            return Err("the rate and the seconds must be positive".into());
+        }
+        return paced(&runtime, targets, rate, seconds, tally);
     }
     let rate: f64 = load.parse()?;
     if !(rate > 0.0 && seconds > 0.0) {
@@ -177,4 +188,33 @@ async fn run(
         }));
     }
     tally.finish(tasks, cpu0, wall0).await
+}
+
+/// Open loop, each call at its own time: a call every `1 / rate` s for `seconds`, paced on this
+/// thread as `lblab loadgen`'s dispatcher paces (sleeping until each send time, no spin) and
+/// spawned on `runtime`.
+fn paced(
+    runtime: &tokio::runtime::Runtime,
+    targets: &str,
+    rate: f64,
+    seconds: f64,
+    tally: Arc<Tally>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let clients = runtime.block_on(connect(targets))?;
+    let calls = (rate * seconds).round() as u64;
+    let gap = Duration::from_secs_f64(1.0 / rate);
+    lblab_wire::timer::set_precise_timer_slack();
+    let mut pacer = lblab_wire::timer::Pacer::new(Duration::ZERO);
+    let (cpu0, wall0) = (process_ns(), Instant::now());
+    let mut tasks = Vec::with_capacity(calls as usize);
+    for id in 0..calls {
+        let due = wall0 + gap.mul_f64(id as f64);
+        pacer.sleep_until(due);
+        let mut client = clients[id as usize % clients.len()].clone();
+        let tally = tally.clone();
+        tasks.push(runtime.spawn(async move {
+            tally.call(&mut client, id, due).await;
+        }));
+    }
+    runtime.block_on(tally.finish(tasks, cpu0, wall0))
 }
