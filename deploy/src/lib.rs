@@ -40,7 +40,11 @@ pub use yaml::stream as yaml_stream;
 /// 143.6 µs across runs and policies; this is about their largest).
 pub const CLIENT_CPU_PER_CALL_US: f64 = 140.0;
 /// The dispatcher thread's CPU per call, µs (pacing, spin-waits included), from the same files
-/// (`dispatcher_cpu_per_call_us`, about 81 µs).
+/// (`dispatcher_cpu_per_call_us`, about 81 µs): `lblab real`'s, which spins up to 120 µs before a
+/// send. The pods run `lblab loadgen`, which does not spin by default: its dispatcher spends
+/// 19–23 µs per call and its runtime threads 163–185 µs against a fleet that answers at once
+/// (`scripts/loadgen-vs-minimal.sh`, two runs at 2,000 calls/s), 183–209 µs in all, so the two
+/// constants' sum (221 µs) stays an upper estimate of a pod's whole cost per call.
 pub const DISPATCHER_CPU_PER_CALL_US: f64 = 81.0;
 /// The highest rate one load-generator process is given by default: the rate at which the
 /// harness's precision was measured on one core (`results/real-harness/README.md`: dispatch
