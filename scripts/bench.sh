@@ -140,4 +140,9 @@ OUT="$out/loadgen-vs-minimal.txt" scripts/loadgen-vs-minimal.sh > /dev/null
 OUT="$out/loadgen-vs-h2load.txt" scripts/loadgen-vs-h2load.sh > /dev/null
 python3 scripts/bench-goals.py "$out" > "$out/goals.txt"
 cat "$out/goals.txt"
-echo "wrote $out/: shared-pick.csv policy-pick.csv memory.csv sim-scaling.txt harness-capacity.csv loadgen-vs-minimal.txt loadgen-vs-h2load.txt goals.txt machine.txt${BASE:+ sim-scaling-vs-base.txt pick-vs-base.csv}"
+base_files="${BASE:+ sim-scaling-vs-base.txt}"
+# Only written when the base's pick benches measure thread CPU time.
+if [ -n "${BASE:-}" ] && [ -e "$out/pick-vs-base.csv" ] && [ "$out/pick-vs-base.csv" -nt "$out/machine.txt" ]; then
+    base_files+=" pick-vs-base.csv"
+fi
+echo "wrote $out/: shared-pick.csv policy-pick.csv memory.csv sim-scaling.txt harness-capacity.csv loadgen-vs-minimal.txt loadgen-vs-h2load.txt goals.txt machine.txt$base_files"
