@@ -621,6 +621,18 @@ fn implementation(out: &mut String, ev: &Evidence) {
             .find(|r| r.policy == p && r.kind == kind)
             .map_or("–".into(), |r| format!("{:.0}", r.bytes_per_endpoint))
     };
+    // The yardstick the bench keeps beside it: the least any peak-EWMA p2c picker does.
+    let floor = shared("peak_ewma_floor", 1).map_or(String::new(), |_| {
+        format!(
+            " The least any peak-EWMA power-of-two-choices picker does (the bench's \
+             `peak_ewma_floor`: tower's estimate in three relaxed atomics per endpoint over a \
+             READY list that never changes, no generations, a sample lost when two completions \
+             race) takes {} ns with one thread, {} round_robin's; what the shared picker \
+             costs above it is its semantics and its synchronization.",
+            ns("peak_ewma_floor", 1),
+            ratio("peak_ewma_floor", 1),
+        )
+    });
     w!(
         out,
         "- Shared by the threads of a client as lblab's real client picks with it \
@@ -635,7 +647,7 @@ fn implementation(out: &mut String, ev: &Evidence) {
          least_request's {} (`bench/memory.csv`). With one thread that is about what the \
          single-threaded policy costs (above); of it the estimate's arithmetic (an exponential \
          per candidate read, one per sample) is about a third, and the shared state's atomics \
-         and sequence locks the rest (`bench/README.md`).\n",
+         and sequence locks the rest (`bench/README.md`).{}\n",
         ns(PROPOSAL, 1),
         ns(PROPOSAL, 2),
         ratio(PROPOSAL, 1),
@@ -647,6 +659,7 @@ fn implementation(out: &mut String, ev: &Evidence) {
         bytes(PROPOSAL, "shared"),
         bytes(PROPOSAL, "sans-io"),
         bytes("least_request", "shared"),
+        floor,
     );
     let _ = times;
 }
