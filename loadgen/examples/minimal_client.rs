@@ -16,8 +16,8 @@
 //! (closed loop: N tasks, each starting its next call when its last one ends, as
 //! `lblab loadgen --concurrency N`) or `pN` (open loop at N calls per second, each call sent at
 //! its own time as `lblab loadgen` sends it: a dispatcher thread sleeps until each send time with
-//! `lblab_wire::timer::Pacer` at `--spin 0us` and spawns the call on the runtime, where the
-//! interval's tick wakes once per millisecond and sends what is due in a burst), seconds, and
+//! `lblab_wire::timer::Pacer` at `--spin 0us` and spawns the call on the runtime; a plain rate's
+//! interval wakes once per millisecond and sends what is due in a burst), seconds, and
 //! optionally a deadline in ms: each call then
 //! carries a `grpc-timeout` of that deadline less how late it starts, as `lblab loadgen` sends
 //! (so that what a deadline costs can be measured apart).
