@@ -67,11 +67,16 @@ pub(super) async fn connect(
             .keep_alive_timeout(timeout)
             .keep_alive_while_idle(true);
     }
+    // Tells, once, when the server first sent anything.
     let (heard_tx, heard) = tokio::sync::oneshot::channel();
-    let stream = Heard {
-        inner: stream,
-        heard: Some(heard_tx),
-    };
+    let mut heard_tx = Some(heard_tx);
+    let stream = tokio_util::io::InspectReader::new(stream, move |read: &[u8]| {
+        if !read.is_empty() {
+            if let Some(heard) = heard_tx.take() {
+                let _ = heard.send(());
+            }
+        }
+    });
     let (send, conn) = builder.handshake(TokioIo::new(stream)).await?;
     let weak = Arc::downgrade(shared);
     tokio::spawn(async move {
@@ -95,66 +100,6 @@ pub(super) async fn connect(
         scheme,
         authority,
     })
-}
-
-/// A connection's stream that tells, once, when the server first sent anything.
-struct Heard<S> {
-    inner: S,
-    heard: Option<tokio::sync::oneshot::Sender<()>>,
-}
-
-impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Heard<S> {
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let polled = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            if let Some(heard) = this.heard.take() {
-                let _ = heard.send(());
-            }
-        }
-        polled
-    }
-}
-
-impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Heard<S> {
-    fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.get_mut().inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
-    }
 }
 
 pub(crate) use lblab_message::text::error_chain;
